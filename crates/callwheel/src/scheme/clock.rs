@@ -1,0 +1,364 @@
+//! The tick loop every arena-based scheme shares: PERTICKBOOKKEEPING, the overdue queue, step
+//! budgets and exact resumption.
+//!
+//! A scheme says only where a timer goes ([`TickDriven::place`]), how it leaves
+//! ([`TickDriven::detach`]) and what one step of a tick's work is ([`TickDriven::step_tick`]).
+//! This loop does the rest, the same way for all of them:
+//!
+//! ```text
+//!            ┌──────────── advance(now) ─────────────┐
+//!            ▼                                       │
+//!   drain the overdue queue ──(cursor == target)──► done
+//!            │
+//!            ▼ cursor = next tick with possible work (≤ target)
+//!   step the tick's buckets until the tick is done ──┘
+//! ```
+//!
+//! Every box is interruptible after any step; the phase and the arena's walk (Costello's
+//! `nextsoftcheck`) are kept in the scheme, so the next call resumes at the same node.
+//!
+//! The overdue queue holds timers started with a deadline at or before the cursor. Each drain
+//! fires only the timers queued before the drain began (they carry the drain's epoch in `aux`), so
+//! a callback that keeps re-arming itself in the past makes progress one drain at a time instead
+//! of spinning inside one `advance`.
+
+use super::arena::{Arena, NIL};
+use super::{Budget, Error, Expired, Handle, Meter, Progress, Timers};
+use crate::time::Tick;
+
+/// List 0 of every arena-based scheme: timers whose deadline had passed when they started.
+pub(crate) const OVERDUE: u32 = 0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// No advance in progress.
+    Idle,
+    /// Firing the overdue timers queued before the current epoch.
+    Drain,
+    /// Stepping the work of tick `cursor`.
+    Tick,
+}
+
+/// The clock state and storage shared by the arena-based schemes.
+#[derive(Debug)]
+pub(crate) struct Core<T> {
+    pub(crate) arena: Arena<T>,
+    /// The last tick processed (Costello's `softticks`).
+    pub(crate) cursor: Tick,
+    /// The latest `now` asked for (Costello's `ticks`).
+    target: Tick,
+    phase: Phase,
+    epoch: u64,
+    /// How many timers are on the overdue list.
+    overdue: usize,
+}
+
+impl<T> Core<T> {
+    /// A core with the overdue list plus `lists` lists of the scheme's own (numbered from 1).
+    pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Core<T> {
+        Core {
+            arena: Arena::new(lists + 1, capacity),
+            cursor: 0,
+            target: 0,
+            phase: Phase::Idle,
+            epoch: 0,
+            overdue: 0,
+        }
+    }
+
+    /// Where a scheme's timers must be sought next: the cursor while work is left at it.
+    pub(crate) fn pending_now(&self) -> bool {
+        self.phase != Phase::Idle || !self.arena.is_list_empty(OVERDUE)
+    }
+
+    fn begin_drain(&mut self) {
+        self.epoch += 1;
+        self.phase = Phase::Drain;
+        self.arena.walk_begin(OVERDUE);
+    }
+
+    /// How many timers the scheme's own structure holds (all but the overdue ones).
+    #[inline]
+    pub(crate) fn structure_len(&self) -> usize {
+        self.arena.len() - self.overdue
+    }
+
+    /// Memory held, for [`Timers::memory_bytes`].
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.arena.memory_bytes()
+    }
+
+    /// Checks the arena and the clock's own invariants.
+    pub(crate) fn check(&self) -> Result<(), &'static str> {
+        self.arena.check()?;
+        if self.cursor > self.target {
+            return Err("cursor is past the target");
+        }
+        if self.phase == Phase::Idle && self.cursor != self.target {
+            return Err("idle with the cursor short of the target");
+        }
+        let mut i = self.arena.first(OVERDUE);
+        while i != NIL {
+            if self.arena.node(i).expiry > self.cursor && self.phase == Phase::Idle {
+                return Err("an overdue timer is not overdue");
+            }
+            i = self.arena.node(i).next;
+        }
+        Ok(())
+    }
+}
+
+/// What one step of a tick's work did.
+pub(crate) enum Step {
+    /// This timer is due: the scheme has already detached it.
+    Fire(u32),
+    /// One timer was examined and kept, or moved (a cascade).
+    Worked,
+    /// Nothing more to do at this tick.
+    TickDone,
+}
+
+/// A scheme driven by the shared tick loop.
+pub(crate) trait TickDriven<T>: Timers<T> + Sized {
+    fn core(&self) -> &Core<T>;
+    fn core_mut(&mut self) -> &mut Core<T>;
+
+    /// The latest deadline `start` accepts now (`u64::MAX` for unbounded schemes).
+    fn max_expiry(&self) -> Tick {
+        Tick::MAX
+    }
+
+    /// Links a new node (deadline after the cursor) into the structure.
+    fn place(&mut self, idx: u32);
+
+    /// Unlinks a node from the structure (not from the overdue list).
+    fn detach(&mut self, idx: u32);
+
+    /// The earliest tick after the cursor at which the structure may have work; `None` when it
+    /// holds no timers. Defaults to every tick (PERTICKBOOKKEEPING on each one).
+    fn next_work(&self) -> Option<Tick> {
+        let core = self.core();
+        (core.structure_len() > 0).then(|| core.cursor.saturating_add(1))
+    }
+
+    /// Prepares the work of tick `tick` (the cursor has just moved to it).
+    fn begin_tick(&mut self, tick: Tick);
+
+    /// Does one step of tick `tick`'s work.
+    fn step_tick(&mut self, tick: Tick) -> Step;
+
+    /// Bytes the scheme holds beyond the arena (bitmaps, index structures).
+    fn extra_bytes(&self) -> usize {
+        0
+    }
+
+    /// The scheme's own invariants, beyond the arena's and the clock's.
+    fn check_structure(&self) -> Result<(), &'static str>;
+}
+
+/// Implements [`Timers`] and [`Scheme`] for a `TickDriven` scheme `$ty<T>`.
+macro_rules! tick_driven_scheme {
+    ($ty:ident) => {
+        impl<T> $crate::scheme::Timers<T> for $ty<T> {
+            fn start(
+                &mut self,
+                expiry: $crate::time::Tick,
+                value: T,
+            ) -> Result<$crate::scheme::Handle, $crate::scheme::Error> {
+                $crate::scheme::clock::start(self, expiry, value)
+            }
+
+            fn stop(&mut self, handle: $crate::scheme::Handle) -> Option<T> {
+                $crate::scheme::clock::stop(self, handle)
+            }
+
+            fn now(&self) -> $crate::time::Tick {
+                $crate::scheme::clock::TickDriven::core(self).cursor
+            }
+
+            fn len(&self) -> usize {
+                $crate::scheme::clock::TickDriven::core(self).arena.len()
+            }
+
+            fn next_expiry(&self) -> Option<$crate::time::Tick> {
+                $crate::scheme::clock::next_expiry(self)
+            }
+
+            fn memory_bytes(&self) -> usize {
+                $crate::scheme::clock::TickDriven::core(self).memory_bytes()
+                    + $crate::scheme::clock::TickDriven::extra_bytes(self)
+            }
+        }
+
+        impl<T> $crate::scheme::Scheme<T> for $ty<T> {
+            fn advance<F>(
+                &mut self,
+                now: $crate::time::Tick,
+                budget: $crate::scheme::Budget,
+                on_expire: F,
+            ) -> $crate::scheme::Progress
+            where
+                F: FnMut(&mut dyn $crate::scheme::Timers<T>, $crate::scheme::Expired<T>),
+            {
+                $crate::scheme::clock::advance(self, now, budget, on_expire)
+            }
+
+            fn check_invariants(&self) -> Result<(), &'static str> {
+                $crate::scheme::clock::TickDriven::core(self).check()?;
+                $crate::scheme::clock::TickDriven::check_structure(self)
+            }
+        }
+    };
+}
+pub(crate) use tick_driven_scheme;
+
+/// STARTTIMER for a [`TickDriven`] scheme.
+pub(crate) fn start<T, S: TickDriven<T>>(
+    s: &mut S,
+    expiry: Tick,
+    value: T,
+) -> Result<Handle, Error> {
+    let overdue = expiry <= s.core().cursor;
+    if !overdue {
+        let max = s.max_expiry();
+        if expiry > max {
+            return Err(Error::BeyondRange { expiry, max });
+        }
+    }
+    let core = s.core_mut();
+    let idx = core.arena.alloc(expiry, value)?;
+    let handle = core.arena.handle(idx);
+    if overdue {
+        core.arena.node_mut(idx).aux = core.epoch;
+        core.arena.push_back(OVERDUE, idx);
+        core.overdue += 1;
+    } else {
+        s.place(idx);
+    }
+    Ok(handle)
+}
+
+/// STOPTIMER for a [`TickDriven`] scheme.
+pub(crate) fn stop<T, S: TickDriven<T>>(s: &mut S, handle: Handle) -> Option<T> {
+    let idx = s.core().arena.resolve(handle)?;
+    if s.core().arena.node(idx).list == OVERDUE {
+        let core = s.core_mut();
+        core.arena.unlink(idx);
+        core.overdue -= 1;
+    } else {
+        s.detach(idx);
+    }
+    Some(s.core_mut().arena.free(idx))
+}
+
+/// The earliest tick at which `advance` has work, for [`Timers::next_expiry`].
+pub(crate) fn next_expiry<T, S: TickDriven<T>>(s: &S) -> Option<Tick> {
+    if s.core().pending_now() {
+        Some(s.core().cursor)
+    } else {
+        s.next_work()
+    }
+}
+
+/// Frees a detached due node and hands it to the callback.
+#[inline]
+fn fire<T, S, F>(s: &mut S, idx: u32, on_expire: &mut F)
+where
+    S: TickDriven<T>,
+    F: FnMut(&mut dyn Timers<T>, Expired<T>),
+{
+    let core = s.core_mut();
+    let handle = core.arena.handle(idx);
+    let deadline = core.arena.node(idx).expiry;
+    let value = core.arena.free(idx);
+    on_expire(
+        s,
+        Expired {
+            handle,
+            deadline,
+            value,
+        },
+    );
+}
+
+/// PERTICKBOOKKEEPING and EXPIRYPROCESSING for a [`TickDriven`] scheme.
+pub(crate) fn advance<T, S, F>(s: &mut S, now: Tick, budget: Budget, mut on_expire: F) -> Progress
+where
+    S: TickDriven<T>,
+    F: FnMut(&mut dyn Timers<T>, Expired<T>),
+{
+    let mut meter = Meter::new(budget);
+    {
+        let core = s.core_mut();
+        if now > core.target {
+            core.target = now;
+        }
+        // A new call starts a new drain (also when an earlier call ran out of budget while
+        // draining), so every timer queued before this call fires in it.
+        if matches!(core.phase, Phase::Idle | Phase::Drain) {
+            core.begin_drain();
+        }
+    }
+    loop {
+        match s.core().phase {
+            Phase::Drain => {
+                let core = s.core();
+                let idx = core.arena.walk_peek();
+                if idx != NIL && core.arena.node(idx).aux < core.epoch {
+                    if !meter.step() {
+                        return meter.finish(false);
+                    }
+                    let core = s.core_mut();
+                    core.arena.walk_take();
+                    core.arena.unlink(idx);
+                    core.overdue -= 1;
+                    fire(s, idx, &mut on_expire);
+                    meter.fired();
+                    continue;
+                }
+                if core.cursor >= core.target {
+                    let core = s.core_mut();
+                    core.arena.walk_end();
+                    core.phase = Phase::Idle;
+                    return meter.finish(true);
+                }
+                if !meter.step() {
+                    return meter.finish(false);
+                }
+                let (cursor, target) = (s.core().cursor, s.core().target);
+                // A callback re-armed a timer in the past during this drain: it is due at the
+                // next tick. Otherwise skip to where the structure has work, or, with nothing
+                // left anywhere, straight to the target.
+                let next = if s.core().overdue > 0 {
+                    cursor + 1
+                } else {
+                    match s.next_work() {
+                        Some(t) => t.clamp(cursor + 1, target),
+                        None => target,
+                    }
+                };
+                let core = s.core_mut();
+                core.arena.walk_end();
+                core.cursor = next;
+                core.phase = Phase::Tick;
+                s.begin_tick(next);
+            }
+            Phase::Tick => {
+                if !meter.step() {
+                    return meter.finish(false);
+                }
+                let tick = s.core().cursor;
+                match s.step_tick(tick) {
+                    Step::Fire(idx) => {
+                        fire(s, idx, &mut on_expire);
+                        meter.fired();
+                    }
+                    Step::Worked => {}
+                    Step::TickDone => s.core_mut().begin_drain(),
+                }
+            }
+            // Not reached (the call set a phase above); draining again is the safe reading.
+            Phase::Idle => s.core_mut().begin_drain(),
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Scheme 6: a hashed timing wheel with an unsorted list per bucket — the NetBSD `callwheel` of
+//! Costello & Varghese, with Gibbs's fix from the FreeBSD port.
+//!
+//! ```text
+//!   size = 2^bits buckets          bucket of a timer = deadline & (size - 1)
+//!   ┌───┬───┬───┬───┬───┬───┐
+//!   │ 0 │ 1 │ 2 │ … │   │   │      each bucket: doubly-linked list, insertion at the tail
+//!   └─┬─┴───┴─┬─┴───┴───┴───┘      (equal deadlines fire in start order)
+//!     ▼       ▼
+//!   [t=0] [t=2+size] …             a node stores its absolute deadline, so a bucket visit
+//!   [t=size]                       fires `deadline == tick` and keeps the rest
+//! ```
+//!
+//! | operation | cost |
+//! |---|---|
+//! | start | O(1): hash by masking, append |
+//! | stop | O(1): unlink by handle |
+//! | per tick | O(1) + the length of one bucket (n / size on average) |
+//! | range | any deadline: later rotations simply stay in their bucket |
+//!
+//! Storing the absolute deadline instead of Costello's `c_time = t / callwheelsize` is Gibbs's
+//! fix (the paper's footnote): a node can always find its bucket, which is what insertion at
+//! the tail needs. The busy marks of Varghese & Lauck's Appendix A let a sparse wheel skip empty
+//! buckets with a bit scan, so [`Timers::next_expiry`](super::Timers::next_expiry) is the next non-empty bucket's tick: a
+//! conservative answer (that bucket's timers may belong to a later rotation).
+
+use super::busy::BusyMarks;
+use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use super::Error;
+use crate::time::Tick;
+
+/// Scheme 6: hashed wheel, unsorted buckets.
+#[derive(Debug)]
+pub struct HashedWheel<T> {
+    core: Core<T>,
+    mask: u64,
+    busy: BusyMarks,
+}
+
+impl<T> HashedWheel<T> {
+    /// The largest `bits` accepted: 2^26 buckets (512 MiB of list heads and marks).
+    pub const MAX_BITS: u32 = 26;
+
+    /// A wheel of `2^bits` buckets whose slab grows on demand.
+    pub fn new(bits: u32) -> Result<HashedWheel<T>, Error> {
+        Self::build(bits, None)
+    }
+
+    /// A wheel of `2^bits` buckets holding at most `capacity` timers; `start` fails with
+    /// [`Error::Full`] beyond that (Costello's `calloutsize`).
+    pub fn with_capacity(bits: u32, capacity: usize) -> Result<HashedWheel<T>, Error> {
+        Self::build(bits, Some(capacity))
+    }
+
+    fn build(bits: u32, capacity: Option<usize>) -> Result<HashedWheel<T>, Error> {
+        if bits > Self::MAX_BITS {
+            return Err(Error::Config {
+                reason: "a hashed wheel has at most 2^26 buckets",
+            });
+        }
+        let size = 1usize << bits;
+        Ok(HashedWheel {
+            core: Core::new(size, capacity),
+            mask: size as u64 - 1,
+            busy: BusyMarks::new(size),
+        })
+    }
+
+    /// The number of buckets.
+    pub fn size(&self) -> usize {
+        self.mask as usize + 1
+    }
+
+    fn check_buckets(&self) -> Result<(), &'static str> {
+        for b in 0..self.size() {
+            let list = b as u32 + 1;
+            if self.busy.get(b) == self.core.arena.is_list_empty(list) {
+                return Err("busy mark disagrees with its bucket");
+            }
+            let mut i = self.core.arena.first(list);
+            while i != super::arena::NIL {
+                let node = self.core.arena.node(i);
+                if node.expiry & self.mask != b as u64 {
+                    return Err("timer in the wrong bucket");
+                }
+                i = node.next;
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn bucket_of(&self, expiry: Tick) -> usize {
+        (expiry & self.mask) as usize
+    }
+}
+
+impl<T> TickDriven<T> for HashedWheel<T> {
+    fn core(&self) -> &Core<T> {
+        &self.core
+    }
+
+    fn core_mut(&mut self) -> &mut Core<T> {
+        &mut self.core
+    }
+
+    #[inline]
+    fn place(&mut self, idx: u32) {
+        let b = self.bucket_of(self.core.arena.node(idx).expiry);
+        self.core.arena.push_back(b as u32 + 1, idx);
+        self.busy.set(b);
+    }
+
+    #[inline]
+    fn detach(&mut self, idx: u32) {
+        let list = self.core.arena.node(idx).list;
+        self.core.arena.unlink(idx);
+        if self.core.arena.is_list_empty(list) {
+            self.busy.clear(list as usize - 1);
+        }
+    }
+
+    fn next_work(&self) -> Option<Tick> {
+        if self.core.structure_len() == 0 {
+            return None;
+        }
+        let from = self.core.cursor.wrapping_add(1);
+        let d = self.busy.next_from(self.bucket_of(from))?;
+        Some(from.saturating_add(d as u64))
+    }
+
+    fn extra_bytes(&self) -> usize {
+        self.busy.memory_bytes()
+    }
+
+    fn check_structure(&self) -> Result<(), &'static str> {
+        self.check_buckets()
+    }
+
+    fn begin_tick(&mut self, tick: Tick) {
+        let list = self.bucket_of(tick) as u32 + 1;
+        self.core.arena.walk_begin(list);
+    }
+
+    #[inline]
+    fn step_tick(&mut self, tick: Tick) -> Step {
+        let idx = self.core.arena.walk_take();
+        if idx == super::arena::NIL {
+            return Step::TickDone;
+        }
+        if self.core.arena.node(idx).expiry == tick {
+            self.detach(idx);
+            Step::Fire(idx)
+        } else {
+            Step::Worked
+        }
+    }
+}
+
+tick_driven_scheme!(HashedWheel);

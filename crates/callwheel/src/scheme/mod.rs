@@ -1,0 +1,272 @@
+//! The timer-module model of Varghese & Lauck and every scheme of their paper.
+//!
+//! Varghese & Lauck (section 2) reduce any timer facility to four routines:
+//!
+//! | paper                 | here                                   |
+//! |-----------------------|----------------------------------------|
+//! | `STARTTIMER`          | [`Timers::start`]                      |
+//! | `STOPTIMER`           | [`Timers::stop`]                       |
+//! | `PERTICKBOOKKEEPING`  | [`Scheme::advance`] (moving the clock) |
+//! | `EXPIRYPROCESSING`    | the `on_expire` callback of `advance`  |
+//!
+//! Every structure in this module implements the same two traits, so the conformance suite, the
+//! benchmarks and the callout layer run unchanged on any of them:
+//!
+//! | scheme | module | start | stop | per tick | exact |
+//! |---|---|---|---|---|---|
+//! | 1 straightforward | [`straightforward`] | O(1) | O(1) | O(n) | yes |
+//! | 2 ordered list | [`ordered_list`] | O(n) | O(1) | O(1) | yes |
+//! | 2 BSD `calltodo` | [`differential_list`] | O(n) | O(1) | O(1)+overdue | yes |
+//! | 3 binary heap | [`binary_heap`] | O(log n) | O(log n) | O(1) | yes |
+//! | 3 balanced tree | [`balanced_tree`] | O(log n) | O(log n) | O(1) | yes |
+//! | 4 basic wheel | [`basic_wheel`] | O(1) | O(1) | O(1) | yes |
+//! | 5 hashed, sorted | [`hashed_wheel_sorted`] | O(1) avg | O(1) | O(1) | yes |
+//! | 6 hashed, unsorted | [`hashed_wheel`] | O(1) | O(1) | O(n/size) avg | yes |
+//! | 7 hierarchical | [`hierarchical_wheel`] | O(levels) | O(1) | O(1) amortized | by mode |
+//!
+//! # Time and the cursor
+//!
+//! A scheme counts time in [`Tick`]s and starts at tick 0. It keeps a *cursor*, the last tick whose
+//! timers it has processed (Costello's `softticks`), and a *target*, the latest `now` it was asked
+//! to reach (Costello's `ticks`). [`Timers::now`] returns the cursor; outside `advance`, after an
+//! advance that completed, the cursor equals the target.
+//!
+//! A deadline at or before the cursor is *overdue*: such a timer is kept in arrival order and fires
+//! at the very start of the next `advance` call, before anything due later. A callback that starts a
+//! timer for the tick being processed therefore sees it fire on the next call, never in the same
+//! one; this is what keeps a callback that re-arms itself "now" from live-locking `advance`.
+//!
+//! # Budgets
+//!
+//! `advance` takes a [`Budget`] of steps (Costello's `MAX_SOFTCLOCK_STEPS`). A step is one tick
+//! moved over or one timer examined, moved or fired. When the budget runs out, `advance` returns
+//! with [`Progress::complete`] false and the exact position saved; the next call resumes there,
+//! losing and repeating nothing.
+
+pub(crate) mod arena;
+mod busy;
+pub(crate) mod clock;
+// pub mod balanced_tree;
+// pub mod basic_wheel;
+// pub mod binary_heap;
+// pub mod differential_list;
+pub mod hashed_wheel;
+// pub mod hashed_wheel_sorted;
+// pub mod hierarchical_wheel;
+// pub mod ordered_list;
+// pub mod straightforward;
+
+use core::fmt;
+
+pub use crate::time::Tick;
+
+/// Identifies one started timer: a slot index and the slot's generation (Costello's `lo`/`hi` ID).
+///
+/// A handle stays valid until its timer fires or is stopped. After that the slot may be reused by
+/// another timer with a new generation, and the old handle is rejected: it never acts on someone
+/// else's timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Handle(u64);
+
+impl Handle {
+    pub(crate) const fn new(index: u32, generation: u32) -> Handle {
+        Handle(((generation as u64) << 32) | index as u64)
+    }
+
+    /// The slot index part of the handle.
+    pub const fn index(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// The generation part of the handle: how many times the slot had been used before.
+    pub const fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    /// The handle as one 64-bit number, for storing it in C structures or on the wire.
+    pub const fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// Rebuilds a handle from [`Handle::to_bits`]. Any value is accepted; one that names no live
+    /// timer is simply rejected by the structure it is presented to.
+    pub const fn from_bits(bits: u64) -> Handle {
+        Handle(bits)
+    }
+}
+
+/// Why a timer could not be started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The deadline is further ahead than the structure can represent (Scheme 4's
+    /// `MaxInterval`, the top of a bounded hierarchy). `max` is the latest deadline it accepts
+    /// from the current cursor.
+    BeyondRange {
+        /// The deadline that was asked for.
+        expiry: Tick,
+        /// The latest deadline the structure accepts right now.
+        max: Tick,
+    },
+    /// A constructor was given a configuration it cannot build (the reason says which limit).
+    Config {
+        /// What is wrong with the configuration.
+        reason: &'static str,
+    },
+    /// The structure was given a fixed capacity and every slot holds a pending timer.
+    Full {
+        /// The fixed capacity.
+        capacity: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::BeyondRange { expiry, max } => write!(
+                f,
+                "deadline {expiry} is beyond the structure's range (latest accepted now: {max})"
+            ),
+            Error::Config { reason } => write!(f, "invalid configuration: {reason}"),
+            Error::Full { capacity } => {
+                write!(f, "all {capacity} timer slots are in use (fixed capacity)")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// How much work one call to [`Scheme::advance`] may do before it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget(u64);
+
+impl Budget {
+    /// No limit: `advance` returns only when every due timer has fired.
+    pub const UNLIMITED: Budget = Budget(u64::MAX);
+
+    /// At most `steps` steps (a tick moved over, or a timer examined, moved or fired). Zero is
+    /// taken as one, so every call makes progress.
+    pub const fn steps(steps: u64) -> Budget {
+        Budget(if steps == 0 { 1 } else { steps })
+    }
+
+    /// The number of steps allowed.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+/// What one call to [`Scheme::advance`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[must_use]
+pub struct Progress {
+    /// How many timers fired during the call.
+    pub fired: usize,
+    /// How many steps the call took.
+    pub steps: u64,
+    /// `true` when the cursor reached the target and every due timer fired; `false` when the
+    /// budget ran out first (call `advance` again to resume).
+    pub complete: bool,
+}
+
+/// One timer handed to the expiry callback.
+#[derive(Debug)]
+pub struct Expired<T> {
+    /// The handle `start` returned; it is already stale when the callback runs.
+    pub handle: Handle,
+    /// The deadline the timer was started with.
+    pub deadline: Tick,
+    /// The value the timer was started with.
+    pub value: T,
+}
+
+/// The operations allowed at any time, including from inside an expiry callback.
+///
+/// Inside a callback the structure is in a consistent state: the firing timer has already been
+/// removed, and stopping or starting any timer, the next one in the same bucket included, is safe
+/// (Costello's `nextsoftcheck` discipline).
+pub trait Timers<T> {
+    /// STARTTIMER: arms a timer that fires at the first tick at or after `expiry` that `advance`
+    /// processes. A deadline at or before [`Timers::now`] fires at the start of the next
+    /// `advance` call.
+    fn start(&mut self, expiry: Tick, value: T) -> Result<Handle, Error>;
+
+    /// STOPTIMER: cancels a pending timer and gives its value back. Returns `None`, touching
+    /// nothing, for a handle whose timer already fired or was stopped, or that was never issued.
+    fn stop(&mut self, handle: Handle) -> Option<T>;
+
+    /// The cursor: the last tick whose timers have been processed (inside a callback, the tick
+    /// being processed).
+    fn now(&self) -> Tick;
+
+    /// How many timers are pending.
+    fn len(&self) -> usize;
+
+    /// `true` when no timer is pending.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The earliest tick at which `advance` has work: never later than the earliest pending
+    /// deadline, possibly earlier for a coarse structure (a bucket or cascade boundary). `None`
+    /// when nothing is pending.
+    fn next_expiry(&self) -> Option<Tick>;
+
+    /// Bytes of memory the structure holds for its timers and buckets (capacity, not just use).
+    fn memory_bytes(&self) -> usize;
+}
+
+/// A complete timer module: [`Timers`] plus the clock (PERTICKBOOKKEEPING and EXPIRYPROCESSING).
+pub trait Scheme<T>: Timers<T> {
+    /// Moves the clock to `now` and fires, in deadline order (start order among equal deadlines
+    /// where the scheme promises it), every timer that is due, calling `on_expire` for each.
+    ///
+    /// A `now` earlier than a previous target is ignored (time never goes backwards); the call
+    /// then only finishes work left over by an earlier budgeted call. Stops after `budget` steps
+    /// and reports whether it finished.
+    fn advance<F>(&mut self, now: Tick, budget: Budget, on_expire: F) -> Progress
+    where
+        F: FnMut(&mut dyn Timers<T>, Expired<T>);
+
+    /// Verifies every internal invariant by brute force (O(n) or worse): the lists, the busy
+    /// marks, the slab and the clock. For tests and debugging; `Err` names the broken invariant.
+    fn check_invariants(&self) -> Result<(), &'static str>;
+}
+
+/// Counts the steps of one `advance` call against its budget.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Meter {
+    left: u64,
+    pub(crate) progress: Progress,
+}
+
+impl Meter {
+    pub(crate) fn new(budget: Budget) -> Meter {
+        Meter {
+            left: budget.get(),
+            progress: Progress::default(),
+        }
+    }
+
+    /// Takes one step; `false` when the budget is already spent and the caller must return.
+    #[inline]
+    pub(crate) fn step(&mut self) -> bool {
+        if self.left == 0 {
+            return false;
+        }
+        self.left -= 1;
+        self.progress.steps += 1;
+        true
+    }
+
+    #[inline]
+    pub(crate) fn fired(&mut self) {
+        self.progress.fired += 1;
+    }
+
+    pub(crate) fn finish(mut self, complete: bool) -> Progress {
+        self.progress.complete = complete;
+        self.progress
+    }
+}

@@ -1,0 +1,190 @@
+//! Random sequences of start / stop / advance (with random budgets) checked against a simple
+//! oracle: a map of pending timers.
+//!
+//! What the oracle checks at every callback:
+//! - the timer was pending (nothing fires twice, nothing stopped fires) with that deadline and
+//!   value;
+//! - it fires no earlier than its deadline, and no later than the scheme's lateness bound; an
+//!   exact scheme fires a timer whose deadline was ahead at start *at* its deadline;
+//! - for a FIFO scheme, the global firing order is sorted by (tick, overdue-or-not, start order).
+//!
+//! And after every advance that reports completion: every timer whose deadline plus bound has
+//! been reached has fired. `check_invariants` runs after every operation.
+
+use std::collections::BTreeMap;
+
+use callwheel::{Budget, Handle, Scheme, Tick, Timers};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+use super::Spec;
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Start a timer `delta` ticks ahead of the cursor (0: at now; `past`: that many behind).
+    Start { delta: u64, past: u64 },
+    /// Stop the `pick`-th handle ever issued (live, fired or stopped alike).
+    Stop { pick: usize },
+    /// Advance by `by` ticks with an optional step budget.
+    Advance { by: u64, budget: Option<u64> },
+}
+
+fn op(range: u64) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => (0..range, prop_oneof![9 => Just(0u64), 1 => 1..20u64])
+            .prop_map(|(delta, past)| Op::Start { delta, past }),
+        2 => any::<usize>().prop_map(|pick| Op::Stop { pick }),
+        3 => (0..40u64, prop_oneof![1 => Just(None), 1 => (1..12u64).prop_map(Some)])
+            .prop_map(|(by, budget)| Op::Advance { by, budget }),
+    ]
+}
+
+struct Pending {
+    deadline: Tick,
+    value: u64,
+    seq: u64,
+    /// The deadline was at or before the cursor when it started.
+    overdue: bool,
+    /// Ticks ahead of the cursor at start.
+    delta: Tick,
+    /// The cursor when it started.
+    started: Tick,
+}
+
+/// Runs one sequence; panics (with the failing step) on any disagreement.
+pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
+    let mut s = (spec.make)();
+    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut issued: Vec<Handle> = Vec::new();
+    let mut seq = 0u64;
+    let mut target: Tick = 0;
+    let mut last_key = (0u64, false, 0u64);
+    let exact = spec.exact();
+    for (step, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Start { delta, past } => {
+                let now = s.now();
+                let deadline = if past > 0 {
+                    now.saturating_sub(past)
+                } else {
+                    now + delta
+                };
+                seq += 1;
+                match s.start(deadline, seq) {
+                    Ok(h) => {
+                        issued.push(h);
+                        let old = pending.insert(
+                            h.to_bits(),
+                            Pending {
+                                deadline,
+                                value: seq,
+                                seq,
+                                overdue: deadline <= now,
+                                delta: deadline.saturating_sub(now),
+                                started: now,
+                            },
+                        );
+                        assert!(old.is_none(), "step {step}: a live handle was issued twice");
+                    }
+                    Err(e) => {
+                        let range = spec.range.expect("only bounded schemes refuse a start");
+                        assert!(delta > range, "step {step}: refused {delta} ahead: {e}");
+                    }
+                }
+            }
+            Op::Stop { pick } => {
+                if issued.is_empty() {
+                    continue;
+                }
+                let h = issued[pick % issued.len()];
+                let expect = pending.remove(&h.to_bits()).map(|p| p.value);
+                assert_eq!(s.stop(h), expect, "step {step}: stop of {h:?}");
+            }
+            Op::Advance { by, budget } => {
+                target += by;
+                let budget = budget.map_or(Budget::UNLIMITED, Budget::steps);
+                let mut fired: Vec<(Handle, Tick, u64, Tick)> = Vec::new();
+                let p = s.advance(target, budget, |t: &mut dyn Timers<u64>, e| {
+                    fired.push((e.handle, e.deadline, e.value, t.now()))
+                });
+                assert_eq!(p.fired, fired.len());
+                for (h, deadline, value, at) in fired {
+                    let p = pending
+                        .remove(&h.to_bits())
+                        .unwrap_or_else(|| panic!("step {step}: {h:?} fired but was not pending"));
+                    assert_eq!((p.deadline, p.value), (deadline, value), "step {step}");
+                    assert!(
+                        at >= deadline,
+                        "step {step}: fired at {at} before {deadline}"
+                    );
+                    assert!(at <= target, "step {step}: fired at {at} past the target");
+                    if spec.fifo {
+                        let key = (at, p.overdue, p.seq);
+                        assert!(
+                            key > last_key,
+                            "step {step}: order {key:?} after {last_key:?}"
+                        );
+                        last_key = key;
+                    }
+                    if p.overdue {
+                        // Started between calls: the next call's drain, before the cursor moves.
+                        assert_eq!(at, p.started, "step {step}: overdue timer fired late");
+                        continue;
+                    }
+                    let late = at - deadline;
+                    assert!(
+                        late <= (spec.lateness)(p.delta),
+                        "step {step}: {late} ticks late for a timer {} ahead",
+                        p.delta
+                    );
+                    if exact && !p.overdue {
+                        assert_eq!(at, deadline, "step {step}: exact scheme fired late");
+                    }
+                }
+                if p.complete {
+                    assert_eq!(
+                        s.now(),
+                        target,
+                        "step {step}: a complete advance reaches now"
+                    );
+                    for (h, p) in &pending {
+                        // Overdue timers started between calls fire in the next call's drain.
+                        let due = if p.overdue {
+                            true
+                        } else {
+                            p.deadline.saturating_add((spec.lateness)(p.delta)) <= target
+                        };
+                        assert!(
+                            !due,
+                            "step {step}: {h:x} due at {} did not fire",
+                            p.deadline
+                        );
+                    }
+                }
+            }
+        }
+        s.check_invariants()
+            .unwrap_or_else(|e| panic!("step {step} ({op:?}): {e}"));
+        assert_eq!(s.len(), pending.len(), "step {step}: len");
+    }
+}
+
+pub fn random_operations_agree_with_the_oracle<S: Scheme<u64>>(spec: &Spec<S>) {
+    // Deadlines up to a few rotations of the small wheels the suite builds.
+    let range = spec.range.map_or(3000, |r| r.saturating_add(20).min(3000));
+    let cases = std::env::var("CALLWHEEL_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(96);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&proptest::collection::vec(op(range), 1..300), |ops| {
+            check_sequence(spec, &ops);
+            Ok(())
+        })
+        .unwrap();
+}
