@@ -282,6 +282,12 @@ impl<T> Arena<T> {
         self.walk_next = self.heads[list as usize].first;
     }
 
+    /// Whether a walk of `list` is in progress (a node appended to it now will be visited).
+    #[inline]
+    pub(crate) fn walking(&self, list: u32) -> bool {
+        self.walk_list == list
+    }
+
     /// The node the walk visits next (NIL at the end), without moving the walk.
     #[inline]
     pub(crate) fn walk_peek(&self) -> u32 {

@@ -24,8 +24,9 @@
 //! buckets with a bit scan, so [`Timers::next_expiry`](super::Timers::next_expiry) is the next non-empty bucket's tick: a
 //! conservative answer (that bucket's timers may belong to a later rotation).
 
-use super::busy::BusyMarks;
+use super::arena::NIL;
 use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use super::hashed::{self, Table};
 use super::Error;
 use crate::time::Tick;
 
@@ -33,13 +34,12 @@ use crate::time::Tick;
 #[derive(Debug)]
 pub struct HashedWheel<T> {
     core: Core<T>,
-    mask: u64,
-    busy: BusyMarks,
+    table: Table,
 }
 
 impl<T> HashedWheel<T> {
-    /// The largest `bits` accepted: 2^26 buckets (512 MiB of list heads and marks).
-    pub const MAX_BITS: u32 = 26;
+    /// The largest `bits` accepted: 2^26 buckets.
+    pub const MAX_BITS: u32 = hashed::MAX_BITS;
 
     /// A wheel of `2^bits` buckets whose slab grows on demand.
     pub fn new(bits: u32) -> Result<HashedWheel<T>, Error> {
@@ -53,45 +53,16 @@ impl<T> HashedWheel<T> {
     }
 
     fn build(bits: u32, capacity: Option<usize>) -> Result<HashedWheel<T>, Error> {
-        if bits > Self::MAX_BITS {
-            return Err(Error::Config {
-                reason: "a hashed wheel has at most 2^26 buckets",
-            });
-        }
-        let size = 1usize << bits;
+        let table = Table::new(bits)?;
         Ok(HashedWheel {
-            core: Core::new(size, capacity),
-            mask: size as u64 - 1,
-            busy: BusyMarks::new(size),
+            core: Core::new(table.size(), capacity),
+            table,
         })
     }
 
     /// The number of buckets.
     pub fn size(&self) -> usize {
-        self.mask as usize + 1
-    }
-
-    fn check_buckets(&self) -> Result<(), &'static str> {
-        for b in 0..self.size() {
-            let list = b as u32 + 1;
-            if self.busy.get(b) == self.core.arena.is_list_empty(list) {
-                return Err("busy mark disagrees with its bucket");
-            }
-            let mut i = self.core.arena.first(list);
-            while i != super::arena::NIL {
-                let node = self.core.arena.node(i);
-                if node.expiry & self.mask != b as u64 {
-                    return Err("timer in the wrong bucket");
-                }
-                i = node.next;
-            }
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn bucket_of(&self, expiry: Tick) -> usize {
-        (expiry & self.mask) as usize
+        self.table.size()
     }
 }
 
@@ -106,46 +77,40 @@ impl<T> TickDriven<T> for HashedWheel<T> {
 
     #[inline]
     fn place(&mut self, idx: u32) {
-        let b = self.bucket_of(self.core.arena.node(idx).expiry);
-        self.core.arena.push_back(b as u32 + 1, idx);
-        self.busy.set(b);
+        let list = self.table.list_of(self.core.arena.node(idx).expiry);
+        self.core.arena.push_back(list, idx);
+        self.table.mark(list);
     }
 
     #[inline]
     fn detach(&mut self, idx: u32) {
         let list = self.core.arena.node(idx).list;
         self.core.arena.unlink(idx);
-        if self.core.arena.is_list_empty(list) {
-            self.busy.clear(list as usize - 1);
-        }
+        self.table.unmark_if_empty(&self.core, list);
     }
 
     fn next_work(&self) -> Option<Tick> {
-        if self.core.structure_len() == 0 {
-            return None;
-        }
-        let from = self.core.cursor.wrapping_add(1);
-        let d = self.busy.next_from(self.bucket_of(from))?;
-        Some(from.saturating_add(d as u64))
+        self.table.next_busy(&self.core)
     }
 
     fn extra_bytes(&self) -> usize {
-        self.busy.memory_bytes()
+        self.table.memory_bytes()
     }
 
     fn check_structure(&self) -> Result<(), &'static str> {
-        self.check_buckets()
+        self.table.check(&self.core)
     }
 
     fn begin_tick(&mut self, tick: Tick) {
-        let list = self.bucket_of(tick) as u32 + 1;
+        let list = self.table.list_of(tick);
         self.core.arena.walk_begin(list);
     }
 
     #[inline]
     fn step_tick(&mut self, tick: Tick) -> Step {
+        // Visit every timer of the bucket: fire the ones due now, keep later rotations.
         let idx = self.core.arena.walk_take();
-        if idx == super::arena::NIL {
+        if idx == NIL {
             return Step::TickDone;
         }
         if self.core.arena.node(idx).expiry == tick {

@@ -44,17 +44,18 @@
 //! losing and repeating nothing.
 
 pub(crate) mod arena;
+pub mod balanced_tree;
+pub mod basic_wheel;
+pub mod binary_heap;
 mod busy;
 pub(crate) mod clock;
-// pub mod balanced_tree;
-// pub mod basic_wheel;
-// pub mod binary_heap;
-// pub mod differential_list;
+pub mod differential_list;
+mod hashed;
 pub mod hashed_wheel;
-// pub mod hashed_wheel_sorted;
+pub mod hashed_wheel_sorted;
 // pub mod hierarchical_wheel;
-// pub mod ordered_list;
-// pub mod straightforward;
+pub mod ordered_list;
+pub mod straightforward;
 
 use core::fmt;
 

@@ -60,7 +60,12 @@ impl<T> TickDriven<T> for Straightforward<T> {
     }
 
     fn place(&mut self, idx: u32) {
-        let remaining = self.core.arena.node(idx).expiry - self.core.cursor;
+        let mut remaining = self.core.arena.node(idx).expiry - self.core.cursor;
+        if self.core.arena.walking(ALL) {
+            // Started while this tick's decrements are under way (from a callback, or between
+            // budgeted calls): the walk will reach it and decrement it once for this tick.
+            remaining += 1;
+        }
         self.core.arena.node_mut(idx).aux = remaining;
         self.core.arena.push_back(ALL, idx);
     }
