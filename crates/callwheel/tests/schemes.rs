@@ -9,6 +9,7 @@ use callwheel::scheme::binary_heap::BinaryHeap;
 use callwheel::scheme::differential_list::DifferentialList;
 use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
+use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel::scheme::ordered_list::OrderedList;
 use callwheel::scheme::straightforward::Straightforward;
 use conformance::Spec;
@@ -117,6 +118,117 @@ conformance!(
         fifo: true,
         range: None,
         far: 100_000,
+        tickless: true,
+    }
+);
+
+// Scheme 7 on a small hierarchy, so the tests cross every level and cascade often:
+// widths 1, 4, 16, 64; guaranteed reach (8 - 1) * 64 = 448 ticks.
+const SMALL: [u32; 4] = [4, 4, 4, 8];
+const SMALL_RANGE: u64 = 7 * 64;
+
+fn widths(slots: &[u32]) -> Vec<u64> {
+    slots
+        .iter()
+        .scan(1u64, |w, &s| {
+            let this = *w;
+            *w *= s as u64;
+            Some(this)
+        })
+        .collect()
+}
+
+/// Nichols's variant: the timer lands on the lowest level whose slots surely reach its deadline
+/// rounded up (`delta + 2w - 2 <= slots * w`) or a lower one, and is at most one slot width
+/// minus one late.
+fn no_migration_bound(slots: &[u32], delta: u64) -> u64 {
+    let w = widths(slots);
+    (0..slots.len())
+        .find(|&l| delta + 2 * w[l] - 2 <= slots[l] as u64 * w[l])
+        .map_or(*w.last().unwrap() - 1, |l| w[l] - 1)
+}
+
+/// One migration: placed no higher than the lowest level that surely reaches the deadline
+/// (`delta + w - 1 <= slots * w`), then moved once to the level below, rounded up there.
+fn one_migration_bound(slots: &[u32], delta: u64) -> u64 {
+    let w = widths(slots);
+    let l = (0..slots.len())
+        .find(|&l| delta + w[l] - 1 <= slots[l] as u64 * w[l])
+        .unwrap_or(slots.len() - 1);
+    if l == 0 {
+        0
+    } else {
+        w[l - 1] - 1
+    }
+}
+
+conformance!(
+    scheme7_hierarchical_full_migration,
+    Spec {
+        make: || HierarchicalWheel::new(&SMALL, Migration::Full).unwrap(),
+        make_capped: Some(
+            |n| HierarchicalWheel::with_capacity(&SMALL, Migration::Full, n).unwrap()
+        ),
+        lateness: exact,
+        fifo: true,
+        range: Some(SMALL_RANGE),
+        far: 440,
+        tickless: true,
+    }
+);
+
+conformance!(
+    scheme7_hierarchical_one_migration,
+    Spec {
+        make: || HierarchicalWheel::new(&SMALL, Migration::One).unwrap(),
+        make_capped: Some(|n| HierarchicalWheel::with_capacity(&SMALL, Migration::One, n).unwrap()),
+        lateness: |d| one_migration_bound(&SMALL, d),
+        fifo: false,
+        range: Some(SMALL_RANGE),
+        far: 440,
+        tickless: true,
+    }
+);
+
+conformance!(
+    scheme7_hierarchical_no_migration,
+    Spec {
+        make: || HierarchicalWheel::new(&SMALL, Migration::None).unwrap(),
+        make_capped: Some(
+            |n| HierarchicalWheel::with_capacity(&SMALL, Migration::None, n).unwrap()
+        ),
+        lateness: |d| no_migration_bound(&SMALL, d),
+        fifo: false,
+        range: Some(SMALL_RANGE),
+        far: 440,
+        tickless: true,
+    }
+);
+
+// The paper's layout (60 s, 60 min, 24 h, 100 days at one tick a second), exact.
+conformance!(
+    scheme7_paper_layout_full_migration,
+    Spec {
+        make: || HierarchicalWheel::paper(Migration::Full),
+        make_capped: None,
+        lateness: exact,
+        fifo: true,
+        range: Some(99 * 86_400),
+        far: 3 * 86_400 + 3_723,
+        tickless: true,
+    }
+);
+
+// 64-slot levels, the production layout, with Nichols's rounding.
+conformance!(
+    scheme7_binary_layout_no_migration,
+    Spec {
+        make: || HierarchicalWheel::binary(4, Migration::None).unwrap(),
+        make_capped: None,
+        lateness: |d| no_migration_bound(&[64; 4], d),
+        fifo: false,
+        range: Some(63 * 262_144),
+        far: 1_000_000,
         tickless: true,
     }
 );

@@ -53,7 +53,7 @@ pub mod differential_list;
 mod hashed;
 pub mod hashed_wheel;
 pub mod hashed_wheel_sorted;
-// pub mod hierarchical_wheel;
+pub mod hierarchical_wheel;
 pub mod ordered_list;
 pub mod straightforward;
 
@@ -209,9 +209,9 @@ pub trait Timers<T> {
         self.len() == 0
     }
 
-    /// The earliest tick at which `advance` has work: never later than the earliest pending
-    /// deadline, possibly earlier for a coarse structure (a bucket or cascade boundary). `None`
-    /// when nothing is pending.
+    /// The earliest tick at which `advance` has work: never later than the tick at which the
+    /// first pending timer fires (its deadline, for an exact scheme), possibly earlier for a
+    /// coarse structure (a bucket or cascade boundary). `None` when nothing is pending.
     fn next_expiry(&self) -> Option<Tick>;
 
     /// Bytes of memory the structure holds for its timers and buckets (capacity, not just use).
