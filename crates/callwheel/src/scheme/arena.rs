@@ -83,11 +83,6 @@ impl<T> Arena<T> {
         self.len
     }
 
-    /// Number of list heads.
-    pub(crate) fn lists(&self) -> usize {
-        self.heads.len()
-    }
-
     /// Bytes held by the slab and the list heads.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * core::mem::size_of::<Node<T>>()
@@ -308,45 +303,6 @@ impl<T> Arena<T> {
     pub(crate) fn walk_end(&mut self) {
         self.walk_list = NIL;
         self.walk_next = NIL;
-    }
-
-    /// Moves every node of `from` to the tail of `to`, keeping their order. O(length of `from`)
-    /// only for relabelling the nodes' `list` field.
-    pub(crate) fn append_list(&mut self, from: u32, to: u32) {
-        self.join(from, to, false);
-    }
-
-    /// Moves every node of `from` to the front of `to`, keeping their order.
-    pub(crate) fn prepend_list(&mut self, from: u32, to: u32) {
-        self.join(from, to, true);
-    }
-
-    fn join(&mut self, from: u32, to: u32, in_front: bool) {
-        debug_assert_ne!(from, to);
-        let src = core::mem::replace(&mut self.heads[from as usize], EMPTY);
-        if src.first == NIL {
-            return;
-        }
-        let mut i = src.first;
-        while i != NIL {
-            let n = &mut self.nodes[i as usize];
-            n.list = to;
-            i = n.next;
-        }
-        let dst = self.heads[to as usize];
-        let (first, last) = if in_front { (src, dst) } else { (dst, src) };
-        if first.first == NIL {
-            self.heads[to as usize] = last;
-        } else if last.first == NIL {
-            self.heads[to as usize] = first;
-        } else {
-            self.nodes[first.last as usize].next = last.first;
-            self.nodes[last.first as usize].prev = first.last;
-            self.heads[to as usize] = Head {
-                first: first.first,
-                last: last.last,
-            };
-        }
     }
 
     /// Verifies every invariant by brute force; `Err` names the first one broken.

@@ -63,3 +63,33 @@ impl BusyMarks {
         self.words.capacity() * 8
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::BusyMarks;
+    use proptest::prelude::*;
+    use std::vec::Vec;
+
+    proptest! {
+        #[test]
+        fn next_from_finds_the_first_busy_bucket_circularly(
+            len in 1usize..300,
+            busy in proptest::collection::vec(any::<u16>(), 0..20),
+            from in any::<u16>(),
+        ) {
+            let mut marks = BusyMarks::new(len);
+            let busy: Vec<usize> = busy.iter().map(|&b| b as usize % len).collect();
+            for &b in &busy {
+                marks.set(b);
+            }
+            let from = from as usize % len;
+            let expect = (0..len).find(|d| busy.contains(&((from + d) % len)));
+            prop_assert_eq!(marks.next_from(from), expect);
+            for &b in &busy {
+                marks.clear(b);
+            }
+            prop_assert_eq!(marks.next_from(from), None);
+        }
+    }
+}

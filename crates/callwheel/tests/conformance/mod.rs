@@ -525,7 +525,9 @@ pub fn a_budgeted_advance_tolerates_stops_and_starts_between_calls<S: Scheme<u64
 }
 
 /// Instantiates the suite for one scheme: `conformance!(module_name, spec_expression)`.
+/// (The suite lives in the test crate's `conformance` module, hence `crate::` below.)
 #[macro_export]
+#[allow(clippy::crate_in_macro_def)]
 macro_rules! conformance {
     ($name:ident, $spec:expr) => {
         mod $name {
