@@ -6,6 +6,7 @@ mod conformance;
 use callwheel::scheme::balanced_tree::BalancedTree;
 use callwheel::scheme::basic_wheel::BasicWheel;
 use callwheel::scheme::binary_heap::BinaryHeap;
+use callwheel::scheme::calendar_queue::CalendarQueue;
 use callwheel::scheme::differential_list::DifferentialList;
 use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
@@ -229,6 +230,19 @@ conformance!(
         fifo: false,
         range: Some(63 * 262_144),
         far: 1_000_000,
+        tickless: true,
+    }
+);
+
+conformance!(
+    brown_calendar_queue,
+    Spec {
+        make: CalendarQueue::new,
+        make_capped: Some(|n| CalendarQueue::with_capacity(n).unwrap()),
+        lateness: exact,
+        fifo: true,
+        range: None,
+        far: 1 << 40,
         tickless: true,
     }
 );

@@ -83,6 +83,15 @@ impl<T> Arena<T> {
         self.len
     }
 
+    /// Sets the number of list heads to `lists`; every list at or past the new count, and every
+    /// new one, must be (and is) empty.
+    pub(crate) fn set_lists(&mut self, lists: usize) {
+        debug_assert!(self.heads[lists.min(self.heads.len())..]
+            .iter()
+            .all(|h| h.first == NIL));
+        self.heads.resize(lists, EMPTY);
+    }
+
     /// Bytes held by the slab and the list heads.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * core::mem::size_of::<Node<T>>()

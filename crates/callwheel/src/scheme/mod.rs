@@ -23,6 +23,7 @@
 //! | 5 hashed, sorted | [`hashed_wheel_sorted`] | O(1) avg | O(1) | O(1) | yes |
 //! | 6 hashed, unsorted | [`hashed_wheel`] | O(1) | O(1) | O(n/size) avg | yes |
 //! | 7 hierarchical | [`hierarchical_wheel`] | O(levels) | O(1) | O(1) amortized | by mode |
+//! | Brown's calendar queue | [`calendar_queue`] | O(1) avg | O(1) avg | O(1) avg | yes |
 //!
 //! # Time and the cursor
 //!
@@ -48,6 +49,7 @@ pub mod balanced_tree;
 pub mod basic_wheel;
 pub mod binary_heap;
 mod busy;
+pub mod calendar_queue;
 pub(crate) mod clock;
 pub mod differential_list;
 mod hashed;
