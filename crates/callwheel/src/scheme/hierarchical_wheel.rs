@@ -63,9 +63,42 @@ const FINAL: u64 = 1 << 63;
 struct Level {
     slots: u64,
     width: u64,
+    /// `log2(width)` when the width is a power of two: division becomes a shift.
+    shift: Option<u32>,
+    /// `slots - 1` when the slot count is a power of two: remainder becomes a mask.
+    mask: Option<u64>,
     /// Index of this level's slot 0 among the core's lists.
     first_list: u32,
     busy: BusyMarks,
+}
+
+impl Level {
+    /// `t / width`: the absolute number of the level slot holding tick `t`.
+    #[inline]
+    fn slot_number(&self, t: Tick) -> u64 {
+        match self.shift {
+            Some(s) => t >> s,
+            None => t / self.width,
+        }
+    }
+
+    /// `n mod slots`: where absolute slot `n` sits in this level's array.
+    #[inline]
+    fn index(&self, n: u64) -> u64 {
+        match self.mask {
+            Some(m) => n & m,
+            None => n % self.slots,
+        }
+    }
+
+    /// Whether tick `t` is the first tick of one of this level's slots.
+    #[inline]
+    fn is_boundary(&self, t: Tick) -> bool {
+        match self.shift {
+            Some(s) => t & ((1 << s) - 1) == 0,
+            None => t % self.width == 0,
+        }
+    }
 }
 
 /// Scheme 7: hierarchical wheels.
@@ -129,9 +162,12 @@ impl<T> HierarchicalWheel<T> {
         let mut width = 1u64;
         let mut lists = 0u32;
         for &s in slots {
+            let s64 = s as u64;
             levels.push(Level {
-                slots: s as u64,
+                slots: s64,
                 width,
+                shift: width.is_power_of_two().then(|| width.trailing_zeros()),
+                mask: s64.is_power_of_two().then_some(s64 - 1),
                 first_list: 1 + lists,
                 busy: BusyMarks::new(s as usize),
             });
@@ -173,7 +209,7 @@ impl<T> HierarchicalWheel<T> {
     /// Links node `idx` at level `l` so that its slot is processed at tick `visit`.
     fn link(&mut self, idx: u32, l: usize, visit: Tick, last: bool) {
         let level = &mut self.levels[l];
-        let slot = (visit / level.width) % level.slots;
+        let slot = level.index(level.slot_number(visit));
         level.busy.set(slot as usize);
         let list = level.first_list + slot as u32;
         self.core.arena.node_mut(idx).aux = visit | if last { FINAL } else { 0 };
@@ -190,19 +226,26 @@ impl<T> HierarchicalWheel<T> {
         match self.mode {
             Migration::Full => {
                 // The highest level in which the deadline's digit differs from now's.
-                let l = (0..self.levels.len())
-                    .rev()
-                    .find(|&l| e / self.levels[l].width != now / self.levels[l].width)
+                let l = self
+                    .levels
+                    .iter()
+                    .rposition(|lv| lv.slot_number(e) != lv.slot_number(now))
                     .unwrap_or(0);
-                let w = self.levels[l].width;
-                self.link(idx, l, e / w * w, l == 0);
+                let level = &self.levels[l];
+                let visit = level.slot_number(e) * level.width;
+                self.link(idx, l, visit, l == 0);
             }
             Migration::One | Migration::None => {
                 let round_up = self.mode == Migration::None;
                 for l in 0..self.levels.len() {
-                    let (w, n) = (self.levels[l].width, self.levels[l].slots);
-                    let slot = if round_up { e.div_ceil(w) } else { e / w };
-                    let ahead = slot.saturating_sub(now / w);
+                    let level = &self.levels[l];
+                    let (w, n) = (level.width, level.slots);
+                    let slot = if round_up {
+                        e.div_ceil(w)
+                    } else {
+                        level.slot_number(e)
+                    };
+                    let ahead = slot.saturating_sub(level.slot_number(now));
                     if ahead >= 1 && ahead <= n || l + 1 == self.levels.len() {
                         self.link(idx, l, slot * w, l == 0 || round_up);
                         break;
@@ -215,12 +258,12 @@ impl<T> HierarchicalWheel<T> {
 
     fn level_list(&self, l: usize, tick: Tick) -> u32 {
         let level = &self.levels[l];
-        level.first_list + ((tick / level.width) % level.slots) as u32
+        level.first_list + level.index(level.slot_number(tick)) as u32
     }
 
     /// The next level, below `from` (exclusive), whose slot boundary `tick` is.
     fn next_stage(&self, from: usize, tick: Tick) -> Option<usize> {
-        (0..from).rev().find(|&l| tick % self.levels[l].width == 0)
+        (0..from).rev().find(|&l| self.levels[l].is_boundary(tick))
     }
 
     fn unmark_if_empty(&mut self, list: u32) {
@@ -278,13 +321,9 @@ impl<T> TickDriven<T> for HierarchicalWheel<T> {
         self.levels
             .iter()
             .filter_map(|level| {
-                let current = (c / level.width) % level.slots;
-                let d = level.busy.next_from((current + 1) as usize)? as u64 + 1;
-                Some(
-                    (c / level.width)
-                        .saturating_add(d)
-                        .saturating_mul(level.width),
-                )
+                let number = level.slot_number(c);
+                let d = level.busy.next_from((level.index(number) + 1) as usize)? as u64 + 1;
+                Some(number.saturating_add(d).saturating_mul(level.width))
             })
             .min()
     }

@@ -1,0 +1,236 @@
+//! The benchmark workloads of `WORKLOADS.md`: the SplitMix64 generator, W1 (set/cancel) and
+//! W3 (expire).
+//!
+//! Each workload function runs every repetition of one measurement in the current process and
+//! returns the per-operation figure of each repetition. The functions are generic over the scheme,
+//! so every scheme gets its own monomorphized timed loop: nothing in a timed region goes through
+//! `dyn`. Only the region the workload marks *timed* is inside the [`Instant`] pair; building the
+//! structure, the untimed setup and dropping the structure are outside it.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use callwheel::{Budget, Error, Scheme, Tick};
+
+/// The seed the generator is given at the start of every repetition.
+pub const SEED: u64 = 42;
+
+/// W1: the interval the `N` outstanding timers' expiries are drawn from.
+pub const W1_OUTSTANDING: (Tick, Tick) = (1_000_000, 2_000_000);
+
+/// W1: the interval the cancelled-and-restarted timer's expiries are drawn from.
+pub const W1_CHURN: (Tick, Tick) = (2_000_000, 3_000_000);
+
+/// The SplitMix64 generator of `WORKLOADS.md` (Steele, Lea & Flood), 64 bits of state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator whose state is `seed`.
+    pub const fn new(seed: u64) -> SplitMix64 {
+        SplitMix64 { state: seed }
+    }
+
+    /// The next 64-bit output: advance the state by the golden-ratio increment, then mix it.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// `lo + next() % (hi - lo)`: a value in `[lo, hi)`, exactly as `WORKLOADS.md` defines it
+    /// (the slight modulo bias is part of the definition). `hi` must be greater than `lo`.
+    #[inline]
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        debug_assert!(lo < hi, "empty range {lo}..{hi}");
+        lo + self.next_u64() % (hi - lo)
+    }
+}
+
+/// The sizes of one W1 measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct W1Params {
+    /// Outstanding timers started before the timed loop.
+    pub n: u64,
+    /// Timed (cancel + start) pairs per repetition.
+    pub iters: u64,
+    /// Repetitions, each with a fresh structure and a re-seeded generator.
+    pub reps: u32,
+}
+
+/// What a W1 measurement produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W1Outcome {
+    /// Nanoseconds per (cancel + start) pair, one figure per repetition.
+    pub ns_per_pair: Vec<f64>,
+    /// `memory_bytes()` after the setup divided by `N`, for `N >= 1000` (first repetition).
+    pub bytes_per_timer: Option<f64>,
+}
+
+/// The sizes of one W3 measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct W3Params {
+    /// Timers started (1 000 000 in the full workload).
+    pub timers: u64,
+    /// Expiries are drawn from `[1, ticks)` and the clock advances over `1..=ticks`.
+    pub ticks: Tick,
+    /// Repetitions, each with a fresh structure and a re-seeded generator.
+    pub reps: u32,
+}
+
+/// What a W3 measurement produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W3Outcome {
+    /// Nanoseconds per timer (the whole timed region divided by the timers started), one figure
+    /// per repetition.
+    pub ns_per_timer: Vec<f64>,
+    /// Timers fired within the ticks: the common count when every repetition agrees, otherwise
+    /// the first repetition's count that differs from the number started.
+    pub fired: u64,
+    /// Timers that fired only after the last tick (a lossy scheme rounds deadlines up), found by
+    /// an untimed drain after the timed region; always 0 for an exact scheme.
+    pub late: u64,
+}
+
+fn build<S>(make: &impl Fn() -> Result<S, Error>) -> Result<S, String> {
+    make().map_err(|e| format!("cannot build the structure: {e}"))
+}
+
+fn start_failed(e: Error) -> String {
+    format!("start failed: {e}")
+}
+
+/// W1, set/cancel: `N` outstanding timers, then `iters` timed (cancel + start) pairs on one more.
+///
+/// `make` builds a fresh structure for each repetition. Fails if the structure cannot be built,
+/// a start is refused, a cancel misses its timer, or the timer count is wrong afterwards.
+pub fn w1<S, F>(p: &W1Params, make: F) -> Result<W1Outcome, String>
+where
+    S: Scheme<u64>,
+    F: Fn() -> Result<S, Error>,
+{
+    if p.iters == 0 || p.reps == 0 {
+        return Err("W1 needs at least one iteration and one repetition".into());
+    }
+    let mut ns_per_pair = Vec::with_capacity(p.reps as usize);
+    let mut bytes_per_timer = None;
+    for rep in 0..p.reps {
+        let mut rng = SplitMix64::new(SEED);
+        let mut s = build(&make)?;
+        for i in 0..p.n {
+            s.start(rng.range(W1_OUTSTANDING.0, W1_OUTSTANDING.1), i)
+                .map_err(start_failed)?;
+        }
+        let mut h = s
+            .start(rng.range(W1_CHURN.0, W1_CHURN.1), p.n)
+            .map_err(start_failed)?;
+        if rep == 0 && p.n >= 1000 {
+            bytes_per_timer = Some(s.memory_bytes() as f64 / p.n as f64);
+        }
+
+        let mut missed = 0u64;
+        let begin = Instant::now();
+        for i in 0..p.iters {
+            let e = rng.range(W1_CHURN.0, W1_CHURN.1);
+            missed += u64::from(black_box(s.stop(h)).is_none());
+            h = match s.start(e, i) {
+                Ok(h) => h,
+                Err(e) => return Err(start_failed(e)),
+            };
+        }
+        let elapsed = begin.elapsed();
+        black_box(h);
+        black_box(&mut s);
+
+        if missed != 0 {
+            return Err(format!("{missed} cancels did not find their timer"));
+        }
+        let expected = p.n + 1;
+        if s.len() as u64 != expected {
+            return Err(format!(
+                "{} timers pending after the loop, expected {expected}",
+                s.len()
+            ));
+        }
+        ns_per_pair.push(elapsed.as_nanos() as f64 / p.iters as f64);
+        drop(s);
+    }
+    Ok(W1Outcome {
+        ns_per_pair,
+        bytes_per_timer,
+    })
+}
+
+/// W3, expire: `timers` starts at `range(1, ticks)`, then `advance(now)` for every `now` in
+/// `1..=ticks`, all timed.
+///
+/// `make` builds a fresh structure for each repetition. Fails if the structure cannot be built,
+/// a start is refused or an unlimited `advance` reports itself incomplete; a wrong fired count
+/// is not an error here but is reported in [`W3Outcome::fired`] for the caller to judge.
+pub fn w3<S, F>(p: &W3Params, make: F) -> Result<W3Outcome, String>
+where
+    S: Scheme<u64>,
+    F: Fn() -> Result<S, Error>,
+{
+    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
+        return Err("W3 needs at least one timer, two ticks and one repetition".into());
+    }
+    let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
+    let mut fired_report = None;
+    for _ in 0..p.reps {
+        let mut rng = SplitMix64::new(SEED);
+        let mut s = build(&make)?;
+        let mut fired = 0u64;
+        let mut incomplete = false;
+
+        let begin = Instant::now();
+        for i in 0..p.timers {
+            if let Err(e) = s.start(rng.range(1, p.ticks), i) {
+                return Err(start_failed(e));
+            }
+        }
+        for now in 1..=p.ticks {
+            let progress = s.advance(now, Budget::UNLIMITED, |_, expired| {
+                black_box(expired);
+            });
+            fired += progress.fired as u64;
+            incomplete |= !progress.complete;
+        }
+        let elapsed = begin.elapsed();
+        black_box(&mut s);
+
+        // Untimed: whatever a lossy scheme still holds fires at its rounded-up slot.
+        let mut late = 0u64;
+        while let Some(t) = s.next_expiry() {
+            let progress = s.advance(t, Budget::UNLIMITED, |_, expired| {
+                black_box(expired);
+            });
+            late += progress.fired as u64;
+            incomplete |= !progress.complete;
+        }
+
+        if incomplete {
+            return Err("an advance with an unlimited budget did not complete".into());
+        }
+        ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
+        match fired_report {
+            None => fired_report = Some((fired, late)),
+            Some((f, l)) if f + l == p.timers && fired + late != p.timers => {
+                fired_report = Some((fired, late))
+            }
+            Some(_) => {}
+        }
+        drop(s);
+    }
+    let (fired, late) = fired_report.unwrap_or((0, 0));
+    Ok(W3Outcome {
+        ns_per_timer,
+        fired,
+        late,
+    })
+}
