@@ -45,6 +45,7 @@ extern crate alloc;
 
 pub mod scheme;
 pub mod time;
+pub mod wheel;
 
 pub use scheme::{Budget, Error, Expired, Handle, Progress, Scheme, Timers};
 pub use time::Tick;

@@ -13,6 +13,7 @@ use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel::scheme::ordered_list::OrderedList;
 use callwheel::scheme::straightforward::Straightforward;
+use callwheel::wheel::Wheel;
 use conformance::Spec;
 
 fn exact(_: u64) -> u64 {
@@ -239,6 +240,20 @@ conformance!(
     Spec {
         make: CalendarQueue::new,
         make_capped: Some(|n| CalendarQueue::with_capacity(n).unwrap()),
+        lateness: exact,
+        fifo: true,
+        range: None,
+        far: 1 << 40,
+        tickless: true,
+    }
+);
+
+// The production wheel (issue 3) keeps the same contract, exactly, over the whole u64 range.
+conformance!(
+    production_wheel,
+    Spec {
+        make: Wheel::new,
+        make_capped: Some(Wheel::with_capacity),
         lateness: exact,
         fifo: true,
         range: None,

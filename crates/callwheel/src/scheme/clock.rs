@@ -51,6 +51,8 @@ pub(crate) struct Core<T> {
     epoch: u64,
     /// How many timers are on the overdue list.
     overdue: usize,
+    /// How many `advance` calls asked for a time earlier than an earlier call had.
+    pub(crate) clamped: u64,
 }
 
 impl<T> Core<T> {
@@ -63,12 +65,26 @@ impl<T> Core<T> {
             phase: Phase::Idle,
             epoch: 0,
             overdue: 0,
+            clamped: 0,
         }
     }
 
     /// Where a scheme's timers must be sought next: the cursor while work is left at it.
     pub(crate) fn pending_now(&self) -> bool {
         self.phase != Phase::Idle || !self.arena.is_list_empty(OVERDUE)
+    }
+
+    /// Queues a live, unlinked node as overdue (it fires in the next drain).
+    pub(crate) fn push_overdue(&mut self, idx: u32) {
+        self.arena.node_mut(idx).aux = self.epoch;
+        self.arena.push_back(OVERDUE, idx);
+        self.overdue += 1;
+    }
+
+    /// Takes a node off the overdue queue.
+    pub(crate) fn unlink_overdue(&mut self, idx: u32) {
+        self.arena.unlink(idx);
+        self.overdue -= 1;
     }
 
     fn begin_drain(&mut self) {
@@ -218,6 +234,17 @@ pub(crate) fn start<T, S: TickDriven<T>>(
     expiry: Tick,
     value: T,
 ) -> Result<Handle, Error> {
+    start_with(s, expiry, 0, value)
+}
+
+/// STARTTIMER with the scheme's per-timer word (`aux`) set before the timer is placed; an
+/// overdue timer's `aux` is taken over by the drain epoch.
+pub(crate) fn start_with<T, S: TickDriven<T>>(
+    s: &mut S,
+    expiry: Tick,
+    aux: u64,
+    value: T,
+) -> Result<Handle, Error> {
     let overdue = expiry <= s.core().cursor;
     if !overdue {
         let max = s.max_expiry();
@@ -228,10 +255,9 @@ pub(crate) fn start<T, S: TickDriven<T>>(
     let core = s.core_mut();
     let idx = core.arena.alloc(expiry, value)?;
     let handle = core.arena.handle(idx);
+    core.arena.node_mut(idx).aux = aux;
     if overdue {
-        core.arena.node_mut(idx).aux = core.epoch;
-        core.arena.push_back(OVERDUE, idx);
-        core.overdue += 1;
+        core.push_overdue(idx);
     } else {
         s.place(idx);
     }
@@ -242,9 +268,7 @@ pub(crate) fn start<T, S: TickDriven<T>>(
 pub(crate) fn stop<T, S: TickDriven<T>>(s: &mut S, handle: Handle) -> Option<T> {
     let idx = s.core().arena.resolve(handle)?;
     if s.core().arena.node(idx).list == OVERDUE {
-        let core = s.core_mut();
-        core.arena.unlink(idx);
-        core.overdue -= 1;
+        s.core_mut().unlink_overdue(idx);
     } else {
         s.detach(idx);
     }
@@ -292,6 +316,9 @@ where
         let core = s.core_mut();
         if now > core.target {
             core.target = now;
+        } else if now < core.target {
+            // Time never goes backwards for the structure: keep the later target, count it.
+            core.clamped += 1;
         }
         // A new call starts a new drain (also when an earlier call ran out of budget while
         // draining), so every timer queued before this call fires in it.

@@ -1,0 +1,277 @@
+//! The production wheel's own guarantees, beyond the shared conformance suite: tolerance
+//! windows, optimal coalescing, reset, the whole u64 range, statistics.
+
+use std::collections::BTreeMap;
+
+use callwheel::wheel::Wheel;
+use callwheel::{Budget, Handle, Scheme, Tick, Timers};
+use proptest::prelude::*;
+
+/// Drives the wheel as a tickless driver would: sleep until `next_wakeup`, advance there.
+/// Returns the wake-up count and, per fired value, the time it fired.
+fn drive(w: &mut Wheel<u64>) -> (usize, BTreeMap<u64, Tick>) {
+    let mut fired = BTreeMap::new();
+    let mut wakeups = 0;
+    while let Some(t) = w.next_wakeup() {
+        wakeups += 1;
+        let p = w.advance(t, Budget::UNLIMITED, |tm: &mut dyn Timers<u64>, e| {
+            assert!(fired.insert(e.value, tm.now()).is_none(), "fired twice");
+        });
+        assert!(p.complete);
+        w.check_invariants().unwrap();
+        assert!(wakeups < 1_000_000, "the driver makes progress");
+    }
+    (wakeups, fired)
+}
+
+/// The minimum number of instants stabbing every window: sort by end, take the end of the first
+/// window not yet stabbed.
+fn optimal_stabbing(windows: &[(Tick, Tick)]) -> usize {
+    let mut by_end: Vec<(Tick, Tick)> = windows.to_vec();
+    by_end.sort_by_key(|&(d, e)| (e, d));
+    let mut count = 0;
+    let mut last: Option<Tick> = None;
+    for (d, e) in by_end {
+        if last.is_none_or(|p| p < d) {
+            count += 1;
+            last = Some(e);
+        }
+    }
+    count
+}
+
+proptest! {
+    #[test]
+    fn tolerant_timers_fire_inside_their_windows_with_the_optimal_number_of_wakeups(
+        timers in proptest::collection::vec((1u64..1_000_000, 0u64..50_000), 1..400),
+    ) {
+        let mut w = Wheel::new();
+        for (i, &(d, tol)) in timers.iter().enumerate() {
+            w.start_with(d, tol, i as u64).unwrap();
+        }
+        let (wakeups, fired) = drive(&mut w);
+        prop_assert_eq!(fired.len(), timers.len());
+        for (i, &(d, tol)) in timers.iter().enumerate() {
+            let t = fired[&(i as u64)];
+            prop_assert!(d <= t && t <= d + tol, "timer {i}: fired at {t} outside [{d}, {}]", d + tol);
+        }
+        let windows: Vec<(Tick, Tick)> = timers.iter().map(|&(d, tol)| (d, d + tol)).collect();
+        prop_assert_eq!(wakeups, optimal_stabbing(&windows));
+    }
+
+    #[test]
+    fn after_stops_next_wakeup_may_come_early_but_never_late(
+        timers in proptest::collection::vec((1u64..100_000, 0u64..5_000, any::<bool>()), 1..300),
+    ) {
+        let mut w = Wheel::new();
+        let mut kept = Vec::new();
+        let mut handles = Vec::new();
+        for (i, &(d, tol, _)) in timers.iter().enumerate() {
+            handles.push(w.start_with(d, tol, i as u64).unwrap());
+        }
+        for (i, &(d, tol, stop)) in timers.iter().enumerate() {
+            if stop {
+                prop_assert_eq!(w.stop(handles[i]), Some(i as u64));
+            } else {
+                kept.push((i as u64, d, d + tol));
+            }
+        }
+        let (_, fired) = drive(&mut w);
+        prop_assert_eq!(fired.len(), kept.len());
+        for (i, d, end) in kept {
+            let t = fired[&i];
+            prop_assert!(d <= t && t <= end, "timer {i}: fired at {t} outside [{d}, {end}]");
+        }
+    }
+
+    #[test]
+    fn reset_agrees_with_an_oracle(
+        ops in proptest::collection::vec((0u8..4, 0u64..5_000, 0u64..300, any::<usize>()), 1..300),
+    ) {
+        // Oracle: pending timers by handle, with the sequence number of their last start or reset.
+        let mut w: Wheel<u64> = Wheel::new();
+        let mut pending: BTreeMap<u64, (Tick, u64, bool)> = BTreeMap::new();
+        let mut issued: Vec<Handle> = Vec::new();
+        let mut seq = 0u64;
+        for (kind, a, b, pick) in ops {
+            let now = w.now();
+            match kind {
+                0 => {
+                    seq += 1;
+                    let d = now + a;
+                    let h = w.start_with(d, b, seq).unwrap();
+                    issued.push(h);
+                    pending.insert(h.to_bits(), (d, seq, d <= now));
+                }
+                1 if !issued.is_empty() => {
+                    let h = issued[pick % issued.len()];
+                    seq += 1;
+                    let d = now + a;
+                    let live = pending.contains_key(&h.to_bits());
+                    prop_assert_eq!(w.reset(h, d, b), live);
+                    if live {
+                        pending.insert(h.to_bits(), (d, seq, d <= now));
+                    }
+                }
+                2 if !issued.is_empty() => {
+                    let h = issued[pick % issued.len()];
+                    let expect = pending.remove(&h.to_bits()).is_some();
+                    prop_assert_eq!(w.stop(h).is_some(), expect);
+                }
+                _ => {
+                    let target = now + b;
+                    let mut due: Vec<(bool, Tick, u64, u64)> = pending
+                        .iter()
+                        .filter(|(_, &(d, _, overdue))| overdue || d <= target)
+                        .map(|(&h, &(d, s, overdue))| (!overdue, if overdue { 0 } else { d }, s, h))
+                        .collect();
+                    due.sort();
+                    let mut got = Vec::new();
+                    let _ = w.advance(target, Budget::UNLIMITED, |_, e| got.push(e.handle.to_bits()));
+                    let expect: Vec<u64> = due.iter().map(|x| x.3).collect();
+                    prop_assert_eq!(&got, &expect, "fired set and order at {}", target);
+                    for h in got {
+                        pending.remove(&h);
+                    }
+                }
+            }
+            w.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(w.len(), pending.len());
+        }
+    }
+}
+
+#[test]
+fn far_future_and_u64_edge_deadlines_fire_in_order() {
+    let mut w = Wheel::new();
+    let deadlines = [
+        u64::MAX,
+        u64::MAX - 1,
+        1 << 63,
+        (1 << 60) - 1,
+        1 << 60,
+        1 << 40,
+        12345,
+        u64::MAX - 64,
+    ];
+    for (i, &d) in deadlines.iter().enumerate() {
+        w.start(d, i as u64).unwrap();
+    }
+    let mut fired = Vec::new();
+    while let Some(t) = w.next_wakeup() {
+        let _ = w.advance(t, Budget::UNLIMITED, |tm: &mut dyn Timers<u64>, e| {
+            assert_eq!(tm.now(), e.deadline, "exact timers fire at their deadline");
+            fired.push(e.deadline);
+        });
+        w.check_invariants().unwrap();
+    }
+    let mut sorted = deadlines.to_vec();
+    sorted.sort();
+    assert_eq!(fired, sorted);
+    assert_eq!(w.now(), u64::MAX);
+    // At the end of time a new timer is overdue and still fires.
+    w.start(5, 99).unwrap();
+    let mut late = Vec::new();
+    let _ = w.advance(u64::MAX, Budget::UNLIMITED, |_, e| late.push(e.value));
+    assert_eq!(late, [99]);
+}
+
+#[test]
+fn a_window_end_saturates_at_the_end_of_time() {
+    let mut w = Wheel::new();
+    w.start_with(u64::MAX - 10, u64::MAX, 1).unwrap();
+    assert_eq!(w.next_wakeup(), Some(u64::MAX));
+    let mut fired = Vec::new();
+    let _ = w.advance(u64::MAX, Budget::UNLIMITED, |t: &mut dyn Timers<u64>, e| {
+        fired.push((t.now(), e.value))
+    });
+    assert_eq!(fired, [(u64::MAX - 10, 1)]);
+}
+
+#[test]
+fn one_jump_per_distinct_deadline_when_driven_by_next_wakeup() {
+    let mut w = Wheel::new();
+    let mut x = 7u64;
+    let mut deadlines = std::collections::BTreeSet::new();
+    for i in 0..1000u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let d = 1 + (x >> 11) % 1_000_000_000;
+        deadlines.insert(d);
+        w.start(d, i).unwrap();
+    }
+    let (wakeups, fired) = drive(&mut w);
+    assert_eq!(fired.len(), 1000);
+    assert_eq!(
+        wakeups,
+        deadlines.len(),
+        "the wake-up query is exact, not a slot boundary"
+    );
+}
+
+#[test]
+fn reset_keeps_the_handle_and_a_stale_reset_is_rejected() {
+    let mut w = Wheel::new();
+    let h = w.start(100, 1).unwrap();
+    assert!(w.reset(h, 50, 0));
+    assert!(w.reset(h, 60, 0), "reset to the same slot (fast path)");
+    let mut fired = Vec::new();
+    let _ = w.advance(59, Budget::UNLIMITED, |_, e| {
+        fired.push((e.handle, e.deadline))
+    });
+    assert!(fired.is_empty());
+    let _ = w.advance(60, Budget::UNLIMITED, |_, e| {
+        fired.push((e.handle, e.deadline))
+    });
+    assert_eq!(fired, [(h, 60)]);
+    assert!(!w.reset(h, 200, 0), "the timer fired: its handle is stale");
+    assert!(!w.reset(Handle::from_bits(u64::MAX), 200, 0));
+    assert!(w.is_empty());
+}
+
+#[test]
+fn reset_into_the_past_fires_on_the_next_advance() {
+    let mut w = Wheel::new();
+    let _ = w.advance(1000, Budget::UNLIMITED, |_, _: callwheel::Expired<u64>| {});
+    let h = w.start(5000, 1).unwrap();
+    assert!(w.reset(h, 10, 0));
+    let mut fired = Vec::new();
+    let _ = w.advance(1000, Budget::UNLIMITED, |t: &mut dyn Timers<u64>, e| {
+        fired.push((t.now(), e.value))
+    });
+    assert_eq!(fired, [(1000, 1)]);
+}
+
+#[test]
+fn stats_count_every_kind_of_event() {
+    let mut w = Wheel::new();
+    let a = w.start(10, 1).unwrap();
+    let b = w.start(100_000, 2).unwrap();
+    w.start(7, 3).unwrap();
+    assert_eq!(w.stop(a), Some(1));
+    assert!(w.reset(b, 5000, 0));
+    let _ = w.advance(6000, Budget::UNLIMITED, |_, _| {});
+    let _ = w.advance(10, Budget::UNLIMITED, |_, _| {}); // earlier: clamped
+    let s = w.stats();
+    assert_eq!(
+        (s.started, s.stopped, s.reset, s.fired, s.clamped),
+        (3, 1, 1, 2, 1)
+    );
+    assert!(s.cascades >= 1, "the 5000 timer cascaded from level 2");
+    assert_eq!(
+        s.max_lateness, 0,
+        "advanced straight to 6000 fires at the slots' times"
+    );
+    assert_eq!(w.now(), 6000);
+}
+
+#[test]
+fn lateness_is_measured_from_the_deadline() {
+    let mut w = Wheel::new();
+    w.start(10, 1).unwrap();
+    let _ = w.advance(5, Budget::UNLIMITED, |_, _| {});
+    w.start(3, 2).unwrap(); // overdue: fires at the next advance, at time 5
+    let _ = w.advance(5, Budget::UNLIMITED, |_, _| {});
+    assert_eq!(w.stats().max_lateness, 2);
+}
