@@ -253,7 +253,7 @@ conformance!(
     production_wheel,
     Spec {
         make: Wheel::new,
-        make_capped: Some(Wheel::with_capacity),
+        make_capped: Some(|n| Wheel::with_capacity(n).unwrap()),
         lateness: exact,
         fifo: true,
         range: None,

@@ -53,6 +53,9 @@ pub(crate) struct Arena<T> {
     free: u32,
     len: usize,
     capacity: Option<usize>,
+    /// Slots retired because their generation was exhausted (they do not count against a fixed
+    /// capacity).
+    retired: usize,
     /// The list being walked, or NIL (see [`Arena::walk_begin`]).
     walk_list: u32,
     /// The next node the walk will visit: Costello's `nextsoftcheck`.
@@ -60,21 +63,40 @@ pub(crate) struct Arena<T> {
 }
 
 impl<T> Arena<T> {
-    /// An arena with `lists` list heads; `capacity` fixes the number of slots (`None`: grows).
-    pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Arena<T> {
-        let mut nodes = Vec::new();
-        if let Some(cap) = capacity {
-            nodes.reserve_exact(cap);
-        }
+    /// An arena with `lists` list heads whose slab grows on demand.
+    pub(crate) fn growing(lists: usize) -> Arena<T> {
         Arena {
-            nodes,
+            nodes: Vec::new(),
             heads: alloc::vec![EMPTY; lists],
             free: NIL,
             len: 0,
-            capacity,
+            capacity: None,
+            retired: 0,
             walk_list: NIL,
             walk_next: NIL,
         }
+    }
+
+    /// An arena with `lists` list heads; `capacity` fixes the number of slots, allocated here
+    /// once (`None`: the slab grows on demand). A capacity that cannot be indexed or allocated
+    /// is an error.
+    pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Result<Arena<T>, Error> {
+        let mut arena = Self::growing(lists);
+        if let Some(cap) = capacity {
+            if cap >= NIL as usize {
+                return Err(Error::Config {
+                    reason: "a fixed capacity must be below 2^32 - 1 timers",
+                });
+            }
+            arena
+                .nodes
+                .try_reserve_exact(cap)
+                .map_err(|_| Error::Config {
+                    reason: "cannot allocate the fixed capacity",
+                })?;
+            arena.capacity = Some(cap);
+        }
+        Ok(arena)
     }
 
     /// Number of live nodes.
@@ -113,7 +135,7 @@ impl<T> Arena<T> {
             idx
         } else {
             let full = match self.capacity {
-                Some(cap) => self.nodes.len() >= cap,
+                Some(cap) => self.nodes.len() >= cap + self.retired,
                 // Index NIL is reserved; a slab never grows that far in practice.
                 None => self.nodes.len() >= NIL as usize,
             };
@@ -147,6 +169,7 @@ impl<T> Arena<T> {
         if node.generation == u32::MAX {
             // Retire the slot: reusing it would let a 2^32-old handle match again.
             node.next = NIL;
+            self.retired += 1;
         } else {
             node.generation += 1;
             node.next = self.free;

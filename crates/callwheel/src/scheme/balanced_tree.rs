@@ -30,7 +30,7 @@ impl<T> BalancedTree<T> {
     /// An empty tree whose slab grows on demand.
     pub fn new() -> BalancedTree<T> {
         BalancedTree {
-            core: Core::new(0, None),
+            core: Core::growing(0),
             tree: BTreeMap::new(),
             seq: 0,
         }
@@ -39,7 +39,7 @@ impl<T> BalancedTree<T> {
     /// An empty tree holding at most `capacity` timers.
     pub fn with_capacity(capacity: usize) -> Result<BalancedTree<T>, Error> {
         Ok(BalancedTree {
-            core: Core::new(0, Some(capacity)),
+            core: Core::new(0, Some(capacity))?,
             tree: BTreeMap::new(),
             seq: 0,
         })

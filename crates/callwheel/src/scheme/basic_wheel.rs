@@ -53,7 +53,7 @@ impl<T> BasicWheel<T> {
             });
         }
         Ok(BasicWheel {
-            core: Core::new(max_interval as usize, capacity),
+            core: Core::new(max_interval as usize, capacity)?,
             slots: max_interval,
         })
     }
@@ -119,7 +119,7 @@ impl<T> TickDriven<T> for BasicWheel<T> {
                 if node.expiry <= self.core.cursor && !self.core.pending_now() {
                     return Err("a due timer was left in its slot");
                 }
-                if node.expiry > self.core.cursor + self.slots {
+                if node.expiry > self.core.cursor.saturating_add(self.slots) {
                     return Err("a timer beyond MaxInterval");
                 }
                 i = node.next;

@@ -45,7 +45,7 @@ impl<T> BinaryHeap<T> {
     /// An empty heap whose slab grows on demand.
     pub fn new() -> BinaryHeap<T> {
         BinaryHeap {
-            core: Core::new(0, None),
+            core: Core::growing(0),
             heap: Vec::new(),
             seq: 0,
         }
@@ -53,11 +53,13 @@ impl<T> BinaryHeap<T> {
 
     /// An empty heap holding at most `capacity` timers.
     pub fn with_capacity(capacity: usize) -> Result<BinaryHeap<T>, Error> {
-        Ok(BinaryHeap {
-            core: Core::new(0, Some(capacity)),
-            heap: Vec::with_capacity(capacity),
-            seq: 0,
-        })
+        let core = Core::new(0, Some(capacity))?;
+        let mut heap = Vec::new();
+        heap.try_reserve_exact(capacity)
+            .map_err(|_| Error::Config {
+                reason: "cannot allocate the fixed capacity",
+            })?;
+        Ok(BinaryHeap { core, heap, seq: 0 })
     }
 
     #[inline]

@@ -42,17 +42,20 @@ pub struct CalendarQueue<T> {
 impl<T> CalendarQueue<T> {
     /// An empty calendar of 2 buckets one tick wide; it adapts as timers arrive.
     pub fn new() -> CalendarQueue<T> {
-        Self::build(None)
+        Self::build(Core::growing(MIN_BUCKETS as usize))
     }
 
     /// The same, holding at most `capacity` timers.
     pub fn with_capacity(capacity: usize) -> Result<CalendarQueue<T>, Error> {
-        Ok(Self::build(Some(capacity)))
+        Ok(Self::build(Core::new(
+            MIN_BUCKETS as usize,
+            Some(capacity),
+        )?))
     }
 
-    fn build(capacity: Option<usize>) -> CalendarQueue<T> {
+    fn build(core: Core<T>) -> CalendarQueue<T> {
         CalendarQueue {
-            core: Core::new(MIN_BUCKETS as usize, capacity),
+            core,
             buckets: MIN_BUCKETS,
             width: 1,
             resizing: false,
@@ -93,8 +96,9 @@ impl<T> CalendarQueue<T> {
         let arena = &self.core.arena;
         let day = self.core.cursor / self.width;
         for k in 0..self.buckets {
-            let head = arena.first(self.list_of((day + k).saturating_mul(self.width)));
-            let top = (day + k + 1).saturating_mul(self.width);
+            let d = day.saturating_add(k);
+            let head = arena.first(self.list_of(d.saturating_mul(self.width)));
+            let top = d.saturating_add(1).saturating_mul(self.width);
             if head != NIL && arena.node(head).expiry < top {
                 return Some(head);
             }
@@ -142,7 +146,9 @@ impl<T> CalendarQueue<T> {
         sample.sort_unstable();
         if sample.len() >= 2 {
             let spread = sample[sample.len() - 1] - sample[0];
-            self.width = (3 * spread / (sample.len() as u64 - 1)).max(1);
+            self.width = (spread / (sample.len() as u64 - 1))
+                .saturating_mul(3)
+                .max(1);
         }
         self.buckets = buckets;
         self.core.arena.set_lists(buckets as usize + 1);

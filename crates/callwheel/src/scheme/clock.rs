@@ -56,10 +56,20 @@ pub(crate) struct Core<T> {
 }
 
 impl<T> Core<T> {
-    /// A core with the overdue list plus `lists` lists of the scheme's own (numbered from 1).
-    pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Core<T> {
+    /// A core with the overdue list plus `lists` lists of the scheme's own (numbered from 1),
+    /// whose slab grows on demand.
+    pub(crate) fn growing(lists: usize) -> Core<T> {
+        Self::with_arena(Arena::growing(lists + 1))
+    }
+
+    /// The same with an optional fixed capacity (see [`Arena::new`]).
+    pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Result<Core<T>, Error> {
+        Ok(Self::with_arena(Arena::new(lists + 1, capacity)?))
+    }
+
+    fn with_arena(arena: Arena<T>) -> Core<T> {
         Core {
-            arena: Arena::new(lists + 1, capacity),
+            arena,
             cursor: 0,
             target: 0,
             phase: Phase::Idle,
@@ -277,6 +287,9 @@ pub(crate) fn stop<T, S: TickDriven<T>>(s: &mut S, handle: Handle) -> Option<T> 
 
 /// The earliest tick at which `advance` has work, for [`Timers::next_expiry`].
 pub(crate) fn next_expiry<T, S: TickDriven<T>>(s: &S) -> Option<Tick> {
+    if s.core().arena.len() == 0 {
+        return None;
+    }
     if s.core().pending_now() {
         Some(s.core().cursor)
     } else {

@@ -46,7 +46,7 @@ impl<T> DifferentialList<T> {
     /// An empty list whose slab grows on demand.
     pub fn new() -> DifferentialList<T> {
         DifferentialList {
-            core: Core::new(1, None),
+            core: Core::growing(1),
             synced: 0,
         }
     }
@@ -54,7 +54,7 @@ impl<T> DifferentialList<T> {
     /// An empty list holding at most `capacity` timers (the 1995 kernel's fixed callout table).
     pub fn with_capacity(capacity: usize) -> Result<DifferentialList<T>, Error> {
         Ok(DifferentialList {
-            core: Core::new(1, Some(capacity)),
+            core: Core::new(1, Some(capacity))?,
             synced: 0,
         })
     }

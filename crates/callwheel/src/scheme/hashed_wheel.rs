@@ -55,7 +55,7 @@ impl<T> HashedWheel<T> {
     fn build(bits: u32, capacity: Option<usize>) -> Result<HashedWheel<T>, Error> {
         let table = Table::new(bits)?;
         Ok(HashedWheel {
-            core: Core::new(table.size(), capacity),
+            core: Core::new(table.size(), capacity)?,
             table,
         })
     }

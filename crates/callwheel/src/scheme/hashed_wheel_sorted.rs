@@ -50,7 +50,7 @@ impl<T> HashedWheelSorted<T> {
     fn build(bits: u32, capacity: Option<usize>) -> Result<HashedWheelSorted<T>, Error> {
         let table = Table::new(bits)?;
         Ok(HashedWheelSorted {
-            core: Core::new(table.size(), capacity),
+            core: Core::new(table.size(), capacity)?,
             table,
         })
     }

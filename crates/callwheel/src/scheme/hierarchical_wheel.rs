@@ -55,9 +55,26 @@ pub enum Migration {
     None,
 }
 
-/// `aux` holds the tick at which the timer's slot is processed; this bit says the timer fires
-/// there instead of moving on. Deadlines are kept below 2^63 so the two never overlap.
-const FINAL: u64 = 1 << 63;
+/// What a timer's `aux` says: the tick at which its slot is processed (its *visit*) and whether
+/// it fires there instead of moving on. Level 0 timers always fire, so their `aux` is the visit
+/// itself; above level 0 it is the absolute slot number (visit / width, which fits in 63 bits
+/// because the width is at least 2) shifted left, with the flag in bit 0.
+fn encode(level: &Level, l: usize, visit: Tick, last: bool) -> u64 {
+    if l == 0 {
+        visit
+    } else {
+        (level.slot_number(visit) << 1) | u64::from(last)
+    }
+}
+
+/// The inverse of [`encode`]: (visit, fires there).
+fn decode(level: &Level, l: usize, aux: u64) -> (Tick, bool) {
+    if l == 0 {
+        (aux, true)
+    } else {
+        ((aux >> 1) * level.width, aux & 1 != 0)
+    }
+}
 
 #[derive(Debug)]
 struct Level {
@@ -140,6 +157,11 @@ impl<T> HierarchicalWheel<T> {
 
     /// `levels` levels of 64 slots (the layout of the production wheel).
     pub fn binary(levels: usize, mode: Migration) -> Result<HierarchicalWheel<T>, Error> {
+        if levels > 8 {
+            return Err(Error::Config {
+                reason: "a hierarchy has 1 to 8 levels",
+            });
+        }
         Self::build(&alloc::vec![64; levels], mode, None)
     }
 
@@ -156,6 +178,11 @@ impl<T> HierarchicalWheel<T> {
         if slots.iter().any(|&s| s < 2) {
             return Err(Error::Config {
                 reason: "every level needs at least 2 slots",
+            });
+        }
+        if slots.iter().map(|&s| s as u64).sum::<u64>() > 1 << 26 {
+            return Err(Error::Config {
+                reason: "a hierarchy has at most 2^26 slots in all",
             });
         }
         let mut levels = Vec::with_capacity(slots.len());
@@ -180,7 +207,7 @@ impl<T> HierarchicalWheel<T> {
                 })?;
         }
         Ok(HierarchicalWheel {
-            core: Core::new(lists as usize + 1, capacity),
+            core: Core::new(lists as usize + 1, capacity)?,
             levels,
             mode,
             stage: 0,
@@ -212,7 +239,7 @@ impl<T> HierarchicalWheel<T> {
         let slot = level.index(level.slot_number(visit));
         level.busy.set(slot as usize);
         let list = level.first_list + slot as u32;
-        self.core.arena.node_mut(idx).aux = visit | if last { FINAL } else { 0 };
+        self.core.arena.node_mut(idx).aux = encode(&self.levels[l], l, visit, last);
         self.core.arena.push_back(list, idx);
     }
 
@@ -285,13 +312,13 @@ impl<T> TickDriven<T> for HierarchicalWheel<T> {
     }
 
     fn max_expiry(&self) -> Tick {
-        // The top level reaches `slots` slots past the cursor's own top-level slot; deadlines
-        // must also stay below the FINAL bit.
+        // The top level reaches `slots` slots past the cursor's own top-level slot; rounding a
+        // deadline up to a slot boundary must not pass the end of time either.
         let top = self.levels.last().expect("at least one level");
         let reach = (self.core.cursor / top.width)
             .saturating_add(top.slots)
             .saturating_mul(top.width);
-        reach.min(FINAL - 1)
+        reach.min(u64::MAX - (top.width - 1))
     }
 
     fn place(&mut self, idx: u32) {
@@ -360,12 +387,13 @@ impl<T> TickDriven<T> for HierarchicalWheel<T> {
             };
         }
         let aux = self.core.arena.node(idx).aux;
-        if aux & !FINAL != tick {
+        let (visit, last) = decode(&self.levels[self.stage], self.stage, aux);
+        if visit != tick {
             // A later rotation of this slot (placed a full level span ahead): keep it.
             return Step::Worked;
         }
         self.detach(idx);
-        if aux & FINAL != 0 {
+        if last {
             return Step::Fire(idx);
         }
         match self.mode {
@@ -404,7 +432,7 @@ impl<T> TickDriven<T> for HierarchicalWheel<T> {
         if !self.in_tick && !self.core.arena.is_list_empty(self.deferred) {
             return Err("timers left deferred outside a tick");
         }
-        for level in &self.levels {
+        for (l, level) in self.levels.iter().enumerate() {
             for slot in 0..level.slots {
                 let list = level.first_list + slot as u32;
                 if level.busy.get(slot as usize) == self.core.arena.is_list_empty(list) {
@@ -413,14 +441,14 @@ impl<T> TickDriven<T> for HierarchicalWheel<T> {
                 let mut i = self.core.arena.first(list);
                 while i != NIL {
                     let node = self.core.arena.node(i);
-                    let visit = node.aux & !FINAL;
+                    let (visit, last) = decode(level, l, node.aux);
                     if (visit / level.width) % level.slots != slot || visit % level.width != 0 {
                         return Err("timer in the wrong slot");
                     }
                     if visit < self.core.cursor {
                         return Err("a slot's visit was missed");
                     }
-                    if node.aux & FINAL != 0 && visit < node.expiry {
+                    if last && visit < node.expiry {
                         return Err("a timer would fire before its deadline");
                     }
                     if self.mode == Migration::Full && visit > node.expiry {

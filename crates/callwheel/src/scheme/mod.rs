@@ -32,10 +32,12 @@
 //! to reach (Costello's `ticks`). [`Timers::now`] returns the cursor; outside `advance`, after an
 //! advance that completed, the cursor equals the target.
 //!
-//! A deadline at or before the cursor is *overdue*: such a timer is kept in arrival order and fires
-//! at the very start of the next `advance` call, before anything due later. A callback that starts a
-//! timer for the tick being processed therefore sees it fire on the next call, never in the same
-//! one; this is what keeps a callback that re-arms itself "now" from live-locking `advance`.
+//! A deadline at or before the cursor is *overdue*: such a timer is queued in start order and
+//! fires in the next *drain* of that queue, before the cursor moves on — at the start of the next
+//! `advance` call when it was started between calls, or right after the tick being processed (at
+//! that same tick) when a callback started it. A drain fires only the timers queued before it
+//! began, so a callback that keeps re-arming itself in the past fires once per drain, at most once
+//! per tick, instead of live-locking `advance`.
 //!
 //! # Budgets
 //!
@@ -191,8 +193,8 @@ pub struct Expired<T> {
 /// (Costello's `nextsoftcheck` discipline).
 pub trait Timers<T> {
     /// STARTTIMER: arms a timer that fires at the first tick at or after `expiry` that `advance`
-    /// processes. A deadline at or before [`Timers::now`] fires at the start of the next
-    /// `advance` call.
+    /// processes. A deadline at or before [`Timers::now`] is overdue: it fires in the next drain
+    /// (see the [module documentation](self)), without the clock moving.
     fn start(&mut self, expiry: Tick, value: T) -> Result<Handle, Error>;
 
     /// STOPTIMER: cancels a pending timer and gives its value back. Returns `None`, touching

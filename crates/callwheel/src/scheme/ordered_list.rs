@@ -33,14 +33,14 @@ impl<T> OrderedList<T> {
     /// An empty list whose slab grows on demand.
     pub fn new() -> OrderedList<T> {
         OrderedList {
-            core: Core::new(1, None),
+            core: Core::growing(1),
         }
     }
 
     /// An empty list holding at most `capacity` timers.
     pub fn with_capacity(capacity: usize) -> Result<OrderedList<T>, Error> {
         Ok(OrderedList {
-            core: Core::new(1, Some(capacity)),
+            core: Core::new(1, Some(capacity))?,
         })
     }
 }

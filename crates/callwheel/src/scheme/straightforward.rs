@@ -32,14 +32,14 @@ impl<T> Straightforward<T> {
     /// An empty structure whose slab grows on demand.
     pub fn new() -> Straightforward<T> {
         Straightforward {
-            core: Core::new(1, None),
+            core: Core::growing(1),
         }
     }
 
     /// An empty structure holding at most `capacity` timers.
     pub fn with_capacity(capacity: usize) -> Result<Straightforward<T>, Error> {
         Ok(Straightforward {
-            core: Core::new(1, Some(capacity)),
+            core: Core::new(1, Some(capacity))?,
         })
     }
 }

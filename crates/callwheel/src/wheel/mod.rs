@@ -223,18 +223,19 @@ impl<T> Default for Wheel<T> {
 impl<T> Wheel<T> {
     /// An empty wheel at time 0 whose slab grows on demand.
     pub fn new() -> Wheel<T> {
-        Self::build(None)
+        Self::build(Core::growing(LEVELS * SLOTS + 1))
     }
 
-    /// An empty wheel holding at most `capacity` timers: `start` returns [`Error::Full`]
-    /// beyond that, and never allocates.
-    pub fn with_capacity(capacity: usize) -> Wheel<T> {
-        Self::build(Some(capacity))
+    /// An empty wheel holding at most `capacity` timers, all allocated here: `start` returns
+    /// [`Error::Full`] beyond that and never allocates. A capacity that cannot be allocated is
+    /// [`Error::Config`].
+    pub fn with_capacity(capacity: usize) -> Result<Wheel<T>, Error> {
+        Ok(Self::build(Core::new(LEVELS * SLOTS + 1, Some(capacity))?))
     }
 
-    fn build(capacity: Option<usize>) -> Wheel<T> {
+    fn build(core: Core<T>) -> Wheel<T> {
         Wheel {
-            core: Core::new(LEVELS * SLOTS + 1, capacity),
+            core,
             levels: core::array::from_fn(|_| Level::new()),
             processing: None,
             in_tick: false,
@@ -300,6 +301,9 @@ impl<T> Wheel<T> {
     /// (the wheel's own time when timers are already due). Never later than any window's end;
     /// after stops it may be earlier than needed. `None` when nothing is pending.
     pub fn next_wakeup(&self) -> Option<Tick> {
+        if self.core.arena.len() == 0 {
+            return None;
+        }
         if self.core.pending_now() || self.in_tick {
             return Some(self.core.cursor);
         }
@@ -314,6 +318,9 @@ impl<T> Wheel<T> {
     /// already due): exact while no timer has been stopped since its slot was last processed,
     /// otherwise possibly earlier. `None` when nothing is pending.
     pub fn next_deadline(&self) -> Option<Tick> {
+        if self.core.arena.len() == 0 {
+            return None;
+        }
         if self.core.pending_now() || self.in_tick {
             return Some(self.core.cursor);
         }

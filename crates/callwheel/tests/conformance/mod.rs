@@ -259,30 +259,54 @@ pub fn a_callback_may_start_timers_that_fire_on_time<S: Scheme<u64>>(spec: &Spec
     s.start(10, 1).unwrap();
     s.start(10, 2).unwrap();
     let mut got: Vec<(u64, Tick)> = Vec::new();
-    for t in 1..=100 {
+    let mut first = None;
+    for t in 1..=3000 {
         let _ = s.advance(
             t,
             Budget::UNLIMITED,
             |tm: &mut dyn Timers<u64>, e: Expired<u64>| {
                 got.push((e.value, tm.now()));
                 if e.value == 1 {
-                    // Into the bucket being processed, a later rotation of it, the past and a
-                    // normal future tick.
-                    tm.start(10, 10).unwrap(); // at now: overdue, fires next tick
-                    tm.start(5, 11).unwrap(); // in the past: likewise, in start order
-                    tm.start(30, 12).unwrap();
+                    let now = tm.now();
+                    first = Some(now);
+                    tm.start(now, 10).unwrap(); // at now: overdue
+                    tm.start(now - 5, 11).unwrap(); // in the past: overdue too, in start order
+                    tm.start(now + 20, 12).unwrap(); // a normal future tick
+                                                     // Later rotations of the bucket being processed, for the wheels of 16, 64,
+                                                     // 512 and 1024 buckets or slots the suite builds (where the range allows).
+                    for (k, ahead) in [16u64, 64, 512, 1024].into_iter().enumerate() {
+                        if spec.reaches(ahead) {
+                            tm.start(now + ahead, 20 + k as u64).unwrap();
+                        }
+                    }
                 }
             },
         );
         s.check_invariants().unwrap();
     }
-    let order: Vec<u64> = got.iter().map(|g| g.0).collect();
-    assert_eq!(order, vec![1, 2, 10, 11, 12]);
-    assert!(
-        got[2].1 >= got[0].1 && got[2].1 <= got[0].1 + 1,
-        "a timer started in the past from a callback fires by the next tick"
+    let first = first.expect("timer 1 fired");
+    let at = |v: u64| got.iter().find(|g| g.0 == v).map(|g| g.1);
+    let order: Vec<u64> = got.iter().map(|g| g.0).take(4).collect();
+    assert_eq!(
+        order,
+        vec![1, 2, 10, 11],
+        "the bucket first, then the overdue in start order"
     );
-    assert!(got[4].1 >= 30 && got[4].1 - 30 <= (spec.lateness)(20));
+    // Overdue timers started by a callback fire right after the tick, at that same tick.
+    assert_eq!(at(10), Some(first), "overdue from a callback: same tick");
+    assert_eq!(at(11), Some(first));
+    let late = |ahead: u64| (spec.lateness)(ahead);
+    let t12 = at(12).unwrap();
+    assert!(t12 >= first + 20 && t12 - (first + 20) <= late(20));
+    for (k, ahead) in [16u64, 64, 512, 1024].into_iter().enumerate() {
+        if spec.reaches(ahead) {
+            let t = at(20 + k as u64).expect("a later rotation fires");
+            assert!(
+                t >= first + ahead && t - (first + ahead) <= late(ahead),
+                "a timer {ahead} ahead fired at {t}"
+            );
+        }
+    }
     assert!(s.is_empty());
 }
 
@@ -489,39 +513,114 @@ pub fn a_budgeted_advance_resumes_exactly_and_loses_nothing<S: Scheme<u64>>(spec
 }
 
 pub fn a_budgeted_advance_tolerates_stops_and_starts_between_calls<S: Scheme<u64>>(spec: &Spec<S>) {
+    // 60 timers due at 20 and 40 due at 30. A budget of 3 stops the walk of tick 20's bucket
+    // part-way; between calls we stop the next ones due, start more for the same tick (placed
+    // into the structure mid-walk, not overdue) and for later.
     let mut s = (spec.make)();
     let mut handles = Vec::new();
-    for i in 0..50u64 {
-        handles.push(s.start(20, i).unwrap());
+    for i in 0..100u64 {
+        handles.push(s.start(if i < 60 { 20 } else { 30 }, i).unwrap());
     }
-    let mut got = Vec::new();
-    let end = spec.due(20);
-    let mut t = if spec.tickless { end } else { 0 };
-    loop {
-        if !spec.tickless && t < end {
-            t += 1;
-        }
-        let p = s.advance(t, Budget::steps(3), |_: &mut dyn Timers<u64>, e| {
-            got.push(e.value)
-        });
-        s.check_invariants().unwrap();
-        if t == end && !got.is_empty() && got.len() < 40 {
-            // Mid-bucket: stop the next few to fire and start new ones at the same deadline.
-            let next = got.len();
-            for h in handles.iter().skip(next).take(2) {
-                s.stop(*h);
+    let mut got: Vec<(u64, Tick)> = Vec::new();
+    let mut stopped = Vec::new();
+    let mut extra = 1000u64;
+    let end = spec.due(60);
+    let mut t = 0;
+    while t < end {
+        t = if spec.tickless { end } else { t + 1 };
+        loop {
+            let p = s.advance(t, Budget::steps(3), |tm: &mut dyn Timers<u64>, e| {
+                got.push((e.value, tm.now()))
+            });
+            s.check_invariants().unwrap();
+            let fired_20 = got.iter().filter(|g| g.0 < 60).count();
+            if !p.complete && (1..50).contains(&fired_20) && s.now() < 30 && extra < 1020 {
+                // Stop the next two still pending at 20 (whatever order the scheme fires in).
+                for (i, h) in handles.iter().enumerate().take(60) {
+                    if stopped.len() < 20
+                        && !got.iter().any(|g| g.0 == i as u64)
+                        && !stopped.contains(&(i as u64))
+                    {
+                        assert_eq!(s.stop(*h), Some(i as u64), "a pending timer stops");
+                        stopped.push(i as u64);
+                        break;
+                    }
+                }
+                // A start for later, and one for 30 that must fire after the 30s already there.
+                let now = s.now();
+                s.start(now + 7, extra).unwrap();
+                s.start(30.max(now + 1), extra + 1).unwrap();
+                extra += 2;
             }
-            s.start(20, 1000 + got.len() as u64).unwrap();
-        }
-        if p.complete && t == end {
-            break;
+            if p.complete {
+                break;
+            }
         }
     }
     assert_eq!(s.len(), 0, "every started timer fired or was stopped");
-    let mut sorted = got.clone();
-    sorted.sort();
-    sorted.dedup();
-    assert_eq!(sorted.len(), got.len(), "nothing fired twice");
+    let mut values: Vec<u64> = got.iter().map(|g| g.0).collect();
+    values.sort();
+    values.dedup();
+    assert_eq!(values.len(), got.len(), "nothing fired twice");
+    assert!(
+        stopped.iter().all(|v| !values.contains(v)),
+        "nothing stopped fired"
+    );
+    assert_eq!(got.len() + stopped.len(), 100 + (extra - 1000) as usize);
+    for &(v, at) in &got {
+        let deadline = if v < 60 {
+            20
+        } else if v < 100 {
+            30
+        } else {
+            at
+        };
+        assert!(at >= deadline && at - deadline <= (spec.lateness)(deadline));
+    }
+    if spec.fifo {
+        let thirties: Vec<u64> = got.iter().filter(|g| g.1 == 30).map(|g| g.0).collect();
+        let first_extra = thirties.iter().position(|&v| v >= 1000);
+        if let Some(k) = first_extra {
+            assert!(
+                thirties[..k].iter().all(|&v| (60..100).contains(&v)) && thirties[..k].len() == 40,
+                "timers started later for 30 fire after the forty started first: {thirties:?}"
+            );
+        }
+    }
+}
+
+pub fn deadlines_at_the_end_of_time_fire<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    // With nothing pending, every scheme jumps straight there.
+    run(&mut s, u64::MAX - 1000);
+    let mut deadlines = vec![u64::MAX - 999, u64::MAX - 3];
+    if spec.reaches(1000) {
+        deadlines.push(u64::MAX);
+    }
+    for (i, &d) in deadlines.iter().enumerate() {
+        if s.start(d, i as u64).is_err() {
+            // A bounded scheme may refuse, clearly; it must not panic or wrap.
+            assert!(spec.range.is_some());
+        }
+    }
+    s.check_invariants().unwrap();
+    let expect = s.len();
+    let mut fired = Vec::new();
+    let mut t = u64::MAX - 1000;
+    while t < u64::MAX {
+        t = if spec.tickless { u64::MAX } else { t + 1 };
+        fired.extend(run(&mut s, t));
+    }
+    assert_eq!(
+        fired.len(),
+        expect,
+        "every accepted timer fires by the end of time"
+    );
+    for f in &fired {
+        assert!(f.3 >= f.1);
+    }
+    assert!(s.is_empty());
+    assert_eq!(s.next_expiry(), None);
 }
 
 /// Instantiates the suite for one scheme: `conformance!(module_name, spec_expression)`.
@@ -551,6 +650,7 @@ macro_rules! conformance {
                 driving_by_next_expiry_fires_everything,
                 a_budgeted_advance_resumes_exactly_and_loses_nothing,
                 a_budgeted_advance_tolerates_stops_and_starts_between_calls,
+                deadlines_at_the_end_of_time_fire,
                 random_operations_agree_with_the_oracle,
             );
         }
