@@ -1,8 +1,9 @@
 //! The command line: the clap definitions and the `bench` driver, which plans the measurements,
 //! runs each in a child process under a progress bar and prints the tables.
 //!
-//! Exit status: 0 when every measurement succeeded, 1 when one failed or W3 fired the wrong
-//! number of timers, 2 for bad input.
+//! Exit status: 0 when every measurement succeeded, 1 when one failed or its counts were wrong
+//! (W2's expiries, W3's and W4's fired timers, W5's windows, for an exact structure), 2 for bad
+//! input.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,9 +13,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::plan::{self, Settings};
 use crate::registry::{SchemeInfo, SCHEMES};
-use crate::report::{self, Outcome, W1Row, W3Row};
+use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row};
 use crate::runner::{self, Task};
-use crate::workload::{W1Params, W3Params, SEED};
+use crate::workload::{self, W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
 
 /// `callwheel`: benchmarks of the callwheel timer schemes.
 #[derive(Debug, Parser)]
@@ -41,27 +42,37 @@ pub enum Command {
 pub enum Workload {
     /// W1, set/cancel: ns per (cancel + start) pair with N timers outstanding.
     W1,
+    /// W2, churn: ns per step of start / pop the oldest / cancel it 95 % of the time, with the
+    /// expiry count.
+    W2,
     /// W3, expire: ns per timer to start and fire them all, tick by tick.
     W3,
+    /// W4, sparse advance: ns per timer to start 1000 far-apart timers and jump from one
+    /// deadline to the next, with the jump count.
+    W4,
+    /// W5, coalescing: wake-ups against the optimum for windows of 5 % and of 0.
+    W5,
 }
 
 /// The options of `callwheel bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Workloads to run, comma-separated.
-    #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w3"])]
+    #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w2", "w3", "w4", "w5"])]
     pub workloads: Vec<Workload>,
-    /// Schemes to run (repeatable or comma-separated; default: all).
+    /// Structures to run (repeatable or comma-separated; default: all).
     #[arg(long = "scheme", value_name = "NAME", value_delimiter = ',')]
     pub schemes: Vec<String>,
     /// W1 numbers of outstanding timers, comma-separated [default: 0,1000,10000,100000,1000000].
     #[arg(long = "n", value_name = "SIZES", value_delimiter = ',')]
     pub sizes: Vec<u64>,
-    /// Repetitions per measurement, each with a fresh structure [default: 5, or 1 with --quick].
+    /// Repetitions per measurement, each with a fresh structure [default: 5, W4 15; 1 with
+    /// --quick].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub reps: Option<u32>,
-    /// Tiny sizes for a smoke test: W1 N in {0, 1000} with I = 2000, W3 with 20000 timers over
-    /// 2000 ticks, 1 repetition.
+    /// Tiny sizes for a smoke test: W1 N in {0, 1000} with I = 2000, W2 with N = 1000 and 20000
+    /// steps, W3 with 20000 timers over 2000 ticks, W4 with 100 timers, W5 with 2000 timers,
+    /// 1 repetition.
     #[arg(long)]
     pub quick: bool,
     /// Run the O(n)-start schemes in W1 up to N = 100000 instead of 10000.
@@ -72,27 +83,33 @@ pub struct BenchArgs {
 /// The options of the hidden `callwheel bench-one`.
 #[derive(Debug, Args)]
 pub struct BenchOneArgs {
-    /// The scheme.
+    /// The structure.
     #[arg(long)]
     pub scheme: String,
     /// The workload.
     #[arg(long)]
     pub workload: Workload,
-    /// W1: outstanding timers.
+    /// W1: outstanding timers; W2: timers in flight [W2 default: 100000].
     #[arg(long)]
     pub n: Option<u64>,
     /// W1: timed pairs per repetition.
     #[arg(long, default_value_t = plan::W1_ITERS, value_parser = clap::value_parser!(u64).range(1..))]
     pub iters: u64,
-    /// W3: timers.
-    #[arg(long, default_value_t = plan::W3_TIMERS, value_parser = clap::value_parser!(u64).range(1..))]
-    pub timers: u64,
-    /// W3: ticks.
-    #[arg(long, default_value_t = plan::W3_TICKS, value_parser = clap::value_parser!(u64).range(2..))]
-    pub ticks: u64,
-    /// Repetitions.
-    #[arg(long, default_value_t = plan::DEFAULT_REPS, value_parser = clap::value_parser!(u32).range(1..))]
-    pub reps: u32,
+    /// W2: timed steps per repetition.
+    #[arg(long, default_value_t = plan::W2_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps: u64,
+    /// W3, W4, W5: timers [defaults 1000000, 1000, 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub timers: Option<u64>,
+    /// W3: ticks; W4, W5: deadlines are drawn from [1, ticks) [defaults 100000, 1e9, 1e6].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
+    pub ticks: Option<u64>,
+    /// W5: the tolerant case's tolerance, in percent of the deadline.
+    #[arg(long, default_value_t = plan::W5_TOLERANCE_PERCENT)]
+    pub tolerance: u64,
+    /// Repetitions [default: 5, W4 15].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: Option<u32>,
 }
 
 /// Parses the command line and runs the command.
@@ -105,8 +122,8 @@ pub fn run() -> ExitCode {
 
 const USAGE_ERROR: u8 = 2;
 
-/// The schemes `--scheme` names, in registry order without repeats; all of them when none is
-/// named. `Err` is the one-line message for an unknown name.
+/// The structures `--scheme` names, in registry order without repeats; all of them when none
+/// is named. `Err` is the one-line message for an unknown name.
 pub fn select_schemes(names: &[String]) -> Result<Vec<&'static SchemeInfo>, String> {
     if names.is_empty() {
         return Ok(SCHEMES.iter().collect());
@@ -160,6 +177,30 @@ fn measure(bar: &ProgressBar, task: &Task, failures: &mut usize) -> Outcome {
     outcome
 }
 
+/// Counts a wrong result as a failure and says so on stderr.
+fn complain(bar: &ProgressBar, failures: &mut usize, what: String) {
+    *failures += 1;
+    bar.suspend(|| eprintln!("error: {what}"));
+}
+
+/// Prints the ratio table under a workload's table, when the run holds the facility and a peer.
+fn print_ratios(entries: &[RatioEntry], columns: &[String]) {
+    if let Some(table) = report::ratio_table(entries, columns) {
+        println!();
+        println!(
+            "Peers against the facility: each peer's median divided by the wheel's median, from this run (above 1: the wheel is faster)"
+        );
+        println!();
+        print!("{table}");
+    }
+}
+
+fn heading(text: &str) {
+    println!();
+    println!("{text}");
+    println!();
+}
+
 fn bench(args: &BenchArgs) -> ExitCode {
     let schemes = match select_schemes(&args.schemes) {
         Ok(schemes) => schemes,
@@ -177,14 +218,13 @@ fn bench(args: &BenchArgs) -> ExitCode {
         settings.w1_sizes = dedup(&args.sizes);
     }
     if let Some(reps) = args.reps {
-        settings.reps = reps;
+        settings.set_reps(reps);
     }
     settings.full = args.full;
     let workloads = dedup(&args.workloads);
-    let run_w1 = workloads.contains(&Workload::W1);
-    let run_w3 = workloads.contains(&Workload::W3);
+    let runs = |w: Workload| workloads.contains(&w);
 
-    let w1_plan: Vec<(&'static SchemeInfo, u64)> = if run_w1 {
+    let w1_plan: Vec<(&'static SchemeInfo, u64)> = if runs(Workload::W1) {
         schemes
             .iter()
             .flat_map(|&s| settings.w1_sizes.iter().map(move |&n| (s, n)))
@@ -192,28 +232,43 @@ fn bench(args: &BenchArgs) -> ExitCode {
     } else {
         Vec::new()
     };
-    let w3_plan: Vec<&'static SchemeInfo> = if run_w3 { schemes.clone() } else { Vec::new() };
+    let only = |w: Workload| if runs(w) { schemes.clone() } else { Vec::new() };
+    let (w2_plan, w3_plan, w4_plan, w5_plan) = (
+        only(Workload::W2),
+        only(Workload::W3),
+        only(Workload::W4),
+        only(Workload::W5),
+    );
     let jobs = w1_plan
         .iter()
         .filter(|&&(s, n)| settings.w1(s, n).is_ok())
         .count()
-        + w3_plan.len();
+        + w2_plan.iter().filter(|s| settings.w2(s).is_ok()).count()
+        + w3_plan.len()
+        + w4_plan.iter().filter(|s| settings.w4(s).is_ok()).count()
+        + w5_plan.iter().filter(|s| settings.w5(s).is_ok()).count();
 
     if cfg!(debug_assertions) {
         eprintln!(
             "warning: this is a debug build; its figures are not representative (use --release)"
         );
     }
+    let plural = |n: u32| if n == 1 { "" } else { "s" };
     println!(
-        "callwheel bench: {} repetition{} per measurement, SplitMix64 seed {SEED}, each measurement in its own process",
+        "callwheel bench: {} repetition{} per measurement{}, SplitMix64 seed {SEED}, each measurement in its own process",
         settings.reps,
-        if settings.reps == 1 { "" } else { "s" }
+        plural(settings.reps),
+        if runs(Workload::W4) && settings.w4_reps != settings.reps {
+            format!(" (W4: {})", settings.w4_reps)
+        } else {
+            String::new()
+        }
     );
 
     let bar = progress_bar(jobs);
     let mut failures = 0usize;
 
-    if run_w1 {
+    if runs(Workload::W1) {
         let rows: Vec<W1Row> = w1_plan
             .iter()
             .map(|&(scheme, n)| match settings.w1(scheme, n) {
@@ -232,12 +287,11 @@ fn bench(args: &BenchArgs) -> ExitCode {
             })
             .collect();
         let linear_note = schemes.iter().any(|s| s.complexity.linear_start);
+        let unmeasured = schemes.iter().any(|s| !s.caps.memory);
         bar.suspend(|| {
-            println!();
-            println!(
-                "## W1 set/cancel: ns per (cancel + start) pair, I timed pairs after N untimed starts"
+            heading(
+                "## W1 set/cancel: ns per (cancel + start) pair, I timed pairs after N untimed starts",
             );
-            println!();
             print!("{}", report::w1_table(&rows));
             if linear_note {
                 let limit = if settings.full {
@@ -254,14 +308,124 @@ fn bench(args: &BenchArgs) -> ExitCode {
                     if settings.full { "" } else { " (--full raises the limit to 100000)" },
                 );
             }
-            println!();
-            println!("W1 matrix: median ns per (cancel + start) pair (rows = schemes, columns = N)");
-            println!();
+            if unmeasured {
+                println!();
+                println!(
+                    "bytes/timer n/a: the peer's memory is not observable from outside, and is not guessed."
+                );
+            }
+            heading("W1 matrix: median ns per (cancel + start) pair (rows = schemes, columns = N)");
             print!("{}", report::w1_matrix(&rows, &settings.w1_sizes));
+            let entries: Vec<RatioEntry> = rows
+                .iter()
+                .map(|r| (r.scheme, format!("N={}", r.n), report::median_of(&r.outcome)))
+                .collect();
+            let columns: Vec<String> = settings.w1_sizes.iter().map(|n| format!("N={n}")).collect();
+            print_ratios(&entries, &columns);
         });
     }
 
-    if run_w3 {
+    if runs(Workload::W2) {
+        let mut expected: Vec<(u64, u64)> = Vec::new();
+        let rows: Vec<W2Row> = w2_plan
+            .iter()
+            .map(|&scheme| match settings.w2(scheme) {
+                Ok(params) => {
+                    let want = match expected.iter().find(|e| e.0 == params.n) {
+                        Some(&(_, count)) => count,
+                        None => {
+                            let count = workload::w2_expected(params.n, params.steps);
+                            expected.push((params.n, count));
+                            let standard = (params.n, params.steps) == (plan::W2_N, plan::W2_STEPS);
+                            if standard && count != plan::W2_EXPECTED {
+                                complain(
+                                    &bar,
+                                    &mut failures,
+                                    format!(
+                                        "the W2 replay gives {count} expiries, WORKLOADS.md says {}",
+                                        plan::W2_EXPECTED
+                                    ),
+                                );
+                            }
+                            count
+                        }
+                    };
+                    let task = Task::W2 { scheme, params };
+                    let row = W2Row {
+                        scheme,
+                        n: Some(params.n),
+                        steps: params.steps,
+                        expected: want,
+                        outcome: measure(&bar, &task, &mut failures),
+                    };
+                    if !row.count_ok() {
+                        let got = match &row.outcome {
+                            Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
+                            _ => "no".into(),
+                        };
+                        complain(
+                            &bar,
+                            &mut failures,
+                            format!("{}: {got} expiries, expected {want}", task.describe()),
+                        );
+                    }
+                    row
+                }
+                Err(reason) => W2Row {
+                    scheme,
+                    n: None,
+                    steps: settings.w2_steps,
+                    expected: 0,
+                    outcome: Outcome::Skipped(reason),
+                },
+            })
+            .collect();
+        let reduced_n =
+            settings.w2_n > plan::LINEAR_W2_N && schemes.iter().any(|s| s.complexity.any_linear());
+        let skipped = schemes.iter().any(|s| settings.w2(s).is_err());
+        bar.suspend(|| {
+            heading(&format!(
+                "## W2 churn: ns per step (start, pop the oldest, cancel it 95 % of the time; 1 tick per {} steps), N timers in flight",
+                workload::W2_STEPS_PER_TICK
+            ));
+            print!("{}", report::w2_table(&rows));
+            println!();
+            let counts: Vec<String> = expected
+                .iter()
+                .map(|(n, c)| format!("{c} at N = {n}"))
+                .collect();
+            if !counts.is_empty() {
+                println!(
+                    "Expected expiries for every exact structure (replayed from the draws alone, no timer structure): {}.",
+                    counts.join(", ")
+                );
+            }
+            println!(
+                "A lossy structure (Scheme 7 with one or no migration) fires timers late: its count is reported, flagged, not checked."
+            );
+            if reduced_n {
+                println!(
+                    "Structures with an O(n) tick or an O(n) start run W2 with N = {} in flight instead of {} (the N column says which).",
+                    plan::LINEAR_W2_N,
+                    settings.w2_n,
+                );
+            }
+            if skipped {
+                println!(
+                    "O(n)-start structures are skipped above {} steps: even at N = {} they hold about 12 000 timers (the 5 % left to expire stay some 200 ticks) and every start walks them: 70-80 us per step, some 2.5 minutes per repetition.",
+                    plan::LINEAR_START_W2_MAX_STEPS,
+                    plan::LINEAR_W2_N,
+                );
+            }
+            let entries: Vec<RatioEntry> = rows
+                .iter()
+                .map(|r| (r.scheme, "ns/step".to_string(), report::median_of(&r.outcome)))
+                .collect();
+            print_ratios(&entries, &["ns/step".to_string()]);
+        });
+    }
+
+    if runs(Workload::W3) {
         let rows: Vec<W3Row> = w3_plan
             .iter()
             .map(|&scheme| {
@@ -274,29 +438,28 @@ fn bench(args: &BenchArgs) -> ExitCode {
                     outcome: measure(&bar, &task, &mut failures),
                 };
                 if !row.fired_ok() {
-                    failures += 1;
                     let fired = match &row.outcome {
                         Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
                         _ => "no".into(),
                     };
-                    bar.suspend(|| {
-                        eprintln!(
-                            "error: {}: fired {fired} timers, expected {}",
+                    complain(
+                        &bar,
+                        &mut failures,
+                        format!(
+                            "{}: fired {fired} timers, expected {}",
                             task.describe(),
                             params.timers
-                        )
-                    });
+                        ),
+                    );
                 }
                 row
             })
             .collect();
         let reduced = schemes.iter().any(|s| s.complexity.any_linear());
         bar.suspend(|| {
-            println!();
-            println!(
-                "## W3 expire: ns per timer, starts plus a tick-by-tick advance over every tick, all timed"
+            heading(
+                "## W3 expire: ns per timer, starts plus a tick-by-tick advance over every tick, all timed",
             );
-            println!();
             print!("{}", report::w3_table(&rows));
             if reduced {
                 println!();
@@ -305,6 +468,124 @@ fn bench(args: &BenchArgs) -> ExitCode {
                     plan::LINEAR_W3_TIMERS
                 );
             }
+            let entries: Vec<RatioEntry> = rows
+                .iter()
+                .map(|r| (r.scheme, "ns/timer".to_string(), report::median_of(&r.outcome)))
+                .collect();
+            print_ratios(&entries, &["ns/timer".to_string()]);
+        });
+    }
+
+    if runs(Workload::W4) {
+        let rows: Vec<W4Row> = w4_plan
+            .iter()
+            .map(|&scheme| match settings.w4(scheme) {
+                Ok(params) => {
+                    let task = Task::W4 { scheme, params };
+                    let row = W4Row {
+                        scheme,
+                        timers: params.timers,
+                        outcome: measure(&bar, &task, &mut failures),
+                    };
+                    if !row.fired_ok() {
+                        complain(
+                            &bar,
+                            &mut failures,
+                            format!(
+                                "{}: did not fire all {} timers",
+                                task.describe(),
+                                params.timers
+                            ),
+                        );
+                    }
+                    row
+                }
+                Err(reason) => W4Row {
+                    scheme,
+                    timers: settings.w4_timers,
+                    outcome: Outcome::Skipped(reason),
+                },
+            })
+            .collect();
+        bar.suspend(|| {
+            heading(&format!(
+                "## W4 sparse advance: ns per timer, {} starts in [1, {}) then advance(d) at every d the structure's wake-up query names, all timed",
+                settings.w4_timers, settings.w4_ticks
+            ));
+            print!("{}", report::w4_table(&rows));
+            println!();
+            println!(
+                "Wake-up query: next_wakeup() for the wheel, next_expiry() for every other structure; a coarse answer (a slot or cascade boundary) only adds jumps. Scheme 7's binary layouts run W4 with 5 levels of 64 slots (4 levels span 2^24 ticks)."
+            );
+            let entries: Vec<RatioEntry> = rows
+                .iter()
+                .map(|r| (r.scheme, "ns/timer".to_string(), report::median_of(&r.outcome)))
+                .collect();
+            print_ratios(&entries, &["ns/timer".to_string()]);
+        });
+    }
+
+    if runs(Workload::W5) {
+        let rows: Vec<W5Row> = w5_plan
+            .iter()
+            .map(|&scheme| match settings.w5(scheme) {
+                Ok(params) => {
+                    let task = Task::W5 { scheme, params };
+                    let row = W5Row {
+                        scheme,
+                        timers: params.timers,
+                        tolerance_percent: params.tolerance_percent,
+                        outcome: measure(&bar, &task, &mut failures),
+                    };
+                    if let Some(problem) = row.problem() {
+                        complain(
+                            &bar,
+                            &mut failures,
+                            format!("{}: {problem}", task.describe()),
+                        );
+                    }
+                    row
+                }
+                Err(reason) => W5Row {
+                    scheme,
+                    timers: settings.w5_timers,
+                    tolerance_percent: settings.w5_tolerance_percent,
+                    outcome: Outcome::Skipped(reason),
+                },
+            })
+            .collect();
+        let reduced = settings.w5_timers > plan::LINEAR_W5_TIMERS
+            && schemes
+                .iter()
+                .any(|s| s.complexity.linear_start && settings.w5(s).is_ok());
+        bar.suspend(|| {
+            heading(&format!(
+                "## W5 coalescing: {} timers at d in [1, {}), window [d, d + tol]; wake repeatedly at the structure's wake-up query and advance there until empty",
+                settings.w5_timers, settings.w5_ticks
+            ));
+            print!("{}", report::w5_table(&rows));
+            println!();
+            println!(
+                "wake-ups: advance calls. optimum: the fewest instants stabbing every window (greedy: sort by end, take the end of the first unstabbed window); at tolerance 0, the distinct deadlines. ratio = wake-ups / optimum."
+            );
+            println!(
+                "violations: timers whose wake-up instant or callback time (timers.now()) fell outside [d, d + tol]; an error for an exact structure, reported for a lossy one."
+            );
+            println!(
+                "Tolerance {} % (tol = d * {} / 100) needs start_with: only the wheel takes it, every other structure runs tolerance 0 only. ns/timer covers the starts and the whole drive; the counts are what W5 is about.",
+                settings.w5_tolerance_percent, settings.w5_tolerance_percent
+            );
+            if reduced {
+                println!(
+                    "O(n)-start structures run W5 with at most {} timers (the timers column says which): at 100000 their sorted inserts take about two minutes per repetition.",
+                    plan::LINEAR_W5_TIMERS
+                );
+            }
+            let entries: Vec<RatioEntry> = rows
+                .iter()
+                .map(|r| (r.scheme, "ns/timer, tol 0".to_string(), report::median_of(&r.outcome)))
+                .collect();
+            print_ratios(&entries, &["ns/timer, tol 0".to_string()]);
         });
     }
 
@@ -325,6 +606,7 @@ fn bench_one(args: &BenchOneArgs) -> ExitCode {
             return ExitCode::from(USAGE_ERROR);
         }
     };
+    let reps = args.reps.unwrap_or(plan::DEFAULT_REPS);
     let task = match args.workload {
         Workload::W1 => {
             let Some(n) = args.n else {
@@ -336,16 +618,41 @@ fn bench_one(args: &BenchOneArgs) -> ExitCode {
                 params: W1Params {
                     n,
                     iters: args.iters,
-                    reps: args.reps,
+                    reps,
                 },
             }
         }
+        Workload::W2 => Task::W2 {
+            scheme,
+            params: W2Params {
+                n: args.n.unwrap_or(plan::W2_N),
+                steps: args.steps,
+                reps,
+            },
+        },
         Workload::W3 => Task::W3 {
             scheme,
             params: W3Params {
-                timers: args.timers,
-                ticks: args.ticks,
-                reps: args.reps,
+                timers: args.timers.unwrap_or(plan::W3_TIMERS),
+                ticks: args.ticks.unwrap_or(plan::W3_TICKS),
+                reps,
+            },
+        },
+        Workload::W4 => Task::W4 {
+            scheme,
+            params: W4Params {
+                timers: args.timers.unwrap_or(plan::W4_TIMERS),
+                ticks: args.ticks.unwrap_or(plan::W4_TICKS),
+                reps: args.reps.unwrap_or(plan::W4_REPS),
+            },
+        },
+        Workload::W5 => Task::W5 {
+            scheme,
+            params: W5Params {
+                timers: args.timers.unwrap_or(plan::W5_TIMERS),
+                ticks: args.ticks.unwrap_or(plan::W5_TICKS),
+                tolerance_percent: args.tolerance,
+                reps,
             },
         },
     };

@@ -4,15 +4,17 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`cli`] | argument parsing and the `bench` driver |
-//! | [`registry`] | the one list of schemes |
-//! | [`plan`] | the sizes, and the reductions for O(n) schemes |
-//! | [`workload`] | SplitMix64, W1 and W3 (the timed loops) |
+//! | [`registry`] | the one list of structures: schemes, the facility, the peers |
+//! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
+//! | [`workload`] | SplitMix64, W1–W5 (the timed loops), their reference figures, the wake-up and tolerance traits |
+//! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`runner`] | one child process per measurement, and its result line |
 //! | [`report`] | the tables |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod peers;
 pub mod plan;
 pub mod registry;
 pub mod report;

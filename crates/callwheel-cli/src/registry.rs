@@ -1,26 +1,32 @@
-//! The one list of schemes the benchmarks know, in the order the tables print them.
+//! The one list of structures the benchmarks know, in the order the tables print them: the
+//! schemes of the papers, the production wheel (the *facility*) and the peers from outside
+//! callwheel.
 //!
-//! # Adding a scheme
+//! # Adding a structure
 //!
 //! Add one line to [`SCHEMES`]:
 //!
 //! ```text
-//! scheme!("binary-heap", "S3 heap", Complexity::LOGARITHMIC, BinaryHeap::new()),
+//! scheme!("binary-heap", "S3-heap", Role::Scheme, Complexity::LOGARITHMIC, Caps::EXACT, BinaryHeap::new()),
 //! ```
 //!
 //! The arguments are the name used on the command line (`--scheme binary-heap`), a short label
-//! for the compact matrix, the [`Complexity`] flags (which decide the reduced sizes, see
-//! `plan`), and an expression that builds a fresh structure. The expression may use `?` on a
-//! `Result<_, callwheel::Error>`, as in `HashedWheel::new(16)?`. A scheme that needs a different
-//! configuration per workload gives one expression for each:
+//! for the compact matrix, the [`Role`] (which decides the ratio lines), the [`Complexity`] flags
+//! (which decide the reduced sizes, see `plan`), the [`Caps`] (lossy, has a next-deadline
+//! query, reports its memory, how far ahead it accepts deadlines), and an expression that builds
+//! a fresh structure. The expression may use `?` on a `Result<_, callwheel::Error>`, as in
+//! `HashedWheel::new(16)?`. A structure that needs a different configuration per workload
+//! names the workload and matches on it:
 //!
 //! ```text
-//! scheme!("basic-wheel", "S4", Complexity::CONSTANT,
-//!         w1: BasicWheel::new(4_000_000)?, w3: BasicWheel::new(100_000)?),
+//! scheme!("basic-wheel", "S4", Role::Scheme, Complexity::CONSTANT, Caps::TICKING,
+//!         |w| match w { Workload::W1 => BasicWheel::new(1 << 22)?, _ => BasicWheel::new(100_000)? }),
 //! ```
 //!
-//! The macro turns each expression into a runner per workload: a plain function pointer that
+//! The macro turns the expression into a runner per workload: a plain function pointer that
 //! calls the generic, monomorphized workload code, so the timed loops never go through `dyn`.
+//! The structure's type must implement [`WakeupQuery`] and [`TolerantStart`] (one line each,
+//! below, when the defaults fit).
 
 use callwheel::scheme::balanced_tree::BalancedTree;
 use callwheel::scheme::basic_wheel::BasicWheel;
@@ -32,8 +38,15 @@ use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel::scheme::ordered_list::OrderedList;
 use callwheel::scheme::straightforward::Straightforward;
+use callwheel::wheel::Wheel;
+use callwheel::{Error, Handle, Tick};
 
-use crate::workload::{W1Outcome, W1Params, W3Outcome, W3Params};
+use crate::cli::Workload;
+use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
+use crate::workload::{
+    TolerantStart, W1Outcome, W1Params, W2Outcome, W2Params, W3Outcome, W3Params, W4Outcome,
+    W4Params, W5Outcome, W5Params, WakeupQuery,
+};
 
 /// The cost classes the benchmark plan cares about: which operations grow with the number of
 /// pending timers.
@@ -71,70 +84,232 @@ impl Complexity {
     }
 }
 
-/// Runs every repetition of one W1 measurement on one scheme.
+/// What a structure is in the comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// One of the papers' schemes (callwheel's `scheme` module).
+    Scheme,
+    /// The production wheel, `callwheel::wheel::Wheel`: the ratio lines compare every peer
+    /// with it.
+    Facility,
+    /// A structure from outside callwheel, run through an adapter (`peers`).
+    Peer,
+}
+
+/// What a structure can do, as far as the plan and the tables need to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    /// It may fire a timer after its deadline (Scheme 7 with one or no migration): its W2
+    /// count, W3 late timers and W5 violations are reported, flagged lossy, not errors.
+    pub lossy: bool,
+    /// Its next-expiry query skips empty ticks. `false` for the structures that answer "the next
+    /// tick" (Scheme 1, Scheme 4): W4 and W5 are n/a for them.
+    pub jumps: bool,
+    /// `memory_bytes` reports what it holds. `false` for peers whose memory is not observable:
+    /// the W1 bytes column prints n/a instead of a guess.
+    pub memory: bool,
+    /// The latest deadline it accepts, counted from tick 0 (in the configuration W4 uses).
+    pub max_ahead: Tick,
+    /// Printed in parentheses after the name in the tables (how to read the row).
+    pub note: &'static str,
+}
+
+impl Caps {
+    /// Exact, with a next-deadline query, its memory reported, any deadline.
+    pub const EXACT: Caps = Caps {
+        lossy: false,
+        jumps: true,
+        memory: true,
+        max_ahead: Tick::MAX,
+        note: "",
+    };
+    /// As [`Caps::EXACT`] but lossy.
+    pub const LOSSY: Caps = Caps {
+        lossy: true,
+        ..Caps::EXACT
+    };
+    /// As [`Caps::EXACT`] but without a next-deadline query (it visits every tick).
+    pub const TICKING: Caps = Caps {
+        jumps: false,
+        ..Caps::EXACT
+    };
+}
+
+/// Runs every repetition of one W1 measurement on one structure.
 pub type W1Runner = fn(&W1Params) -> Result<W1Outcome, String>;
 
-/// Runs every repetition of one W3 measurement on one scheme.
+/// Runs every repetition of one W2 measurement on one structure.
+pub type W2Runner = fn(&W2Params) -> Result<W2Outcome, String>;
+
+/// Runs every repetition of one W3 measurement on one structure.
 pub type W3Runner = fn(&W3Params) -> Result<W3Outcome, String>;
 
-/// One scheme as the benchmarks see it.
+/// Runs every repetition of one W4 measurement on one structure.
+pub type W4Runner = fn(&W4Params) -> Result<W4Outcome, String>;
+
+/// Runs every repetition of one W5 measurement on one structure.
+pub type W5Runner = fn(&W5Params) -> Result<W5Outcome, String>;
+
+/// One structure as the benchmarks see it.
 #[derive(Clone, Copy, Debug)]
 pub struct SchemeInfo {
     /// The name used on the command line and in the tables.
     pub name: &'static str,
-    /// A short label (the paper's scheme number) for the compact matrix.
+    /// A short label (the paper's scheme number, `facility`, `peer-…`) for the compact matrix.
     pub label: &'static str,
+    /// Scheme, facility or peer.
+    pub role: Role,
     /// Which operations are O(n); decides the reduced sizes.
     pub complexity: Complexity,
+    /// Lossy, next-deadline query, memory, range.
+    pub caps: Caps,
     /// Runs W1 on a fresh structure per repetition.
     pub w1: W1Runner,
+    /// Runs W2 on a fresh structure per repetition.
+    pub w2: W2Runner,
     /// Runs W3 on a fresh structure per repetition.
     pub w3: W3Runner,
+    /// Runs W4 on a fresh structure per repetition.
+    pub w4: W4Runner,
+    /// Runs W5 on a fresh structure per repetition.
+    pub w5: W5Runner,
 }
 
-/// Builds a [`SchemeInfo`] from a name, a label, the complexity flags and a constructor
-/// expression (one for all workloads, or `w1: ..., w3: ...`). See the module docs.
+impl SchemeInfo {
+    /// The name as the tables print it: `name (note)` when the caps carry a note.
+    pub fn row_name(&self) -> String {
+        if self.caps.note.is_empty() {
+            self.name.to_string()
+        } else {
+            format!("{} ({})", self.name, self.caps.note)
+        }
+    }
+}
+
+/// Builds a [`SchemeInfo`] from a name, a label, the role, the complexity flags, the caps and a
+/// constructor expression (optionally `|w| ...` to see the workload). See the module docs.
 macro_rules! scheme {
-    ($name:literal, $label:literal, $complexity:expr, $make:expr $(,)?) => {
-        scheme!($name, $label, $complexity, w1: $make, w3: $make)
-    };
-    ($name:literal, $label:literal, $complexity:expr, w1: $w1:expr, w3: $w3:expr $(,)?) => {
+    ($name:literal, $label:literal, $role:expr, $complexity:expr, $caps:expr, |$w:ident| $make:expr $(,)?) => {
         SchemeInfo {
             name: $name,
             label: $label,
+            role: $role,
             complexity: $complexity,
+            caps: $caps,
             w1: |p| {
-                crate::workload::w1(p, || -> Result<_, callwheel::Error> {
-                    Ok($w1)
-                })
+                let $w = Workload::W1;
+                crate::workload::w1(p, move || -> Result<_, Error> { Ok($make) })
+            },
+            w2: |p| {
+                let $w = Workload::W2;
+                crate::workload::w2(p, move || -> Result<_, Error> { Ok($make) })
             },
             w3: |p| {
-                crate::workload::w3(p, || -> Result<_, callwheel::Error> {
-                    Ok($w3)
-                })
+                let $w = Workload::W3;
+                crate::workload::w3(p, move || -> Result<_, Error> { Ok($make) })
+            },
+            w4: |p| {
+                let $w = Workload::W4;
+                crate::workload::w4(p, move || -> Result<_, Error> { Ok($make) })
+            },
+            w5: |p| {
+                let $w = Workload::W5;
+                crate::workload::w5(p, move || -> Result<_, Error> { Ok($make) })
             },
         }
     };
+    ($name:literal, $label:literal, $role:expr, $complexity:expr, $caps:expr, $make:expr $(,)?) => {
+        scheme!($name, $label, $role, $complexity, $caps, |_w| $make)
+    };
 }
 
-/// Every scheme the benchmarks run, in table order. One line per scheme (kept so by
-/// `rustfmt::skip`): name, label, complexity class, constructor(s).
+/// Scheme 7 with 64-slot levels: 4 levels span 2^24 ticks, enough for every workload but W4,
+/// whose deadlines reach 1e9; W4 gets 5 levels (2^30 ticks).
+fn binary_levels(w: Workload) -> usize {
+    if w == Workload::W4 {
+        5
+    } else {
+        4
+    }
+}
+
+/// The paper's layout (60 s, 60 min, 24 h, 100 days at one tick a second) accepts deadlines up
+/// to 99 days ahead.
+const PAPER_RANGE: Tick = 99 * 86_400;
+
+/// A peer whose memory is not observable.
+const PEER_NO_MEMORY: Caps = Caps {
+    memory: false,
+    ..Caps::EXACT
+};
+
+/// Every structure the benchmarks run, in table order. One line per structure (kept so by
+/// `rustfmt::skip`): name, label, role, complexity class, caps, constructor.
 #[rustfmt::skip]
 pub const SCHEMES: &[SchemeInfo] = &[
-    scheme!("straightforward", "S1", Complexity::LINEAR_TICK, Straightforward::new()),
-    scheme!("ordered-list", "S2", Complexity::LINEAR_START, OrderedList::new()),
-    scheme!("differential-list", "S2-BSD", Complexity::LINEAR_START, DifferentialList::new()),
-    scheme!("binary-heap", "S3-heap", Complexity::LOGARITHMIC, BinaryHeap::new()),
-    scheme!("balanced-tree", "S3-tree", Complexity::LOGARITHMIC, BalancedTree::new()),
-    scheme!("basic-wheel", "S4", Complexity::CONSTANT, w1: BasicWheel::new(1 << 22)?, w3: BasicWheel::new(100_000)?),
-    scheme!("hashed-wheel-sorted", "S5", Complexity::CONSTANT, HashedWheelSorted::new(16)?),
-    scheme!("hashed-wheel", "S6", Complexity::CONSTANT, HashedWheel::new(16)?),
-    scheme!("hierarchical-full", "S7-full", Complexity::CONSTANT, HierarchicalWheel::binary(4, Migration::Full)?),
-    scheme!("hierarchical-one", "S7-one", Complexity::CONSTANT, HierarchicalWheel::binary(4, Migration::One)?),
-    scheme!("hierarchical-none", "S7-none", Complexity::CONSTANT, HierarchicalWheel::binary(4, Migration::None)?),
-    scheme!("hierarchical-paper", "S7-paper", Complexity::CONSTANT, HierarchicalWheel::paper(Migration::Full)),
-    scheme!("calendar-queue", "Brown", Complexity::CONSTANT, CalendarQueue::new()),
+    scheme!("straightforward", "S1", Role::Scheme, Complexity::LINEAR_TICK, Caps::TICKING, Straightforward::new()),
+    scheme!("ordered-list", "S2", Role::Scheme, Complexity::LINEAR_START, Caps::EXACT, OrderedList::new()),
+    scheme!("differential-list", "S2-BSD", Role::Scheme, Complexity::LINEAR_START, Caps::EXACT, DifferentialList::new()),
+    scheme!("binary-heap", "S3-heap", Role::Scheme, Complexity::LOGARITHMIC, Caps::EXACT, BinaryHeap::new()),
+    scheme!("balanced-tree", "S3-tree", Role::Scheme, Complexity::LOGARITHMIC, Caps::EXACT, BalancedTree::new()),
+    scheme!("basic-wheel", "S4", Role::Scheme, Complexity::CONSTANT, Caps::TICKING, |w| match w { Workload::W1 => BasicWheel::new(1 << 22)?, Workload::W2 => BasicWheel::new(1 << 10)?, Workload::W5 => BasicWheel::new(1 << 20)?, _ => BasicWheel::new(100_000)? }),
+    scheme!("hashed-wheel-sorted", "S5", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, HashedWheelSorted::new(16)?),
+    scheme!("hashed-wheel", "S6", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, HashedWheel::new(16)?),
+    scheme!("hierarchical-full", "S7-full", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, |w| HierarchicalWheel::binary(binary_levels(w), Migration::Full)?),
+    scheme!("hierarchical-one", "S7-one", Role::Scheme, Complexity::CONSTANT, Caps::LOSSY, |w| HierarchicalWheel::binary(binary_levels(w), Migration::One)?),
+    scheme!("hierarchical-none", "S7-none", Role::Scheme, Complexity::CONSTANT, Caps::LOSSY, |w| HierarchicalWheel::binary(binary_levels(w), Migration::None)?),
+    scheme!("hierarchical-paper", "S7-paper", Role::Scheme, Complexity::CONSTANT, Caps { max_ahead: PAPER_RANGE, ..Caps::EXACT }, HierarchicalWheel::paper(Migration::Full)),
+    scheme!("calendar-queue", "Brown", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, CalendarQueue::new()),
+    scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
+    scheme!("heap-lazy", "peer-heap", Role::Peer, Complexity::LOGARITHMIC, Caps { note: "tombstones", ..Caps::EXACT }, HeapLazy::new()),
+    scheme!("btreemap", "peer-btree", Role::Peer, Complexity::LOGARITHMIC, Caps { max_ahead: BTreeMapPeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, BTreeMapPeer::new()),
+    scheme!("delayqueue", "peer-tokio", Role::Peer, Complexity::CONSTANT, Caps { max_ahead: DelayQueuePeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, DelayQueuePeer::new()?),
 ];
+
+// The two CLI traits for callwheel's own structures. Every scheme keeps the defaults: its own
+// `next_expiry` is its wake-up query, and it takes no tolerance. The production wheel wakes at
+// `next_wakeup` (the earliest window end) and starts with `start_with`.
+
+impl WakeupQuery for Straightforward<u64> {}
+impl WakeupQuery for OrderedList<u64> {}
+impl WakeupQuery for DifferentialList<u64> {}
+impl WakeupQuery for BinaryHeap<u64> {}
+impl WakeupQuery for BalancedTree<u64> {}
+impl WakeupQuery for BasicWheel<u64> {}
+impl WakeupQuery for HashedWheelSorted<u64> {}
+impl WakeupQuery for HashedWheel<u64> {}
+impl WakeupQuery for HierarchicalWheel<u64> {}
+impl WakeupQuery for CalendarQueue<u64> {}
+impl TolerantStart for Straightforward<u64> {}
+impl TolerantStart for OrderedList<u64> {}
+impl TolerantStart for DifferentialList<u64> {}
+impl TolerantStart for BinaryHeap<u64> {}
+impl TolerantStart for BalancedTree<u64> {}
+impl TolerantStart for BasicWheel<u64> {}
+impl TolerantStart for HashedWheelSorted<u64> {}
+impl TolerantStart for HashedWheel<u64> {}
+impl TolerantStart for HierarchicalWheel<u64> {}
+impl TolerantStart for CalendarQueue<u64> {}
+
+impl WakeupQuery for Wheel<u64> {
+    /// `Wheel::next_wakeup`: the earliest window end among the pending timers.
+    fn wakeup(&self) -> Option<Tick> {
+        self.next_wakeup()
+    }
+}
+
+impl TolerantStart for Wheel<u64> {
+    const TAKES_TOLERANCE: bool = true;
+
+    fn start_tolerant(
+        &mut self,
+        deadline: Tick,
+        tolerance: Tick,
+        value: u64,
+    ) -> Result<Handle, Error> {
+        self.start_with(deadline, tolerance, value)
+    }
+}
 
 /// The scheme called `name`, matched case-insensitively against names and labels.
 pub fn find(name: &str) -> Option<&'static SchemeInfo> {

@@ -1,50 +1,79 @@
 //! Runs each measurement in its own child process, so that one measurement's heap and caches do
 //! not affect the next.
 //!
-//! The parent re-executes its own binary as `callwheel bench-one --scheme NAME --workload w1
-//! --n N --iters I --reps R` (or `--workload w3 --timers M --ticks T`). The child runs the
-//! workload ([`run_here`]) and prints exactly one line on stdout:
+//! The parent re-executes its own binary as `callwheel bench-one --scheme NAME --workload wK`
+//! with the sizes of the workload (`--n N --iters I` for W1, `--n N --steps S` for W2,
+//! `--timers M --ticks T` for W3 and W4, plus `--tolerance P` for W5) and `--reps R`. The child
+//! runs the workload ([`run_here`]) and prints exactly one line on stdout:
 //!
 //! ```text
-//! callwheel-result samples=12.5,12.1,13.0 bytes=48.2 fired=-
+//! callwheel-result samples=12.5,12.1,13.0 bytes=48.2 fired=- late=- jumps=- wakeups=- optimum=- violations=- tsamples=- twakeups=- toptimum=- tviolations=-
 //! ```
 //!
-//! `samples` holds the per-operation figure of each repetition in nanoseconds, `bytes` the
-//! bytes per outstanding timer (W1, `-` when not measured) and `fired` the timers fired (W3,
-//! `-` for W1). On failure the child prints one error line on stderr and exits non-zero.
+//! `samples` holds the per-operation figure of each repetition in nanoseconds; `bytes` the bytes
+//! per outstanding timer (W1); `fired` the timers fired (W2's expiries, W3, W4); `late` the
+//! timers a lossy scheme fired after W3's last tick; `jumps` W4's `advance` calls; `wakeups`,
+//! `optimum` and `violations` W5's tolerance-0 case, and the `t…` fields W5's tolerant case
+//! (its `tsamples` being that case's ns per timer). `-` means not measured. On failure the
+//! child prints one error line on stderr and exits non-zero.
 
 use std::process::Command;
 
 use crate::registry::{self, SchemeInfo};
-use crate::workload::{W1Params, W3Params};
+use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
 
 /// The word that starts the child's result line.
 pub const RESULT_TAG: &str = "callwheel-result";
 
-/// One measurement: a workload, its sizes and the scheme it runs on.
+/// One measurement: a workload, its sizes and the structure it runs on.
 #[derive(Clone, Copy, Debug)]
 pub enum Task {
     /// W1, set/cancel.
     W1 {
-        /// The scheme.
+        /// The structure.
         scheme: &'static SchemeInfo,
         /// The sizes.
         params: W1Params,
     },
+    /// W2, churn.
+    W2 {
+        /// The structure.
+        scheme: &'static SchemeInfo,
+        /// The sizes.
+        params: W2Params,
+    },
     /// W3, expire.
     W3 {
-        /// The scheme.
+        /// The structure.
         scheme: &'static SchemeInfo,
         /// The sizes.
         params: W3Params,
     },
+    /// W4, sparse advance.
+    W4 {
+        /// The structure.
+        scheme: &'static SchemeInfo,
+        /// The sizes.
+        params: W4Params,
+    },
+    /// W5, coalescing.
+    W5 {
+        /// The structure.
+        scheme: &'static SchemeInfo,
+        /// The sizes.
+        params: W5Params,
+    },
 }
 
 impl Task {
-    /// The scheme the task runs on.
+    /// The structure the task runs on.
     pub fn scheme(&self) -> &'static SchemeInfo {
         match *self {
-            Task::W1 { scheme, .. } | Task::W3 { scheme, .. } => scheme,
+            Task::W1 { scheme, .. }
+            | Task::W2 { scheme, .. }
+            | Task::W3 { scheme, .. }
+            | Task::W4 { scheme, .. }
+            | Task::W5 { scheme, .. } => scheme,
         }
     }
 
@@ -52,62 +81,130 @@ impl Task {
     pub fn describe(&self) -> String {
         match self {
             Task::W1 { scheme, params } => format!("w1 {} N={}", scheme.name, params.n),
+            Task::W2 { scheme, params } => {
+                format!("w2 {} N={} steps={}", scheme.name, params.n, params.steps)
+            }
             Task::W3 { scheme, params } => {
                 format!("w3 {} timers={}", scheme.name, params.timers)
+            }
+            Task::W4 { scheme, params } => {
+                format!("w4 {} timers={}", scheme.name, params.timers)
+            }
+            Task::W5 { scheme, params } => {
+                format!("w5 {} timers={}", scheme.name, params.timers)
             }
         }
     }
 
     /// The arguments of the `bench-one` child command that runs this task.
     pub fn child_args(&self) -> Vec<String> {
-        let mut args = vec!["bench-one".to_string(), "--scheme".into()];
-        match self {
-            Task::W1 { scheme, params } => {
-                args.push(scheme.name.into());
-                args.extend(["--workload".into(), "w1".into()]);
-                args.extend(["--n".into(), params.n.to_string()]);
-                args.extend(["--iters".into(), params.iters.to_string()]);
-                args.extend(["--reps".into(), params.reps.to_string()]);
+        let scheme = self.scheme().name;
+        let mut args: Vec<String> = vec!["bench-one".into(), "--scheme".into(), scheme.into()];
+        let mut add = |key: &str, value: String| {
+            args.push(format!("--{key}"));
+            args.push(value);
+        };
+        let reps = match self {
+            Task::W1 { params, .. } => {
+                add("workload", "w1".into());
+                add("n", params.n.to_string());
+                add("iters", params.iters.to_string());
+                params.reps
             }
-            Task::W3 { scheme, params } => {
-                args.push(scheme.name.into());
-                args.extend(["--workload".into(), "w3".into()]);
-                args.extend(["--timers".into(), params.timers.to_string()]);
-                args.extend(["--ticks".into(), params.ticks.to_string()]);
-                args.extend(["--reps".into(), params.reps.to_string()]);
+            Task::W2 { params, .. } => {
+                add("workload", "w2".into());
+                add("n", params.n.to_string());
+                add("steps", params.steps.to_string());
+                params.reps
             }
-        }
+            Task::W3 { params, .. } => {
+                add("workload", "w3".into());
+                add("timers", params.timers.to_string());
+                add("ticks", params.ticks.to_string());
+                params.reps
+            }
+            Task::W4 { params, .. } => {
+                add("workload", "w4".into());
+                add("timers", params.timers.to_string());
+                add("ticks", params.ticks.to_string());
+                params.reps
+            }
+            Task::W5 { params, .. } => {
+                add("workload", "w5".into());
+                add("timers", params.timers.to_string());
+                add("ticks", params.ticks.to_string());
+                add("tolerance", params.tolerance_percent.to_string());
+                params.reps
+            }
+        };
+        add("reps", reps.to_string());
         args
     }
 }
 
-/// What one measurement reported.
+/// W5's tolerant case, as the result line carries it.
 #[derive(Clone, Debug, PartialEq)]
+pub struct TolerantReport {
+    /// Nanoseconds per timer, one figure per repetition.
+    pub samples: Vec<f64>,
+    /// `advance` calls.
+    pub wakeups: u64,
+    /// The greedy stabbing number of the windows.
+    pub optimum: u64,
+    /// Timers fired outside their window.
+    pub violations: u64,
+}
+
+/// What one measurement reported.
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Report {
-    /// Nanoseconds per operation, one figure per repetition.
+    /// Nanoseconds per operation, one figure per repetition (W5: the tolerance-0 case).
     pub samples: Vec<f64>,
     /// W1: bytes per outstanding timer, when measured.
     pub bytes_per_timer: Option<f64>,
-    /// W3: timers fired within the ticks.
+    /// W2: expiries in the timed region; W3: timers fired within the ticks; W4: timers fired.
     pub fired: Option<u64>,
     /// W3: timers that fired only after the last tick (lossy schemes).
     pub late: Option<u64>,
+    /// W4: `advance` calls (jumps).
+    pub jumps: Option<u64>,
+    /// W5, tolerance 0: `advance` calls (wake-ups).
+    pub wakeups: Option<u64>,
+    /// W5, tolerance 0: the number of distinct deadlines (the greedy optimum).
+    pub optimum: Option<u64>,
+    /// W5, tolerance 0: timers fired outside their window.
+    pub violations: Option<u64>,
+    /// W5's tolerant case, for a structure that takes a tolerance.
+    pub tolerant: Option<TolerantReport>,
+}
+
+fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn join(samples: &[f64]) -> String {
+    let text: Vec<String> = samples.iter().map(|s| s.to_string()).collect();
+    text.join(",")
 }
 
 impl Report {
     /// The result line the child prints.
     pub fn to_line(&self) -> String {
-        let samples: Vec<String> = self.samples.iter().map(|s| s.to_string()).collect();
-        let bytes = self
-            .bytes_per_timer
-            .map_or_else(|| "-".to_string(), |b| b.to_string());
-        let fired = self
-            .fired
-            .map_or_else(|| "-".to_string(), |f| f.to_string());
-        let late = self.late.map_or_else(|| "-".to_string(), |f| f.to_string());
+        let t = self.tolerant.as_ref();
         format!(
-            "{RESULT_TAG} samples={} bytes={bytes} fired={fired} late={late}",
-            samples.join(",")
+            "{RESULT_TAG} samples={} bytes={} fired={} late={} jumps={} wakeups={} optimum={} violations={} tsamples={} twakeups={} toptimum={} tviolations={}",
+            join(&self.samples),
+            opt(self.bytes_per_timer),
+            opt(self.fired),
+            opt(self.late),
+            opt(self.jumps),
+            opt(self.wakeups),
+            opt(self.optimum),
+            opt(self.violations),
+            t.map_or_else(|| "-".to_string(), |t| join(&t.samples)),
+            opt(t.map(|t| t.wakeups)),
+            opt(t.map(|t| t.optimum)),
+            opt(t.map(|t| t.violations)),
         )
     }
 
@@ -117,40 +214,66 @@ impl Report {
         if words.next() != Some(RESULT_TAG) {
             return Err(format!("not a result line: {line:?}"));
         }
+        let mut report = Report::default();
         let mut samples = None;
-        let mut bytes_per_timer = None;
-        let mut fired = None;
-        let mut late = None;
+        let mut tsamples: Option<Vec<f64>> = None;
+        let (mut twakeups, mut toptimum, mut tviolations) = (None, None, None);
         for word in words {
             let (key, value) = word
                 .split_once('=')
                 .ok_or_else(|| format!("malformed field {word:?}"))?;
             let bad = || format!("malformed value in {word:?}");
+            let list = |value: &str| -> Result<Vec<f64>, String> {
+                value
+                    .split(',')
+                    .map(str::parse::<f64>)
+                    .collect::<Result<Vec<f64>, _>>()
+                    .map_err(|_| bad())
+            };
+            let count = |value: &str| -> Result<Option<u64>, String> {
+                if value == "-" {
+                    Ok(None)
+                } else {
+                    value.parse::<u64>().map(Some).map_err(|_| bad())
+                }
+            };
             match key {
-                "samples" => {
-                    let parsed: Result<Vec<f64>, _> =
-                        value.split(',').map(str::parse::<f64>).collect();
-                    samples = Some(parsed.map_err(|_| bad())?);
-                }
+                "samples" => samples = Some(list(value)?),
                 "bytes" if value != "-" => {
-                    bytes_per_timer = Some(value.parse::<f64>().map_err(|_| bad())?);
+                    report.bytes_per_timer = Some(value.parse::<f64>().map_err(|_| bad())?);
                 }
-                "fired" if value != "-" => fired = Some(value.parse::<u64>().map_err(|_| bad())?),
-                "late" if value != "-" => late = Some(value.parse::<u64>().map_err(|_| bad())?),
-                "bytes" | "fired" | "late" => {}
+                "bytes" => {}
+                "fired" => report.fired = count(value)?,
+                "late" => report.late = count(value)?,
+                "jumps" => report.jumps = count(value)?,
+                "wakeups" => report.wakeups = count(value)?,
+                "optimum" => report.optimum = count(value)?,
+                "violations" => report.violations = count(value)?,
+                "tsamples" if value != "-" => tsamples = Some(list(value)?),
+                "tsamples" => {}
+                "twakeups" => twakeups = count(value)?,
+                "toptimum" => toptimum = count(value)?,
+                "tviolations" => tviolations = count(value)?,
                 _ => return Err(format!("unknown field {key:?}")),
             }
         }
-        let samples = samples.ok_or("the result line has no samples")?;
-        if samples.is_empty() {
+        report.samples = samples.ok_or("the result line has no samples")?;
+        if report.samples.is_empty() {
             return Err("the result line has no samples".into());
         }
-        Ok(Report {
-            samples,
-            bytes_per_timer,
-            fired,
-            late,
-        })
+        report.tolerant = match (tsamples, twakeups, toptimum, tviolations) {
+            (None, None, None, None) => None,
+            (Some(samples), Some(wakeups), Some(optimum), Some(violations)) => {
+                Some(TolerantReport {
+                    samples,
+                    wakeups,
+                    optimum,
+                    violations,
+                })
+            }
+            _ => return Err("the tolerant case's fields are incomplete".into()),
+        };
+        Ok(report)
     }
 }
 
@@ -162,17 +285,49 @@ pub fn run_here(task: &Task) -> Result<Report, String> {
             Ok(Report {
                 samples: out.ns_per_pair,
                 bytes_per_timer: out.bytes_per_timer,
-                fired: None,
-                late: None,
+                ..Report::default()
+            })
+        }
+        Task::W2 { scheme, params } => {
+            let out = (scheme.w2)(params)?;
+            Ok(Report {
+                samples: out.ns_per_step,
+                fired: Some(out.expiries),
+                ..Report::default()
             })
         }
         Task::W3 { scheme, params } => {
             let out = (scheme.w3)(params)?;
             Ok(Report {
                 samples: out.ns_per_timer,
-                bytes_per_timer: None,
                 fired: Some(out.fired),
                 late: Some(out.late),
+                ..Report::default()
+            })
+        }
+        Task::W4 { scheme, params } => {
+            let out = (scheme.w4)(params)?;
+            Ok(Report {
+                samples: out.ns_per_timer,
+                fired: Some(out.fired),
+                jumps: Some(out.jumps),
+                ..Report::default()
+            })
+        }
+        Task::W5 { scheme, params } => {
+            let out = (scheme.w5)(params)?;
+            Ok(Report {
+                samples: out.exact.ns_per_timer,
+                wakeups: Some(out.exact.wakeups),
+                optimum: Some(out.exact.optimum),
+                violations: Some(out.exact.violations),
+                tolerant: out.tolerant.map(|t| TolerantReport {
+                    samples: t.ns_per_timer,
+                    wakeups: t.wakeups,
+                    optimum: t.optimum,
+                    violations: t.violations,
+                }),
+                ..Report::default()
             })
         }
     }

@@ -1,5 +1,7 @@
-//! The benchmark workloads of `WORKLOADS.md`: the SplitMix64 generator, W1 (set/cancel) and
-//! W3 (expire).
+//! The benchmark workloads of `WORKLOADS.md`: the SplitMix64 generator, W1 (set/cancel), W2
+//! (churn), W3 (expire), W4 (sparse advance) and W5 (coalescing), plus the two small traits the
+//! last two need ([`WakeupQuery`], [`TolerantStart`]) and the input-only reference figures the
+//! results are checked against ([`w2_expected`], [`stabbing_optimum`]).
 //!
 //! Each workload function runs every repetition of one measurement in the current process and
 //! returns the per-operation figure of each repetition. The functions are generic over the scheme,
@@ -7,10 +9,11 @@
 //! `dyn`. Only the region the workload marks *timed* is inside the [`Instant`] pair; building the
 //! structure, the untimed setup and dropping the structure are outside it.
 
+use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Instant;
 
-use callwheel::{Budget, Error, Scheme, Tick};
+use callwheel::{Budget, Error, Handle, Scheme, Tick, Timers};
 
 /// The seed the generator is given at the start of every repetition.
 pub const SEED: u64 = 42;
@@ -233,4 +236,462 @@ where
         fired,
         late,
     })
+}
+
+/// The query a driver asks "when must I next call `advance`?" (W4's `next_deadline()`, W5's
+/// wake-up instant).
+///
+/// The default is [`Timers::next_expiry`]; the production wheel answers with its own
+/// `next_wakeup()` (the earliest window end, which is the earliest deadline for timers started
+/// without tolerance). Implemented for every structure the registry lists.
+pub trait WakeupQuery: Timers<u64> {
+    /// The instant to wake at next; `None` when nothing is pending.
+    fn wakeup(&self) -> Option<Tick> {
+        self.next_expiry()
+    }
+}
+
+/// Starting a timer with a window `[deadline, deadline + tolerance]` (calloutng's precision).
+///
+/// Only the production wheel takes a tolerance; every other structure keeps the defaults and
+/// runs W5 with tolerance 0 only. Implemented for every structure the registry lists.
+pub trait TolerantStart: Timers<u64> {
+    /// `true` when [`TolerantStart::start_tolerant`] honours the tolerance.
+    const TAKES_TOLERANCE: bool = false;
+
+    /// Starts a timer whose window is `[deadline, deadline + tolerance]`. The default ignores the
+    /// tolerance and calls [`Timers::start`]; W5 calls it with a non-zero tolerance only when
+    /// [`TolerantStart::TAKES_TOLERANCE`] is `true`.
+    fn start_tolerant(
+        &mut self,
+        deadline: Tick,
+        tolerance: Tick,
+        value: u64,
+    ) -> Result<Handle, Error> {
+        debug_assert!(tolerance == 0 || Self::TAKES_TOLERANCE);
+        self.start(deadline, value)
+    }
+}
+
+/// W2: the interval each timer's delay is drawn from (`200 + range(0, 50)`).
+pub const W2_DELAY: (Tick, Tick) = (200, 250);
+/// W2: steps per tick of the clock.
+pub const W2_STEPS_PER_TICK: u64 = 1_000;
+/// W2: a popped timer is cancelled when `range(0, 100)` is below this ("ACK arrived").
+pub const W2_CANCEL_PERCENT: u64 = 95;
+
+/// The sizes of one W2 measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct W2Params {
+    /// Timers in flight (started in the untimed warm-up, then kept at that count).
+    pub n: u64,
+    /// Timed steps (start one, pop the oldest, cancel it 95 % of the time).
+    pub steps: u64,
+    /// Repetitions, each with a fresh structure and a re-seeded generator.
+    pub reps: u32,
+}
+
+/// What a W2 measurement produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W2Outcome {
+    /// Nanoseconds per timed step, one figure per repetition.
+    pub ns_per_step: Vec<f64>,
+    /// Timers fired by the timed advances (the same in every repetition, or an error).
+    pub expiries: u64,
+}
+
+/// W2's expiry count computed from the draws alone, without any timer structure: the timers
+/// whose expiry falls in `(warm-up's last tick, last tick]` and that were not cancelled before
+/// their expiry. Every exact structure must fire exactly this many timers in the timed region
+/// (93 769 for `N = 100 000`, 2 000 000 steps).
+pub fn w2_expected(n: u64, steps: u64) -> u64 {
+    let mut rng = SplitMix64::new(SEED);
+    let mut now: Tick = 0;
+    let mut fifo: VecDeque<Tick> = VecDeque::with_capacity(n as usize + 1);
+    for s in 0..n {
+        fifo.push_back(now + rng.range(W2_DELAY.0, W2_DELAY.1));
+        if (s + 1) % W2_STEPS_PER_TICK == 0 {
+            now += 1;
+        }
+    }
+    let warm_now = now;
+    // Expiries of timers that will never be cancelled (left to expire, or still queued at the
+    // end), and of cancels that came too late (the timer had already fired).
+    let mut kept: Vec<Tick> = Vec::new();
+    for s in 0..steps {
+        fifo.push_back(now + rng.range(W2_DELAY.0, W2_DELAY.1));
+        let oldest = fifo.pop_front().expect("just pushed");
+        if rng.range(0, 100) < W2_CANCEL_PERCENT {
+            if oldest <= now {
+                kept.push(oldest); // fired before the cancel reached it
+            }
+        } else {
+            kept.push(oldest);
+        }
+        if (s + 1) % W2_STEPS_PER_TICK == 0 {
+            now += 1;
+        }
+    }
+    kept.extend(fifo);
+    kept.iter().filter(|&&e| e > warm_now && e <= now).count() as u64
+}
+
+/// W2, churn: `n` timers in flight, then `steps` timed steps of start / pop the oldest / cancel
+/// it 95 % of the time, the clock moving one tick every 1 000 steps.
+///
+/// Fails if the structure cannot be built, a start is refused, a cancel misses its timer (a
+/// popped timer is always still pending), an unlimited advance is incomplete, or the expiry
+/// count differs between repetitions. Whether the count is right is the caller's judgement
+/// (against [`w2_expected`]).
+pub fn w2<S, F>(p: &W2Params, make: F) -> Result<W2Outcome, String>
+where
+    S: Scheme<u64>,
+    F: Fn() -> Result<S, Error>,
+{
+    if p.steps == 0 || p.reps == 0 {
+        return Err("W2 needs at least one step and one repetition".into());
+    }
+    let mut ns_per_step = Vec::with_capacity(p.reps as usize);
+    let mut count = None;
+    for _ in 0..p.reps {
+        let mut rng = SplitMix64::new(SEED);
+        let mut s = build(&make)?;
+        let mut fifo: VecDeque<Handle> = VecDeque::with_capacity(p.n as usize + 1);
+        let mut now: Tick = 0;
+        let mut incomplete = false;
+        for i in 0..p.n {
+            let h = s
+                .start(now + rng.range(W2_DELAY.0, W2_DELAY.1), i)
+                .map_err(start_failed)?;
+            fifo.push_back(h);
+            if (i + 1) % W2_STEPS_PER_TICK == 0 {
+                now += 1;
+                let progress = s.advance(now, Budget::UNLIMITED, |_, e| {
+                    black_box(e);
+                });
+                incomplete |= !progress.complete;
+            }
+        }
+
+        let mut expiries = 0u64;
+        let mut missed = 0u64;
+        let begin = Instant::now();
+        for i in 0..p.steps {
+            let h = match s.start(now + rng.range(W2_DELAY.0, W2_DELAY.1), p.n + i) {
+                Ok(h) => h,
+                Err(e) => return Err(start_failed(e)),
+            };
+            fifo.push_back(h);
+            let oldest = fifo.pop_front().unwrap_or(h);
+            if rng.range(0, 100) < W2_CANCEL_PERCENT {
+                missed += u64::from(black_box(s.stop(oldest)).is_none());
+            }
+            if (i + 1) % W2_STEPS_PER_TICK == 0 {
+                now += 1;
+                let progress = s.advance(now, Budget::UNLIMITED, |_, e| {
+                    black_box(e);
+                });
+                expiries += progress.fired as u64;
+                incomplete |= !progress.complete;
+            }
+        }
+        let elapsed = begin.elapsed();
+        black_box(&mut s);
+
+        if incomplete {
+            return Err("an advance with an unlimited budget did not complete".into());
+        }
+        if missed != 0 {
+            return Err(format!(
+                "{missed} cancels did not find their timer (a popped timer is always pending)"
+            ));
+        }
+        match count {
+            None => count = Some(expiries),
+            Some(c) if c != expiries => {
+                return Err(format!(
+                    "the expiry count differs between repetitions: {c}, then {expiries}"
+                ))
+            }
+            Some(_) => {}
+        }
+        ns_per_step.push(elapsed.as_nanos() as f64 / p.steps as f64);
+        drop(s);
+    }
+    Ok(W2Outcome {
+        ns_per_step,
+        expiries: count.unwrap_or(0),
+    })
+}
+
+/// The sizes of one W4 measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct W4Params {
+    /// Timers started (1 000 in the full workload).
+    pub timers: u64,
+    /// Expiries are drawn from `[1, ticks)` (1e9 in the full workload).
+    pub ticks: Tick,
+    /// Repetitions, each with a fresh structure and a re-seeded generator.
+    pub reps: u32,
+}
+
+/// What a W4 measurement produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W4Outcome {
+    /// Nanoseconds per timer (starts plus the whole jump loop, divided by the timers), one
+    /// figure per repetition.
+    pub ns_per_timer: Vec<f64>,
+    /// Timers fired by the loop (first repetition; the counts must agree between repetitions).
+    pub fired: u64,
+    /// `advance` calls the loop made (first repetition; likewise).
+    pub jumps: u64,
+}
+
+/// W4 and W5 give up after this many `advance` calls in one repetition: a query that never
+/// lets the structure empty would otherwise loop for ever.
+pub const MAX_WAKEUPS: u64 = 200_000_000;
+
+/// W4, sparse advance: `timers` starts in `[1, ticks)`, then `advance(d)` at every `d` the
+/// structure's [`WakeupQuery`] names until it is empty, all timed.
+///
+/// Fails if the structure cannot be built, a start is refused, an unlimited advance is
+/// incomplete, the loop exceeds [`MAX_WAKEUPS`], or the counts differ between repetitions.
+pub fn w4<S, F>(p: &W4Params, make: F) -> Result<W4Outcome, String>
+where
+    S: Scheme<u64> + WakeupQuery,
+    F: Fn() -> Result<S, Error>,
+{
+    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
+        return Err("W4 needs at least one timer, two ticks and one repetition".into());
+    }
+    let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
+    let mut counts = None;
+    for _ in 0..p.reps {
+        let mut rng = SplitMix64::new(SEED);
+        let mut s = build(&make)?;
+        let mut fired = 0u64;
+        let mut jumps = 0u64;
+        let mut incomplete = false;
+
+        let begin = Instant::now();
+        for i in 0..p.timers {
+            if let Err(e) = s.start(rng.range(1, p.ticks), i) {
+                return Err(start_failed(e));
+            }
+        }
+        while let Some(d) = s.wakeup() {
+            let progress = s.advance(d, Budget::UNLIMITED, |_, e| {
+                black_box(e);
+            });
+            fired += progress.fired as u64;
+            incomplete |= !progress.complete;
+            jumps += 1;
+            if jumps > MAX_WAKEUPS {
+                return Err(format!(
+                    "gave up after {MAX_WAKEUPS} jumps with {} timers pending",
+                    s.len()
+                ));
+            }
+        }
+        let elapsed = begin.elapsed();
+        black_box(&mut s);
+
+        if incomplete {
+            return Err("an advance with an unlimited budget did not complete".into());
+        }
+        match counts {
+            None => counts = Some((fired, jumps)),
+            Some(c) if c != (fired, jumps) => {
+                return Err(format!(
+                    "fired/jumps differ between repetitions: {c:?}, then {:?}",
+                    (fired, jumps)
+                ))
+            }
+            Some(_) => {}
+        }
+        ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
+        drop(s);
+    }
+    let (fired, jumps) = counts.unwrap_or((0, 0));
+    Ok(W4Outcome {
+        ns_per_timer,
+        fired,
+        jumps,
+    })
+}
+
+/// The sizes of one W5 measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct W5Params {
+    /// Timers started (100 000 in the full workload).
+    pub timers: u64,
+    /// Deadlines are drawn from `[1, ticks)` (1 000 000 in the full workload).
+    pub ticks: Tick,
+    /// The tolerance of the first case, in percent of the deadline (`d * pct / 100`); the
+    /// second case is always tolerance 0.
+    pub tolerance_percent: u64,
+    /// Repetitions, each with a fresh structure and a re-seeded generator.
+    pub reps: u32,
+}
+
+/// What one tolerance case of W5 produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W5Case {
+    /// Nanoseconds per timer (starts plus the whole drive), one figure per repetition.
+    pub ns_per_timer: Vec<f64>,
+    /// `advance` calls the drive made.
+    pub wakeups: u64,
+    /// The fewest instants that stab every window (greedy), from the draws alone.
+    pub optimum: u64,
+    /// Timers that fired outside their window: the wake-up instant or the callback's
+    /// `timers.now()` before the deadline or after the window's end.
+    pub violations: u64,
+}
+
+/// What a W5 measurement produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct W5Outcome {
+    /// The case with tolerance `d * pct / 100`; `None` for a structure without tolerance
+    /// ([`TolerantStart::TAKES_TOLERANCE`] is `false`).
+    pub tolerant: Option<W5Case>,
+    /// The case with tolerance 0 (every structure).
+    pub exact: W5Case,
+}
+
+/// The minimum number of instants that stab every window `[start, end]`: sort by end, and take
+/// the end of each window the last chosen instant does not stab (the classic greedy, optimal for
+/// intervals). With zero-width windows it is the number of distinct deadlines.
+pub fn stabbing_optimum(windows: &[(Tick, Tick)]) -> u64 {
+    let mut by_end: Vec<(Tick, Tick)> = windows.to_vec();
+    by_end.sort_unstable_by_key(|&(start, end)| (end, start));
+    let mut last: Option<Tick> = None;
+    let mut count = 0u64;
+    for (start, end) in by_end {
+        if last.is_none_or(|t| start > t) {
+            last = Some(end);
+            count += 1;
+        }
+    }
+    count
+}
+
+/// W5's windows: `d = range(1, ticks)`, `[d, d + d * pct / 100]`, in draw order.
+pub fn w5_windows(timers: u64, ticks: Tick, tolerance_percent: u64) -> Vec<(Tick, Tick)> {
+    let mut rng = SplitMix64::new(SEED);
+    (0..timers)
+        .map(|_| {
+            let d = rng.range(1, ticks);
+            (d, d + d * tolerance_percent / 100)
+        })
+        .collect()
+}
+
+/// One W5 case: start every timer with its window, then drive the structure by its
+/// [`WakeupQuery`] until it is empty, checking every firing against the window.
+fn w5_case<S, F>(p: &W5Params, percent: u64, make: &F) -> Result<W5Case, String>
+where
+    S: Scheme<u64> + WakeupQuery + TolerantStart,
+    F: Fn() -> Result<S, Error>,
+{
+    let windows = w5_windows(p.timers, p.ticks, percent);
+    let optimum = stabbing_optimum(&windows);
+    let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
+    let mut counts = None;
+    for _ in 0..p.reps {
+        // The draws are the windows' deadlines, in the same order as `w5_windows` makes them.
+        let mut rng = SplitMix64::new(SEED);
+        let mut s = build(make)?;
+        let mut wakeups = 0u64;
+        let mut violations = 0u64;
+        let mut fired = 0u64;
+        let mut incomplete = false;
+
+        let begin = Instant::now();
+        for i in 0..p.timers {
+            let d = rng.range(1, p.ticks);
+            let tolerance = d * percent / 100;
+            let started = if tolerance == 0 {
+                s.start(d, i)
+            } else {
+                s.start_tolerant(d, tolerance, i)
+            };
+            if let Err(e) = started {
+                return Err(start_failed(e));
+            }
+        }
+        while let Some(t) = s.wakeup() {
+            wakeups += 1;
+            let progress = s.advance(t, Budget::UNLIMITED, |timers, e| {
+                let (start, end) = windows.get(e.value as usize).copied().unwrap_or((1, 0));
+                let at = timers.now();
+                if at < start || at > end || t < start || t > end {
+                    violations += 1;
+                }
+                black_box(e);
+            });
+            fired += progress.fired as u64;
+            incomplete |= !progress.complete;
+            if wakeups > MAX_WAKEUPS {
+                return Err(format!(
+                    "gave up after {MAX_WAKEUPS} wake-ups with {} timers pending",
+                    s.len()
+                ));
+            }
+        }
+        let elapsed = begin.elapsed();
+        black_box(&mut s);
+
+        if incomplete {
+            return Err("an advance with an unlimited budget did not complete".into());
+        }
+        if fired != p.timers {
+            return Err(format!(
+                "fired {fired} timers, expected {} (tolerance {percent} %)",
+                p.timers
+            ));
+        }
+        match counts {
+            None => counts = Some((wakeups, violations)),
+            Some(c) if c != (wakeups, violations) => {
+                return Err(format!(
+                    "wake-ups/violations differ between repetitions: {c:?}, then {:?}",
+                    (wakeups, violations)
+                ))
+            }
+            Some(_) => {}
+        }
+        ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
+        drop(s);
+    }
+    let (wakeups, violations) = counts.unwrap_or((0, 0));
+    Ok(W5Case {
+        ns_per_timer,
+        wakeups,
+        optimum,
+        violations,
+    })
+}
+
+/// W5, coalescing: `timers` timers at `d = range(1, ticks)`, first with tolerance
+/// `d * pct / 100` (only for a structure that [takes one](TolerantStart::TAKES_TOLERANCE)), then
+/// with tolerance 0; each case driven by the structure's [`WakeupQuery`] until it is empty.
+///
+/// Fails if the structure cannot be built, a start is refused, an unlimited advance is
+/// incomplete, a case does not fire every timer, the drive exceeds [`MAX_WAKEUPS`], or the
+/// counts differ between repetitions. Window violations are reported, not judged here.
+pub fn w5<S, F>(p: &W5Params, make: F) -> Result<W5Outcome, String>
+where
+    S: Scheme<u64> + WakeupQuery + TolerantStart,
+    F: Fn() -> Result<S, Error>,
+{
+    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
+        return Err("W5 needs at least one timer, two ticks and one repetition".into());
+    }
+    let tolerant = if S::TAKES_TOLERANCE && p.tolerance_percent > 0 {
+        Some(w5_case(p, p.tolerance_percent, &make)?)
+    } else {
+        None
+    };
+    let exact = w5_case(p, 0, &make)?;
+    Ok(W5Outcome { tolerant, exact })
 }

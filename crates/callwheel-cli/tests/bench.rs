@@ -1,10 +1,14 @@
 //! Runs the built `callwheel` binary and checks the structure of what it prints: a row for every
-//! scheme and size, W3's fired counts, the skip rule, and the errors for bad input. Nothing here
-//! looks at a timing figure beyond checking that it is a number.
+//! structure and size in every workload's table (or an explicit skip / n/a), the counts (W2's
+//! expiries, W3's and W4's fired timers, W5's windows and wake-ups), the ratio tables, the skip
+//! rule, and the errors for bad input. Nothing here looks at a timing figure beyond checking
+//! that it is a number.
 
 use std::process::{Command, Output};
 
-use callwheel_cli::registry::SCHEMES;
+use callwheel_cli::registry::{Role, SchemeInfo, SCHEMES};
+use callwheel_cli::runner::Report;
+use callwheel_cli::workload::w2_expected;
 
 fn callwheel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_callwheel"))
@@ -39,19 +43,64 @@ fn table(text: &str, heading: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The text of the section that starts at the line starting with `heading`, up to the next
+/// `## ` heading.
+fn section<'a>(text: &'a str, heading: &str) -> &'a str {
+    let start = text
+        .find(&format!("\n{heading}"))
+        .unwrap_or_else(|| panic!("no {heading:?} in:\n{text}"))
+        + 1;
+    let rest = &text[start..];
+    let end = rest[2..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    &rest[..end]
+}
+
 fn is_number(cell: &str) -> bool {
     cell.parse::<f64>().is_ok_and(|x| x.is_finite() && x >= 0.0)
 }
 
+fn count(cell: &str) -> u64 {
+    cell.parse::<u64>()
+        .unwrap_or_else(|_| panic!("{cell:?} is not a count"))
+}
+
+/// A cell that says the measurement was left out on purpose.
+fn is_skip(cell: &str) -> bool {
+    cell.starts_with("n/a") || cell.starts_with("skipped")
+}
+
+/// Checks a workload section's ratio table: one row per peer, every cell a number.
+fn check_ratios(text: &str, heading: &str, columns: usize) {
+    let part = section(text, heading);
+    let ratios = table(part, "Peers against the facility");
+    let peers: Vec<&SchemeInfo> = SCHEMES.iter().filter(|s| s.role == Role::Peer).collect();
+    assert_eq!(ratios.len(), peers.len(), "{part}");
+    for (row, peer) in ratios.iter().zip(peers) {
+        assert_eq!(row[0], peer.row_name());
+        assert_eq!(row.len(), columns + 1, "{row:?}");
+        assert!(row[1..].iter().all(|c| is_number(c)), "{row:?}");
+    }
+}
+
 const W1: &str = "## W1";
 const W1_MATRIX: &str = "W1 matrix";
+const W2: &str = "## W2";
 const W3: &str = "## W3";
+const W4: &str = "## W4";
+const W5: &str = "## W5";
 
 #[test]
-fn quick_bench_has_a_row_for_every_scheme_and_size() {
+fn quick_bench_has_a_row_for_every_structure_in_every_workload() {
     let out = callwheel(&["bench", "--quick"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    for heading in [W1, W2, W3, W4, W5] {
+        assert_eq!(
+            text.matches(&format!("\n{heading}")).count(),
+            1,
+            "{heading}:\n{text}"
+        );
+    }
 
     let w1 = table(&text, W1);
     assert_eq!(w1.len(), SCHEMES.len() * 2, "{text}");
@@ -59,19 +108,22 @@ fn quick_bench_has_a_row_for_every_scheme_and_size() {
         for n in ["0", "1000"] {
             let row = w1
                 .iter()
-                .find(|r| r[0] == scheme.name && r[1] == n)
+                .find(|r| r[0] == scheme.row_name() && r[1] == n)
                 .unwrap_or_else(|| panic!("no W1 row for {} N={n}:\n{text}", scheme.name));
             assert_eq!(row[2], "2000", "I of {} N={n}", scheme.name);
             for cell in &row[3..6] {
                 assert!(is_number(cell), "{cell:?} in {row:?}");
             }
-            if n == "1000" {
+            if n == "1000" && scheme.caps.memory {
                 assert!(is_number(&row[6]), "bytes/timer in {row:?}");
+            } else if n == "1000" {
+                assert_eq!(row[6], "n/a", "{row:?}");
             } else {
                 assert_eq!(row[6], "-");
             }
         }
     }
+    check_ratios(&text, W1, 2);
 
     let matrix = table(&text, W1_MATRIX);
     assert_eq!(matrix.len(), SCHEMES.len());
@@ -81,10 +133,12 @@ fn quick_bench_has_a_row_for_every_scheme_and_size() {
         assert!(row[1..].iter().all(|c| is_number(c)), "{row:?}");
     }
 
+    check_w2(&text);
+
     let w3 = table(&text, W3);
     assert_eq!(w3.len(), SCHEMES.len());
     for (row, scheme) in w3.iter().zip(SCHEMES) {
-        assert_eq!(row[0], scheme.name);
+        assert_eq!(row[0], scheme.row_name());
         let expected = if scheme.complexity.any_linear() {
             "10000"
         } else {
@@ -104,7 +158,7 @@ fn quick_bench_has_a_row_for_every_scheme_and_size() {
             "W3 fired == started for {}",
             scheme.name
         );
-        if !scheme.name.ends_with("-one") && !scheme.name.ends_with("-none") {
+        if !scheme.caps.lossy {
             assert!(
                 !row[6].contains("late"),
                 "{} is exact: {row:?}",
@@ -112,6 +166,137 @@ fn quick_bench_has_a_row_for_every_scheme_and_size() {
             );
         }
         assert!(row[3..6].iter().all(|c| is_number(c)), "{row:?}");
+    }
+    check_ratios(&text, W3, 1);
+
+    check_w4(&text);
+    check_w5(&text);
+}
+
+/// W2 at the quick sizes: every structure has a row with N = 1000 and 20000 steps, and every
+/// exact structure and peer reports the same expiry count as the first exact structure.
+fn check_w2(text: &str) {
+    let w2 = table(text, W2);
+    assert_eq!(w2.len(), SCHEMES.len(), "{text}");
+    let mut expected = None;
+    for (row, scheme) in w2.iter().zip(SCHEMES) {
+        assert_eq!(row[0], scheme.row_name());
+        assert_eq!(row[1], "1000", "W2 N of {}", scheme.name);
+        assert_eq!(row[2], "20000");
+        assert!(row[3..6].iter().all(|c| is_number(c)), "{row:?}");
+        if scheme.caps.lossy {
+            let fired = row[6]
+                .strip_suffix(" (lossy)")
+                .expect("a lossy count is flagged");
+            count(fired);
+        } else {
+            let fired = count(&row[6]);
+            let want = *expected.get_or_insert(fired);
+            assert_eq!(
+                fired, want,
+                "W2 expiries of {} against the first exact structure",
+                scheme.name
+            );
+        }
+    }
+    assert_eq!(expected, Some(w2_expected(1_000, 20_000)));
+    check_ratios(text, W2, 1);
+}
+
+/// W4 at the quick size: every structure has a row, either n/a or with all 100 timers fired.
+fn check_w4(text: &str) {
+    let w4 = table(text, W4);
+    assert_eq!(w4.len(), SCHEMES.len(), "{text}");
+    for (row, scheme) in w4.iter().zip(SCHEMES) {
+        assert_eq!(row[0], scheme.row_name());
+        assert_eq!(row[1], "100");
+        if is_skip(&row[2]) {
+            assert!(
+                !scheme.caps.jumps || scheme.caps.max_ahead < 1_000_000_000,
+                "{} left out of W4: {row:?}",
+                scheme.name
+            );
+            continue;
+        }
+        assert!(row[2..5].iter().all(|c| is_number(c)), "{row:?}");
+        assert_eq!(row[5], "100", "W4 fired of {}", scheme.name);
+        assert!(count(&row[6]) >= 1, "{row:?}");
+    }
+    check_ratios(text, W4, 1);
+}
+
+/// W5 at the quick size: two rows per structure (5 %, then 0); an exact structure fires every
+/// timer in its window and wakes at least as often as the optimum; only the facility takes a
+/// tolerance.
+fn check_w5(text: &str) {
+    let w5 = table(text, W5);
+    assert_eq!(w5.len(), SCHEMES.len() * 2, "{text}");
+    for (pair, scheme) in w5.chunks(2).zip(SCHEMES) {
+        for (row, tolerance) in pair.iter().zip(["5 %", "0"]) {
+            assert_eq!(row[0], scheme.row_name());
+            assert_eq!(row[1], tolerance);
+            assert_eq!(row[2], "2000");
+            if is_skip(&row[3]) {
+                let takes_none = tolerance == "5 %" && scheme.role != Role::Facility;
+                assert!(
+                    takes_none || !scheme.caps.jumps,
+                    "{} left out of W5 at {tolerance}: {row:?}",
+                    scheme.name
+                );
+                continue;
+            }
+            let (wakeups, optimum) = (count(&row[3]), count(&row[4]));
+            assert!(is_number(&row[5]), "{row:?}");
+            assert!(row[7..10].iter().all(|c| is_number(c)), "{row:?}");
+            if !scheme.caps.lossy {
+                assert_eq!(row[6], "0", "W5 violations of {}: {row:?}", scheme.name);
+                assert!(wakeups >= optimum, "{row:?}");
+            }
+        }
+        if scheme.role == Role::Facility {
+            assert!(
+                !is_skip(&pair[0][3]),
+                "the facility takes a tolerance: {pair:?}"
+            );
+        }
+    }
+    check_ratios(text, W5, 1);
+}
+
+/// W2 with enough steps for timers to expire (the quick sizes stop at tick 21, before the first
+/// expiry at tick 200): every exact structure and peer that is cheap in a debug build fires
+/// exactly the count replayed from the draws.
+#[test]
+fn w2_expiry_count_matches_the_replay() {
+    let (n, steps) = (1_000u64, 260_000u64);
+    let want = w2_expected(n, steps);
+    assert!(want > 0, "the run must reach expiries");
+    for scheme in [
+        "wheel",
+        "heap-lazy",
+        "btreemap",
+        "binary-heap",
+        "hashed-wheel",
+        "hierarchical-full",
+        "calendar-queue",
+        "straightforward",
+    ] {
+        let out = callwheel(&[
+            "bench-one",
+            "--scheme",
+            scheme,
+            "--workload",
+            "w2",
+            "--n",
+            &n.to_string(),
+            "--steps",
+            &steps.to_string(),
+            "--reps",
+            "1",
+        ]);
+        assert!(out.status.success(), "{scheme}: {}", stderr(&out));
+        let report = Report::parse_line(stdout(&out).trim()).expect("a result line");
+        assert_eq!(report.fired, Some(want), "W2 expiries of {scheme}");
     }
 }
 

@@ -1,10 +1,10 @@
-//! The plan's reduction rules, the summary statistics and the child's result line, tested
-//! through the library without running any workload.
+//! The plan's reduction rules, the registry's flags, the summary statistics and the child's
+//! result line, tested through the library without running any workload.
 
-use callwheel_cli::plan::{Settings, SKIPPED_LINEAR_START};
-use callwheel_cli::registry::{self, Complexity, SchemeInfo, SCHEMES};
-use callwheel_cli::report::{Outcome, Summary, W3Row};
-use callwheel_cli::runner::Report;
+use callwheel_cli::plan::{Settings, NA_NO_QUERY, NA_RANGE, SKIPPED_LINEAR_START};
+use callwheel_cli::registry::{self, Complexity, Role, SchemeInfo, SCHEMES};
+use callwheel_cli::report::{Outcome, Summary, W2Row, W3Row, W4Row, W5Row};
+use callwheel_cli::runner::{Report, TolerantReport};
 
 fn with(complexity: Complexity) -> &'static SchemeInfo {
     SCHEMES
@@ -78,17 +78,41 @@ fn result_line_round_trips() {
     let report = Report {
         samples: vec![12.5, 0.1 + 0.2, 1e-3],
         bytes_per_timer: Some(48.25),
-        fired: None,
-        late: None,
+        ..Report::default()
     };
     assert_eq!(Report::parse_line(&report.to_line()), Ok(report));
     let report = Report {
         samples: vec![7.0],
-        bytes_per_timer: None,
         fired: Some(982_987),
         late: Some(17_013),
+        ..Report::default()
     };
     assert_eq!(Report::parse_line(&report.to_line()), Ok(report));
+    let report = Report {
+        samples: vec![900.5],
+        fired: Some(1_000),
+        jumps: Some(7_682_500),
+        ..Report::default()
+    };
+    assert_eq!(Report::parse_line(&report.to_line()), Ok(report));
+    let report = Report {
+        samples: vec![61.0, 60.5],
+        wakeups: Some(95_000),
+        optimum: Some(95_000),
+        violations: Some(0),
+        tolerant: Some(TolerantReport {
+            samples: vec![40.25, 41.0],
+            wakeups: 3_100,
+            optimum: 3_100,
+            violations: 0,
+        }),
+        ..Report::default()
+    };
+    assert_eq!(Report::parse_line(&report.to_line()), Ok(report));
+    assert!(Report::parse_line(
+        "callwheel-result samples=1 tsamples=2 twakeups=3 toptimum=- tviolations=0"
+    )
+    .is_err());
     assert!(Report::parse_line("something else").is_err());
     assert!(Report::parse_line("callwheel-result samples= bytes=- fired=-").is_err());
     assert!(Report::parse_line("callwheel-result bytes=- fired=-").is_err());
@@ -102,9 +126,9 @@ fn a_wrong_fired_count_is_flagged() {
         ticks: 10,
         outcome: Outcome::Done(Report {
             samples: vec![1.0],
-            bytes_per_timer: None,
             fired,
             late,
+            ..Report::default()
         }),
     };
     assert!(row(Some(100), Some(0)).fired_ok());
@@ -118,4 +142,160 @@ fn a_wrong_fired_count_is_flagged() {
         "too many is as wrong as too few"
     );
     assert!(!row(None, None).fired_ok());
+}
+
+fn find(name: &str) -> &'static SchemeInfo {
+    registry::find(name).unwrap_or_else(|| panic!("{name} is in the registry"))
+}
+
+#[test]
+fn registry_roles_and_flags() {
+    let facilities: Vec<&str> = SCHEMES
+        .iter()
+        .filter(|s| s.role == Role::Facility)
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(facilities, ["wheel"]);
+    assert_eq!(find("facility").name, "wheel");
+    let peers: Vec<&str> = SCHEMES
+        .iter()
+        .filter(|s| s.role == Role::Peer)
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(peers, ["heap-lazy", "btreemap", "delayqueue"]);
+    assert_eq!(find("heap-lazy").row_name(), "heap-lazy (tombstones)");
+    let lossy: Vec<&str> = SCHEMES
+        .iter()
+        .filter(|s| s.caps.lossy)
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(lossy, ["hierarchical-one", "hierarchical-none"]);
+    assert!(!find("btreemap").caps.memory && !find("delayqueue").caps.memory);
+    assert!(find("heap-lazy").caps.memory && find("wheel").caps.memory);
+}
+
+#[test]
+fn w2_sizes_and_skips() {
+    let s = Settings::standard();
+    let wheel = find("wheel");
+    assert_eq!(
+        s.w2(wheel).map(|p| (p.n, p.steps, p.reps)),
+        Ok((100_000, 2_000_000, 5))
+    );
+    let tick = with(Complexity::LINEAR_TICK);
+    assert_eq!(s.w2(tick).map(|p| p.n), Ok(1_000), "O(n) tick: N reduced");
+    let list = with(Complexity::LINEAR_START);
+    assert_eq!(s.w2(list).map(|p| p.n), Err(SKIPPED_LINEAR_START));
+    let q = Settings::quick();
+    assert_eq!(q.w2(list).map(|p| (p.n, p.steps)), Ok((1_000, 20_000)));
+    assert_eq!(q.w2(wheel).map(|p| (p.n, p.steps)), Ok((1_000, 20_000)));
+}
+
+#[test]
+fn w4_and_w5_sizes_and_na_rows() {
+    let mut s = Settings::standard();
+    let wheel = find("wheel");
+    assert_eq!(
+        s.w4(wheel).map(|p| (p.timers, p.ticks, p.reps)),
+        Ok((1_000, 1_000_000_000, 15))
+    );
+    assert_eq!(
+        s.w4(find("straightforward")).map(|p| p.timers),
+        Err(NA_NO_QUERY)
+    );
+    assert_eq!(
+        s.w4(find("basic-wheel")).map(|p| p.timers),
+        Err(NA_NO_QUERY)
+    );
+    assert_eq!(
+        s.w4(find("hierarchical-paper")).map(|p| p.timers),
+        Err(NA_RANGE)
+    );
+    assert!(s.w4(find("hierarchical-full")).is_ok());
+    assert_eq!(
+        s.w5(wheel)
+            .map(|p| (p.timers, p.ticks, p.tolerance_percent, p.reps)),
+        Ok((100_000, 1_000_000, 5, 5))
+    );
+    assert_eq!(
+        s.w5(find("straightforward")).map(|p| p.timers),
+        Err(NA_NO_QUERY)
+    );
+    let list = with(Complexity::LINEAR_START);
+    assert_eq!(
+        s.w5(list).map(|p| p.timers),
+        Ok(10_000),
+        "O(n) start: fewer timers"
+    );
+    assert!(s.w5(find("hierarchical-paper")).is_ok());
+    s.set_reps(3);
+    assert_eq!(
+        s.w4(wheel).map(|p| p.reps),
+        Ok(3),
+        "--reps overrides W4's 15"
+    );
+    assert_eq!(s.w5(wheel).map(|p| p.reps), Ok(3));
+    let q = Settings::quick();
+    assert_eq!(q.w4(wheel).map(|p| (p.timers, p.reps)), Ok((100, 1)));
+    assert_eq!(q.w5(wheel).map(|p| p.timers), Ok(2_000));
+}
+
+fn done(report: Report) -> Outcome {
+    Outcome::Done(Report {
+        samples: vec![1.0],
+        ..report
+    })
+}
+
+#[test]
+fn wrong_counts_are_flagged_for_exact_structures_only() {
+    let w2 = |scheme: &'static SchemeInfo, fired| W2Row {
+        scheme,
+        n: Some(1_000),
+        steps: 10,
+        expected: 42,
+        outcome: done(Report {
+            fired: Some(fired),
+            ..Report::default()
+        }),
+    };
+    assert!(w2(find("wheel"), 42).count_ok());
+    assert!(!w2(find("wheel"), 41).count_ok());
+    assert!(!w2(find("delayqueue"), 43).count_ok());
+    assert!(
+        w2(find("hierarchical-none"), 40).count_ok(),
+        "lossy: reported"
+    );
+
+    let w4 = |fired| W4Row {
+        scheme: find("btreemap"),
+        timers: 100,
+        outcome: done(Report {
+            fired: Some(fired),
+            jumps: Some(100),
+            ..Report::default()
+        }),
+    };
+    assert!(w4(100).fired_ok());
+    assert!(!w4(99).fired_ok());
+
+    let w5 = |scheme: &'static SchemeInfo, wakeups, optimum, violations| W5Row {
+        scheme,
+        timers: 10,
+        tolerance_percent: 5,
+        outcome: done(Report {
+            wakeups: Some(wakeups),
+            optimum: Some(optimum),
+            violations: Some(violations),
+            ..Report::default()
+        }),
+    };
+    assert_eq!(w5(find("wheel"), 10, 10, 0).problem(), None);
+    assert!(w5(find("wheel"), 10, 10, 1).problem().is_some());
+    assert!(w5(find("btreemap"), 9, 10, 0).problem().is_some());
+    assert_eq!(
+        w5(find("hierarchical-one"), 3, 10, 7).problem(),
+        None,
+        "lossy: reported"
+    );
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use callwheel::wheel::Wheel;
+use callwheel::wheel::{Missed, Wheel};
 use callwheel::{Budget, Handle, Scheme, Tick, Timers};
 use proptest::prelude::*;
 
@@ -141,6 +141,46 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn periodic_policies_hold_under_any_advance_pattern(
+        first in 1u64..500,
+        period in 1u64..200,
+        policy in prop_oneof![Just(Missed::Burst), Just(Missed::Delay), Just(Missed::Skip)],
+        steps in proptest::collection::vec(0u64..700, 1..40),
+    ) {
+        let mut w = Wheel::new();
+        let h = w.start_periodic(first, period, 0, policy, 0).unwrap();
+        let mut expected_next = first;
+        let mut target = 0;
+        for step in steps {
+            target += step;
+            let log = fire_log(&mut w, target);
+            for &(deadline, at) in &log {
+                prop_assert_eq!(deadline, expected_next, "deadlines follow the schedule");
+                prop_assert_eq!(at, deadline, "each fires at its own deadline");
+                expected_next = match policy {
+                    Missed::Burst => deadline + period,
+                    Missed::Delay if target >= deadline + period => target + period,
+                    Missed::Skip if target >= deadline + period => {
+                        deadline + ((target - deadline) / period + 1) * period
+                    }
+                    _ => deadline + period,
+                };
+            }
+            if policy != Missed::Burst {
+                prop_assert!(log.len() <= 1, "delay and skip fire at most once per advance");
+            }
+            prop_assert!(expected_next > target, "nothing due is left behind");
+            if let Some(&(deadline, _)) = log.last() {
+                let missed = if target >= deadline + period { (target - deadline) / period } else { 0 };
+                prop_assert_eq!(w.overruns(h), Some(missed));
+            }
+        }
+        prop_assert_eq!(w.len(), 1);
+    }
+}
+
 #[test]
 fn far_future_and_u64_edge_deadlines_fire_in_order() {
     let mut w = Wheel::new();
@@ -274,4 +314,131 @@ fn lateness_is_measured_from_the_deadline() {
     w.start(3, 2).unwrap(); // overdue: fires at the next advance, at time 5
     let _ = w.advance(5, Budget::UNLIMITED, |_, _| {});
     assert_eq!(w.stats().max_lateness, 2);
+}
+
+fn fire_log(w: &mut Wheel<u64>, now: Tick) -> Vec<(Tick, Tick)> {
+    let mut log = Vec::new();
+    let p = w.advance(now, Budget::UNLIMITED, |t: &mut dyn Timers<u64>, e| {
+        log.push((e.deadline, t.now()))
+    });
+    assert!(p.complete);
+    w.check_invariants().unwrap();
+    log
+}
+
+#[test]
+fn periodic_timers_rearm_from_their_last_deadline_without_drift() {
+    let mut w = Wheel::new();
+    let h = w.start_periodic(5, 10, 0, Missed::Skip, 7).unwrap();
+    let mut log = Vec::new();
+    for t in 1..=100 {
+        log.extend(fire_log(&mut w, t));
+    }
+    let expect: Vec<(Tick, Tick)> = (0..10).map(|k| (5 + 10 * k, 5 + 10 * k)).collect();
+    assert_eq!(log, expect);
+    assert_eq!(w.overruns(h), Some(0));
+    assert_eq!(w.len(), 1, "a periodic timer stays until stopped");
+    assert_eq!(w.stop(h), Some(7));
+    assert!(w.is_empty());
+    assert_eq!(w.overruns(h), None);
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn missed_periods_follow_the_policy_and_are_counted() {
+    // First due at 5, every 10; the wheel is next advanced at 57, five periods late.
+    let mut burst = Wheel::new();
+    let b = burst.start_periodic(5, 10, 0, Missed::Burst, 1).unwrap();
+    let log = fire_log(&mut burst, 57);
+    let deadlines: Vec<Tick> = log.iter().map(|l| l.0).collect();
+    assert_eq!(
+        deadlines,
+        [5, 15, 25, 35, 45, 55],
+        "burst fires once for every period"
+    );
+    assert_eq!(burst.overruns(b), Some(0), "caught up by the last firing");
+
+    let mut skip = Wheel::new();
+    let s = skip.start_periodic(5, 10, 0, Missed::Skip, 1).unwrap();
+    assert_eq!(fire_log(&mut skip, 57), [(5, 5)]);
+    assert_eq!(skip.overruns(s), Some(5));
+    assert_eq!(
+        fire_log(&mut skip, 70),
+        [(65, 65)],
+        "skip stays on the grid"
+    );
+    assert_eq!(skip.overruns(s), Some(0));
+
+    let mut delay = Wheel::new();
+    let d = delay.start_periodic(5, 10, 0, Missed::Delay, 1).unwrap();
+    assert_eq!(fire_log(&mut delay, 57), [(5, 5)]);
+    assert_eq!(delay.overruns(d), Some(5));
+    assert_eq!(
+        fire_log(&mut delay, 70),
+        [(67, 67)],
+        "delay restarts the period from now"
+    );
+}
+
+#[test]
+fn a_periodic_timer_started_in_the_past_fires_once_then_follows_its_policy() {
+    let mut w = Wheel::new();
+    let _ = fire_log(&mut w, 100);
+    let h = w.start_periodic(20, 30, 0, Missed::Skip, 1).unwrap();
+    // Overdue: it fires in the next drain, at the wheel's time, having missed two periods.
+    assert_eq!(fire_log(&mut w, 100), [(20, 100)]);
+    assert_eq!(w.overruns(h), Some(2));
+    assert_eq!(fire_log(&mut w, 110), [(110, 110)]);
+}
+
+#[test]
+fn a_periodic_callback_can_stop_its_own_timer() {
+    let mut w = Wheel::new();
+    let h = w.start_periodic(10, 10, 0, Missed::Burst, 1).unwrap();
+    let mut n = 0;
+    let _ = w.advance(1000, Budget::UNLIMITED, |t: &mut dyn Timers<u64>, e| {
+        n += 1;
+        assert_eq!(e.handle, h, "the handle stays valid across firings");
+        if n == 3 {
+            assert_eq!(t.stop(e.handle), Some(1));
+        }
+    });
+    assert_eq!(n, 3);
+    assert!(w.is_empty());
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn a_zero_period_is_an_error() {
+    let mut w: Wheel<u64> = Wheel::new();
+    assert_eq!(
+        w.start_periodic(10, 0, 0, Missed::Skip, 1),
+        Err(callwheel::Error::ZeroPeriod)
+    );
+    assert!(w.is_empty());
+}
+
+#[test]
+fn periodic_tolerance_windows_coalesce_like_one_shots() {
+    let mut w = Wheel::new();
+    w.start_periodic(100, 100, 40, Missed::Skip, 1).unwrap();
+    w.start_periodic(130, 100, 0, Missed::Skip, 2).unwrap();
+    // Windows [100,140] and [130,130]: one wake-up at 130 serves both, every period.
+    for k in 0..5u64 {
+        assert_eq!(w.next_wakeup(), Some(130 + 100 * k));
+        let t = w.next_wakeup().unwrap();
+        assert_eq!(fire_log(&mut w, t).len(), 2);
+    }
+}
+
+#[test]
+fn the_callback_sees_the_overruns_of_a_late_periodic_firing() {
+    let mut w = Wheel::new();
+    w.start_periodic(5, 10, 0, Missed::Skip, 1).unwrap();
+    w.start(5, 2).unwrap();
+    let mut seen = Vec::new();
+    let _ = w.advance(57, Budget::UNLIMITED, |_, e| {
+        seen.push((e.value, e.overruns))
+    });
+    assert_eq!(seen, [(1, 5), (2, 0)]);
 }

@@ -118,6 +118,8 @@ pub enum Error {
         /// What is wrong with the configuration.
         reason: &'static str,
     },
+    /// A periodic timer was asked for with a period of zero.
+    ZeroPeriod,
     /// The structure was given a fixed capacity and every slot holds a pending timer.
     Full {
         /// The fixed capacity.
@@ -133,6 +135,7 @@ impl fmt::Display for Error {
                 "deadline {expiry} is beyond the structure's range (latest accepted now: {max})"
             ),
             Error::Config { reason } => write!(f, "invalid configuration: {reason}"),
+            Error::ZeroPeriod => write!(f, "a periodic timer needs a period of at least one tick"),
             Error::Full { capacity } => {
                 write!(f, "all {capacity} timer slots are in use (fixed capacity)")
             }
@@ -178,12 +181,16 @@ pub struct Progress {
 /// One timer handed to the expiry callback.
 #[derive(Debug)]
 pub struct Expired<T> {
-    /// The handle `start` returned; it is already stale when the callback runs.
+    /// The handle `start` returned. A one-shot timer's is already stale when the callback runs;
+    /// a periodic timer's stays valid (it has been re-armed), so the callback can stop it.
     pub handle: Handle,
-    /// The deadline the timer was started with.
+    /// The deadline the timer fired for.
     pub deadline: Tick,
-    /// The value the timer was started with.
+    /// The value the timer was started with (a copy, for a periodic timer).
     pub value: T,
+    /// For a periodic timer, the whole periods this firing missed (see
+    /// [`Missed`](crate::wheel::Missed)); 0 for a one-shot timer.
+    pub overruns: u64,
 }
 
 /// The operations allowed at any time, including from inside an expiry callback.

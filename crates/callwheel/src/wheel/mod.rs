@@ -54,10 +54,16 @@
 //! The wheel implements [`Scheme`](crate::Scheme), so the conformance suite of the scheme family
 //! runs on it unchanged; tolerance, reset, `next_wakeup` and the statistics are its own methods.
 
+mod periodic;
+
+use alloc::collections::BTreeMap;
 use core::cell::Cell;
 
+pub use periodic::Missed;
+use periodic::Periodic;
+
 use crate::scheme::arena::NIL;
-use crate::scheme::clock::{self, Core, Step, TickDriven, OVERDUE};
+use crate::scheme::clock::{self, Core, Due, Step, TickDriven, OVERDUE};
 use crate::scheme::{Budget, Error, Expired, Handle, Progress, Scheme, Timers};
 use crate::time::Tick;
 
@@ -211,6 +217,8 @@ pub struct Wheel<T> {
     processing: Option<(usize, usize)>,
     /// A slot is being processed: starts wait on the deferred list until it is done.
     in_tick: bool,
+    /// The schedules of the periodic timers, by slot index.
+    periodic: BTreeMap<u32, Periodic<T>>,
     stats: Stats,
 }
 
@@ -239,6 +247,7 @@ impl<T> Wheel<T> {
             levels: core::array::from_fn(|_| Level::new()),
             processing: None,
             in_tick: false,
+            periodic: BTreeMap::new(),
             stats: Stats::default(),
         }
     }
@@ -258,6 +267,47 @@ impl<T> Wheel<T> {
         Ok(h)
     }
 
+    /// Starts a periodic timer: first due at `first`, then every `period` after its previous
+    /// deadline, each window `tolerance` wide, until stopped. The handle stays valid across
+    /// firings; the callback receives a copy of `value` each time. `policy` decides what happens
+    /// to periods missed when the wheel is advanced late (see [`Missed`]);
+    /// [`Wheel::overruns`] tells how many the latest firing missed. A zero period is
+    /// [`Error::ZeroPeriod`].
+    pub fn start_periodic(
+        &mut self,
+        first: Tick,
+        period: Tick,
+        tolerance: Tick,
+        policy: Missed,
+        value: T,
+    ) -> Result<Handle, Error>
+    where
+        T: Clone,
+    {
+        if period == 0 {
+            return Err(Error::ZeroPeriod);
+        }
+        let h = self.start_with(first, tolerance, value)?;
+        self.periodic.insert(
+            h.index(),
+            Periodic {
+                period,
+                tolerance,
+                policy,
+                copy: T::clone,
+                overruns: 0,
+            },
+        );
+        Ok(h)
+    }
+
+    /// How many periods the latest firing of a periodic timer missed (`None` for a stale handle
+    /// or a one-shot timer).
+    pub fn overruns(&self, handle: Handle) -> Option<u64> {
+        let idx = self.core.arena.resolve(handle)?;
+        self.periodic.get(&idx).map(|p| p.overruns)
+    }
+
     /// Moves a pending timer to a new window. Returns `false`, touching nothing, for a stale
     /// handle. The timer keeps its handle; among equal deadlines it now counts as started last
     /// (when it already is the last of the slot it stays in, it is not even relinked: Linux's
@@ -267,6 +317,9 @@ impl<T> Wheel<T> {
             return false;
         };
         self.stats.reset += 1;
+        if let Some(p) = self.periodic.get_mut(&idx) {
+            p.tolerance = tolerance;
+        }
         let end = deadline.saturating_add(tolerance);
         let now = self.core.cursor;
         let node = self.core.arena.node(idx);
@@ -460,13 +513,51 @@ impl<T> TickDriven<T> for Wheel<T> {
         Step::TickDone
     }
 
+    fn on_due(&mut self, idx: u32, now: Tick) -> Due {
+        if self.periodic.is_empty() {
+            return Due::Free;
+        }
+        let Some(p) = self.periodic.get_mut(&idx) else {
+            return Due::Free;
+        };
+        let deadline = self.core.arena.node(idx).expiry;
+        let (next, missed) = p.next(deadline, now);
+        p.overruns = missed;
+        let end = next.saturating_add(p.tolerance);
+        let node = self.core.arena.node_mut(idx);
+        node.expiry = next;
+        node.aux = end;
+        if next <= self.core.cursor {
+            // Already due on the cursor (it fired from the overdue queue): the next drain.
+            self.core.push_overdue(idx);
+        } else {
+            // Burst replays the missed deadlines in order, as the cursor reaches them.
+            self.place(idx);
+        }
+        Due::Repeat {
+            deadline,
+            overruns: missed,
+        }
+    }
+
+    fn copy_value(&self, idx: u32) -> Option<T> {
+        let p = self.periodic.get(&idx)?;
+        self.core.arena.node(idx).value.as_ref().map(p.copy)
+    }
+
     fn extra_bytes(&self) -> usize {
         core::mem::size_of::<[Level; LEVELS]>()
+            + self.periodic.len() * core::mem::size_of::<(u32, Periodic<T>)>()
     }
 
     fn check_structure(&self) -> Result<(), &'static str> {
         if !self.in_tick && !self.core.arena.is_list_empty(DEFERRED) {
             return Err("timers left deferred outside a slot's processing");
+        }
+        for &idx in self.periodic.keys() {
+            if self.core.arena.node(idx).value.is_none() {
+                return Err("a periodic schedule outlived its timer");
+            }
         }
         let now = self.core.cursor;
         for (l, lv) in self.levels.iter().enumerate() {
@@ -512,7 +603,12 @@ impl<T> Timers<T> for Wheel<T> {
 
     fn stop(&mut self, handle: Handle) -> Option<T> {
         let value = clock::stop(self, handle);
-        self.stats.stopped += u64::from(value.is_some());
+        if value.is_some() {
+            self.stats.stopped += 1;
+            if !self.periodic.is_empty() {
+                self.periodic.remove(&handle.index());
+            }
+        }
         value
     }
 
