@@ -258,6 +258,22 @@ impl<T> Arena<T> {
         }
     }
 
+    /// Links an unlinked node into `list`, kept sorted by deadline, after every node with the
+    /// same deadline (so equal deadlines stay in start order). O(position): searched from the
+    /// head, as the paper's Scheme 2 does.
+    pub(crate) fn insert_sorted(&mut self, list: u32, idx: u32) {
+        let expiry = self.nodes[idx as usize].expiry;
+        let mut at = self.first(list);
+        while at != NIL && self.nodes[at as usize].expiry <= expiry {
+            at = self.nodes[at as usize].next;
+        }
+        if at == NIL {
+            self.push_back(list, idx);
+        } else {
+            self.insert_before(at, idx);
+        }
+    }
+
     /// Removes a node from whatever list it is on (no-op when on none).
     #[inline]
     pub(crate) fn unlink(&mut self, idx: u32) {

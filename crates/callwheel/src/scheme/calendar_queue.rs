@@ -1,4 +1,4 @@
-//! Brown's calendar queue (CACM 31(10), 1988; reference [5] of Varghese & Lauck): a hashed
+//! Brown's calendar queue (CACM 31(10), 1988; reference \[5\] of Varghese & Lauck): a hashed
 //! wheel that resizes itself so that each bucket holds about one timer.
 //!
 //! ```text
@@ -73,18 +73,8 @@ impl<T> CalendarQueue<T> {
     }
 
     fn insert_sorted(&mut self, idx: u32) {
-        let expiry = self.core.arena.node(idx).expiry;
-        let list = self.list_of(expiry);
-        let arena = &mut self.core.arena;
-        let mut at = arena.first(list);
-        while at != NIL && arena.node(at).expiry <= expiry {
-            at = arena.node(at).next;
-        }
-        if at == NIL {
-            arena.push_back(list, idx);
-        } else {
-            arena.insert_before(at, idx);
-        }
+        let list = self.list_of(self.core.arena.node(idx).expiry);
+        self.core.arena.insert_sorted(list, idx);
     }
 
     /// The earliest timer: scan the days of this year from the cursor's day, then, if a whole

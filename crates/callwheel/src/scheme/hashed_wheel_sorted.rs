@@ -71,18 +71,8 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
     }
 
     fn place(&mut self, idx: u32) {
-        let expiry = self.core.arena.node(idx).expiry;
-        let list = self.table.list_of(expiry);
-        let arena = &mut self.core.arena;
-        let mut at = arena.first(list);
-        while at != NIL && arena.node(at).expiry <= expiry {
-            at = arena.node(at).next;
-        }
-        if at == NIL {
-            arena.push_back(list, idx);
-        } else {
-            arena.insert_before(at, idx);
-        }
+        let list = self.table.list_of(self.core.arena.node(idx).expiry);
+        self.core.arena.insert_sorted(list, idx);
         self.table.mark(list);
     }
 

@@ -61,17 +61,7 @@ impl<T> TickDriven<T> for OrderedList<T> {
     }
 
     fn place(&mut self, idx: u32) {
-        let arena = &mut self.core.arena;
-        let expiry = arena.node(idx).expiry;
-        let mut at = arena.first(QUEUE);
-        while at != NIL && arena.node(at).expiry <= expiry {
-            at = arena.node(at).next;
-        }
-        if at == NIL {
-            arena.push_back(QUEUE, idx);
-        } else {
-            arena.insert_before(at, idx);
-        }
+        self.core.arena.insert_sorted(QUEUE, idx);
     }
 
     fn detach(&mut self, idx: u32) {

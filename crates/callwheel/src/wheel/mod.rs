@@ -51,7 +51,7 @@
 //! | advance | O(levels) per jump + O(1) per cascade step and per fired timer; each timer cascades at most 10 times, in practice 1–3 |
 //! | next_wakeup | O(levels) |
 //!
-//! The wheel implements [`Scheme`](crate::Scheme), so the conformance suite of the scheme family
+//! The wheel implements [`Scheme`], so the conformance suite of the scheme family
 //! runs on it unchanged; tolerance, reset, `next_wakeup` and the statistics are its own methods.
 
 mod periodic;
@@ -354,23 +354,18 @@ impl<T> Wheel<T> {
     /// (the wheel's own time when timers are already due). Never later than any window's end;
     /// after stops it may be earlier than needed. `None` when nothing is pending.
     pub fn next_wakeup(&self) -> Option<Tick> {
-        if self.core.arena.len() == 0 {
-            return None;
-        }
-        if self.core.pending_now() || self.in_tick {
-            return Some(self.core.cursor);
-        }
-        if self.core.structure_len() == 0 {
-            return None;
-        }
-        let end = self.levels.iter().map(|l| l.end.get(l.occupied)).min()?;
-        Some(end.max(self.core.cursor))
+        self.earliest(|level| &level.end)
     }
 
     /// The earliest deadline among the pending timers (the wheel's own time when timers are
     /// already due): exact while no timer has been stopped since its slot was last processed,
     /// otherwise possibly earlier. `None` when nothing is pending.
     pub fn next_deadline(&self) -> Option<Tick> {
+        self.earliest(|level| &level.deadline)
+    }
+
+    /// The smallest of one kept minimum over all levels, or the wheel's time when work is due.
+    fn earliest(&self, minimum: fn(&Level) -> &Minimum) -> Option<Tick> {
         if self.core.arena.len() == 0 {
             return None;
         }
@@ -380,12 +375,12 @@ impl<T> Wheel<T> {
         if self.core.structure_len() == 0 {
             return None;
         }
-        let d = self
+        let m = self
             .levels
             .iter()
-            .map(|l| l.deadline.get(l.occupied))
+            .map(|l| minimum(l).get(l.occupied))
             .min()?;
-        Some(d.max(self.core.cursor))
+        Some(m.max(self.core.cursor))
     }
 
     /// The wheel's counters.
