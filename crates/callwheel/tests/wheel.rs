@@ -442,3 +442,71 @@ fn the_callback_sees_the_overruns_of_a_late_periodic_firing() {
     });
     assert_eq!(seen, [(1, 5), (2, 0)]);
 }
+
+#[test]
+fn a_periodic_timer_whose_next_deadline_passes_the_end_of_time_fires_its_last() {
+    for policy in [Missed::Burst, Missed::Delay, Missed::Skip] {
+        let mut w = Wheel::new();
+        w.start_periodic(u64::MAX - 3, 10, 0, policy, 7).unwrap();
+        w.start_periodic(5, u64::MAX, 0, policy, 8).unwrap();
+        let (wakeups, fired) = drive(&mut w);
+        assert_eq!(fired.len(), 2, "{policy:?}: each fires once, then is gone");
+        assert_eq!(fired[&7], u64::MAX - 3);
+        assert_eq!(fired[&8], 5);
+        assert!(wakeups <= 2);
+        assert!(w.is_empty());
+        assert_eq!(w.next_wakeup(), None);
+    }
+}
+
+#[test]
+fn resuming_a_budgeted_advance_is_not_a_clamp() {
+    let mut w = Wheel::new();
+    for i in 0..10 {
+        w.start(100 + i, i).unwrap();
+    }
+    let _ = w.advance(1000, Budget::steps(3), |_, _| {});
+    let mut calls = 0;
+    while let Some(t) = w.next_wakeup() {
+        let _ = w.advance(t, Budget::steps(3), |_, _| {});
+        calls += 1;
+        assert!(calls < 1000);
+    }
+    assert_eq!(w.stats().fired, 10);
+    assert_eq!(
+        w.stats().clamped,
+        0,
+        "only a time before the wheel's own is a clamp"
+    );
+    let _ = w.advance(5, Budget::UNLIMITED, |_, _| {});
+    assert_eq!(w.stats().clamped, 1);
+}
+
+#[test]
+fn a_budgeted_periodic_drive_matches_the_unlimited_one() {
+    let run = |budget: Budget| {
+        let mut w = Wheel::new();
+        w.start_periodic(3, 7, 2, Missed::Burst, 1).unwrap();
+        w.start_periodic(1, 5, 0, Missed::Skip, 2).unwrap();
+        w.start_with(20, 4, 3).unwrap();
+        let mut log = Vec::new();
+        for target in [10u64, 11, 40, 41, 100] {
+            loop {
+                let p = w.advance(target, budget, |t: &mut dyn Timers<u64>, e| {
+                    log.push((e.value, e.deadline, t.now(), e.overruns))
+                });
+                w.check_invariants().unwrap();
+                if p.complete {
+                    break;
+                }
+            }
+        }
+        (log, w.stats().fired)
+    };
+    let expect = run(Budget::UNLIMITED);
+    // Burst replays 3, 10, .., 94 (14); Skip fires at 1, 11, 16, 41, 46 (5); one one-shot.
+    assert_eq!(expect.0.len(), 20);
+    for budget in [1, 2, 5] {
+        assert_eq!(run(Budget::steps(budget)), expect, "budget {budget}");
+    }
+}

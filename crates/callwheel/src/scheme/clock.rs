@@ -51,6 +51,8 @@ pub(crate) struct Core<T> {
     epoch: u64,
     /// How many timers are on the overdue list.
     overdue: usize,
+    /// An `advance` call is running (a start now comes from a callback).
+    in_advance: bool,
     /// How many `advance` calls asked for a time earlier than an earlier call had.
     pub(crate) clamped: u64,
 }
@@ -75,6 +77,7 @@ impl<T> Core<T> {
             phase: Phase::Idle,
             epoch: 0,
             overdue: 0,
+            in_advance: false,
             clamped: 0,
         }
     }
@@ -85,8 +88,17 @@ impl<T> Core<T> {
     }
 
     /// Queues a live, unlinked node as overdue (it fires in the next drain).
+    ///
+    /// A timer queued from a callback carries the current drain's epoch, so that drain (which
+    /// fires only older epochs) leaves it for the next one: a callback re-arming itself in the
+    /// past cannot keep a drain going. One queued between calls carries an older epoch, so the
+    /// next call's drain fires it — also when that call resumes a drain a budget interrupted.
     pub(crate) fn push_overdue(&mut self, idx: u32) {
-        self.arena.node_mut(idx).aux = self.epoch;
+        self.arena.node_mut(idx).aux = if self.in_advance {
+            self.epoch
+        } else {
+            self.epoch.saturating_sub(1)
+        };
         self.arena.push_back(OVERDUE, idx);
         self.overdue += 1;
     }
@@ -364,7 +376,18 @@ where
 }
 
 /// PERTICKBOOKKEEPING and EXPIRYPROCESSING for a [`TickDriven`] scheme.
-pub(crate) fn advance<T, S, F>(s: &mut S, now: Tick, budget: Budget, mut on_expire: F) -> Progress
+pub(crate) fn advance<T, S, F>(s: &mut S, now: Tick, budget: Budget, on_expire: F) -> Progress
+where
+    S: TickDriven<T>,
+    F: FnMut(&mut dyn Timers<T>, Expired<T>),
+{
+    s.core_mut().in_advance = true;
+    let progress = run(s, now, budget, on_expire);
+    s.core_mut().in_advance = false;
+    progress
+}
+
+fn run<T, S, F>(s: &mut S, now: Tick, budget: Budget, mut on_expire: F) -> Progress
 where
     S: TickDriven<T>,
     F: FnMut(&mut dyn Timers<T>, Expired<T>),
@@ -374,13 +397,13 @@ where
         let core = s.core_mut();
         if now > core.target {
             core.target = now;
-        } else if now < core.target {
-            // Time never goes backwards for the structure: keep the later target, count it.
+        } else if now < core.cursor {
+            // Time never goes backwards for the structure: the call only finishes work already
+            // asked for. Counted (a resume at or after the cursor is not a clamp).
             core.clamped += 1;
         }
-        // A new call starts a new drain (also when an earlier call ran out of budget while
-        // draining), so every timer queued before this call fires in it.
-        if matches!(core.phase, Phase::Idle | Phase::Drain) {
+        // An interrupted drain resumes where it stopped, with the same epoch.
+        if core.phase == Phase::Idle {
             core.begin_drain();
         }
     }
@@ -389,16 +412,19 @@ where
             Phase::Drain => {
                 let core = s.core();
                 let idx = core.arena.walk_peek();
-                if idx != NIL && core.arena.node(idx).aux < core.epoch {
+                if idx != NIL {
                     if !meter.step() {
                         return meter.finish(false);
                     }
                     let core = s.core_mut();
                     core.arena.walk_take();
-                    core.arena.unlink(idx);
-                    core.overdue -= 1;
-                    fire(s, idx, &mut on_expire);
-                    meter.fired();
+                    if core.arena.node(idx).aux < core.epoch {
+                        core.arena.unlink(idx);
+                        core.overdue -= 1;
+                        fire(s, idx, &mut on_expire);
+                        meter.fired();
+                    }
+                    // Otherwise a callback queued it during this drain: it waits for the next.
                     continue;
                 }
                 if core.cursor >= core.target {

@@ -234,9 +234,9 @@ impl<T> Wheel<T> {
         Self::build(Core::growing(LEVELS * SLOTS + 1))
     }
 
-    /// An empty wheel holding at most `capacity` timers, all allocated here: `start` returns
-    /// [`Error::Full`] beyond that and never allocates. A capacity that cannot be allocated is
-    /// [`Error::Config`].
+    /// An empty wheel holding at most `capacity` timers, all allocated here: `start` and
+    /// `start_with` return [`Error::Full`] beyond that and never allocate (`start_periodic` does,
+    /// for the schedule). A capacity that cannot be allocated is [`Error::Config`].
     pub fn with_capacity(capacity: usize) -> Result<Wheel<T>, Error> {
         Ok(Self::build(Core::new(LEVELS * SLOTS + 1, Some(capacity))?))
     }
@@ -272,7 +272,9 @@ impl<T> Wheel<T> {
     /// firings; the callback receives a copy of `value` each time. `policy` decides what happens
     /// to periods missed when the wheel is advanced late (see [`Missed`]);
     /// [`Wheel::overruns`] tells how many the latest firing missed. A zero period is
-    /// [`Error::ZeroPeriod`].
+    /// [`Error::ZeroPeriod`]. A timer whose next deadline would pass `u64::MAX` fires its last
+    /// time and is gone. The schedules sit in an ordered map, so firing or stopping a periodic
+    /// timer costs O(log p) in the number of periodic timers.
     pub fn start_periodic(
         &mut self,
         first: Tick,
@@ -352,14 +354,14 @@ impl<T> Wheel<T> {
 
     /// The instant a driver should next wake: the earliest window end among the pending timers
     /// (the wheel's own time when timers are already due). Never later than any window's end;
-    /// after stops it may be earlier than needed. `None` when nothing is pending.
+    /// after stops or resets it may be earlier than needed. `None` when nothing is pending.
     pub fn next_wakeup(&self) -> Option<Tick> {
         self.earliest(|level| &level.end)
     }
 
     /// The earliest deadline among the pending timers (the wheel's own time when timers are
-    /// already due): exact while no timer has been stopped since its slot was last processed,
-    /// otherwise possibly earlier. `None` when nothing is pending.
+    /// already due): exact while no timer has been stopped or reset since its slot was last
+    /// processed, otherwise possibly earlier. `None` when nothing is pending.
     pub fn next_deadline(&self) -> Option<Tick> {
         self.earliest(|level| &level.deadline)
     }
@@ -516,7 +518,11 @@ impl<T> TickDriven<T> for Wheel<T> {
             return Due::Free;
         };
         let deadline = self.core.arena.node(idx).expiry;
-        let (next, missed) = p.next(deadline, now);
+        let Some((next, missed)) = p.next(deadline, now) else {
+            // The next period would end after the end of time: this firing is the last.
+            self.periodic.remove(&idx);
+            return Due::Free;
+        };
         p.overruns = missed;
         let end = next.saturating_add(p.tolerance);
         let node = self.core.arena.node_mut(idx);

@@ -37,9 +37,9 @@ pub(crate) struct Periodic<T> {
 }
 
 impl<T> Periodic<T> {
-    /// The deadline after `deadline` for a firing at `now`, and the periods missed. Saturates
-    /// at the end of time.
-    pub(crate) fn next(&self, deadline: Tick, now: Tick) -> (Tick, u64) {
+    /// The deadline after `deadline` for a firing at `now`, and the periods missed; `None` when
+    /// the next deadline would lie past the end of time (this firing is then the last).
+    pub(crate) fn next(&self, deadline: Tick, now: Tick) -> Option<(Tick, u64)> {
         let p = self.period;
         let missed = if now >= deadline.saturating_add(p) {
             (now - deadline) / p
@@ -47,11 +47,13 @@ impl<T> Periodic<T> {
             0
         };
         let next = match self.policy {
-            _ if missed == 0 => deadline.saturating_add(p),
-            Missed::Burst => deadline.saturating_add(p),
-            Missed::Delay => now.saturating_add(p),
-            Missed::Skip => deadline.saturating_add((missed + 1).saturating_mul(p)),
-        };
-        (next, missed)
+            _ if missed == 0 => deadline.checked_add(p),
+            Missed::Burst => deadline.checked_add(p),
+            Missed::Delay => now.checked_add(p),
+            Missed::Skip => (missed + 1)
+                .checked_mul(p)
+                .and_then(|d| deadline.checked_add(d)),
+        }?;
+        Some((next, missed))
     }
 }

@@ -589,6 +589,56 @@ pub fn a_budgeted_advance_tolerates_stops_and_starts_between_calls<S: Scheme<u64
     }
 }
 
+/// Three timers at 0 whose callbacks re-arm them in the past until tick `until`: the sequence of
+/// (value, tick) firings an advance to `until` produces under `budget`, and the calls it took.
+fn rearming_run<S: Scheme<u64>>(
+    spec: &Spec<S>,
+    budget: Budget,
+    until: Tick,
+) -> (Vec<(u64, Tick)>, usize) {
+    let mut s = (spec.make)();
+    for v in 0..3 {
+        s.start(0, v).unwrap();
+    }
+    let mut log = Vec::new();
+    let mut calls = 0;
+    let mut t = 0;
+    while t < until {
+        t = if spec.tickless { until } else { t + 1 };
+        loop {
+            calls += 1;
+            assert!(calls < 100_000, "a budgeted advance makes progress");
+            let p = s.advance(t, budget, |tm: &mut dyn Timers<u64>, e| {
+                let now = tm.now();
+                log.push((e.value, now));
+                if now < until {
+                    tm.start(now.saturating_sub(e.value), e.value).unwrap();
+                }
+            });
+            s.check_invariants().unwrap();
+            if p.complete {
+                break;
+            }
+        }
+    }
+    (log, calls)
+}
+
+pub fn a_budgeted_advance_with_rearming_callbacks_matches_the_unlimited_one<S: Scheme<u64>>(
+    spec: &Spec<S>,
+) {
+    let (expect, _) = rearming_run(spec, Budget::UNLIMITED, 6);
+    if spec.tickless {
+        // One call: each re-armed timer fires once per drain, one drain per tick, ticks 0 to 6.
+        assert_eq!(expect.len(), 3 * 7, "{expect:?}");
+    }
+    for budget in [1, 2, 3, 5] {
+        let (got, calls) = rearming_run(spec, Budget::steps(budget), 6);
+        assert_eq!(got, expect, "budget {budget}: same firings, same ticks");
+        assert!(calls > 1);
+    }
+}
+
 pub fn deadlines_at_the_end_of_time_fire<S: Scheme<u64>>(spec: &Spec<S>) {
     let mut s = (spec.make)();
     // With nothing pending, every scheme jumps straight there.
@@ -651,6 +701,7 @@ macro_rules! conformance {
                 a_budgeted_advance_resumes_exactly_and_loses_nothing,
                 a_budgeted_advance_tolerates_stops_and_starts_between_calls,
                 deadlines_at_the_end_of_time_fire,
+                a_budgeted_advance_with_rearming_callbacks_matches_the_unlimited_one,
                 random_operations_agree_with_the_oracle,
             );
         }
