@@ -1,8 +1,10 @@
 //! Drives the production wheel with arbitrary starts (with tolerance), periodic starts, resets,
-//! stops (of live, fired and made-up handles) and budgeted advances, and checks every firing
-//! against a simple oracle: nothing fires early, twice, or after being stopped; an exact wheel
-//! fires each one-shot timer at its deadline; a complete advance leaves nothing due behind; the
-//! invariants hold after every operation.
+//! stops (of live, fired and made-up handles), callbacks that stop timers, and advances — budgeted,
+//! to arbitrary times (up to the end of u64), or to `next_wakeup()` as a tickless driver would —
+//! and checks every firing against a simple oracle: nothing fires early, twice, or after being
+//! stopped; an exact one-shot timer fires at its deadline; driven by `next_wakeup`, nothing fires
+//! after its window closes; a complete advance leaves nothing due behind; `next_wakeup` is never
+//! later than a pending window's end; the invariants hold after every operation.
 #![no_main]
 
 use std::collections::BTreeMap;
@@ -13,7 +15,35 @@ use libfuzzer_sys::fuzz_target;
 
 struct Pending {
     deadline: Tick,
+    end: Tick,
     periodic: bool,
+    /// Its deadline had already passed when it was started or reset.
+    overdue: bool,
+    /// A periodic timer with the Burst policy: it replays every missed period, so the time may
+    /// only move in small steps while one is pending.
+    burst: bool,
+    /// A periodic timer's period and policy.
+    schedule: Option<(Tick, Missed)>,
+}
+
+/// The next deadline of a periodic timer that fired for `deadline` when the caller's time was
+/// `now`, derived here independently of the wheel; `None` past the end of time.
+fn next_deadline(deadline: Tick, now: Tick, period: Tick, policy: Missed) -> Option<Tick> {
+    let missed = match deadline.checked_add(period) {
+        Some(d) if now >= d => (now - deadline) / period,
+        _ => 0,
+    };
+    match policy {
+        _ if missed == 0 => deadline.checked_add(period),
+        Missed::Burst => deadline.checked_add(period),
+        Missed::Delay => now.checked_add(period),
+        Missed::Skip => (missed + 1).checked_mul(period).and_then(|x| deadline.checked_add(x)),
+    }
+}
+
+enum Event {
+    Fired(Handle, Tick, Tick),
+    Stopped(Handle, bool),
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -22,35 +52,53 @@ fuzz_target!(|data: &[u8]| {
     let mut issued: Vec<Handle> = Vec::new();
     let mut target: Tick = 0;
     let mut next_value = 0u64;
-    let mut bytes = data.chunks_exact(9);
-    for chunk in bytes.by_ref() {
+    for chunk in data.chunks_exact(9) {
         let op = chunk[0];
         let arg = u64::from_le_bytes(chunk[1..9].try_into().unwrap());
         let now = w.now();
         // Deadlines mostly near, sometimes anywhere in u64.
         let deadline = if op & 0x80 != 0 { arg } else { now.saturating_add(arg % 5_000) };
-        let tolerance = (arg >> 40) % 3_000;
-        match op % 6 {
+        let tolerance = if op & 0x40 != 0 { arg.rotate_left(17) } else { (arg >> 40) % 3_000 };
+        match op % 7 {
             0 | 1 => {
                 next_value += 1;
                 let h = w.start_with(deadline, tolerance, next_value).unwrap();
                 issued.push(h);
-                pending.insert(h.to_bits(), Pending { deadline, periodic: false });
+                let p = Pending {
+                    deadline,
+                    end: deadline.saturating_add(tolerance),
+                    periodic: false,
+                    overdue: deadline <= now,
+                    burst: false,
+                    schedule: None,
+                };
+                pending.insert(h.to_bits(), p);
             }
             2 => {
                 next_value += 1;
-                let period = 1 + (arg >> 20) % 2_000;
+                let period = if op & 0x20 != 0 { arg } else { 1 + (arg >> 20) % 2_000 };
                 let policy = [Missed::Burst, Missed::Delay, Missed::Skip][(arg % 3) as usize];
-                let first = now.saturating_add(arg % 3_000);
-                let h = w.start_periodic(first, period, tolerance, policy, next_value).unwrap();
-                issued.push(h);
-                pending.insert(h.to_bits(), Pending { deadline: first, periodic: true });
+                match w.start_periodic(deadline, period, tolerance, policy, next_value) {
+                    Ok(h) => {
+                        issued.push(h);
+                        let burst = policy == Missed::Burst;
+                        let p = Pending {
+                            deadline,
+                            end: Tick::MAX,
+                            periodic: true,
+                            overdue: true,
+                            burst,
+                            schedule: Some((period, policy)),
+                        };
+                        pending.insert(h.to_bits(), p);
+                    }
+                    Err(e) => assert_eq!((e, period), (callwheel::Error::ZeroPeriod, 0)),
+                }
             }
             3 => {
                 let h = pick(&issued, arg);
-                let live = pending.contains_key(&h.to_bits());
+                let live = pending.remove(&h.to_bits()).is_some();
                 assert_eq!(w.stop(h).is_some(), live, "stop of {h:?}");
-                pending.remove(&h.to_bits());
             }
             4 => {
                 let h = pick(&issued, arg);
@@ -58,28 +106,71 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(w.reset(h, deadline, tolerance), live, "reset of {h:?}");
                 if let Some(p) = pending.get_mut(&h.to_bits()) {
                     p.deadline = deadline;
+                    p.overdue = p.periodic || deadline <= now;
+                    p.burst = p.burst && p.periodic;
+                    p.end = if p.periodic { Tick::MAX } else { deadline.saturating_add(tolerance) };
                 }
             }
             _ => {
-                target = target.saturating_add(arg % 10_000);
-                let budget = if arg & 1 == 0 { Budget::UNLIMITED } else { Budget::steps(arg >> 50) };
-                let mut fired = Vec::new();
-                let progress = w.advance(target, budget, |t: &mut dyn Timers<u64>, e| {
-                    fired.push((e.handle, e.deadline, t.now()));
-                });
-                assert_eq!(progress.fired, fired.len());
-                for (h, deadline, at) in fired {
-                    let p = pending.get_mut(&h.to_bits()).expect("fired but not pending");
-                    assert!(at >= deadline, "fired at {at} before {deadline}");
-                    if p.deadline > now && !p.periodic {
-                        assert_eq!(at, deadline.max(now), "exact timer fired late");
+                // Advance: to next_wakeup (a tickless driver), or by an arbitrary step.
+                let driven = op % 7 == 5;
+                if driven {
+                    let Some(t) = w.next_wakeup() else { continue };
+                    let earliest_end = pending.values().filter(|p| !p.overdue).map(|p| p.end).min();
+                    if let Some(end) = earliest_end {
+                        assert!(t <= end.max(now), "next_wakeup {t} after a window's end {end}");
                     }
-                    if p.periodic {
-                        p.deadline = Tick::MAX; // its next deadline is the wheel's to choose
-                    } else {
-                        pending.remove(&h.to_bits());
+                    target = target.max(t);
+                } else if op & 0x10 != 0 && !pending.values().any(|p| p.burst) {
+                    target = target.saturating_add(arg >> 4);
+                } else {
+                    target = target.saturating_add(arg % 10_000);
+                }
+                let budget = if arg & 1 == 0 { Budget::UNLIMITED } else { Budget::steps(arg >> 50) };
+                let snapshot = issued.clone();
+                let mut events = Vec::new();
+                let progress = w.advance(target, budget, |t: &mut dyn Timers<u64>, e| {
+                    events.push(Event::Fired(e.handle, e.deadline, t.now()));
+                    if e.value % 4 == 0 && !snapshot.is_empty() {
+                        let h = snapshot[(e.value as usize * 31 + arg as usize) % snapshot.len()];
+                        events.push(Event::Stopped(h, t.stop(h).is_some()));
+                    }
+                });
+                let mut fired = 0;
+                for event in events {
+                    match event {
+                        Event::Stopped(h, stopped) => {
+                            let live = pending.remove(&h.to_bits()).is_some();
+                            assert_eq!(stopped, live, "stop from a callback of {h:?}");
+                        }
+                        Event::Fired(h, deadline, at) => {
+                            fired += 1;
+                            let p = pending.get_mut(&h.to_bits()).expect("fired but not pending");
+                            assert!(at >= deadline, "fired at {at} before {deadline}");
+                            if !p.periodic && !p.overdue {
+                                assert_eq!(at, deadline, "an exact one-shot timer fired late");
+                                if driven {
+                                    assert!(at <= p.end, "fired at {at} after its window");
+                                }
+                            }
+                            match p.schedule {
+                                Some((period, policy)) => {
+                                    match next_deadline(deadline, target, period, policy) {
+                                        Some(next) => p.deadline = next,
+                                        // Past the end of time: that was its last firing.
+                                        None => {
+                                            pending.remove(&h.to_bits());
+                                        }
+                                    }
+                                }
+                                None => {
+                                    pending.remove(&h.to_bits());
+                                }
+                            }
+                        }
                     }
                 }
+                assert_eq!(progress.fired, fired);
                 if progress.complete {
                     for p in pending.values() {
                         assert!(p.periodic || p.deadline > target, "a due timer did not fire");
