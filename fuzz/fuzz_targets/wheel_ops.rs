@@ -37,7 +37,9 @@ fn next_deadline(deadline: Tick, now: Tick, period: Tick, policy: Missed) -> Opt
         _ if missed == 0 => deadline.checked_add(period),
         Missed::Burst => deadline.checked_add(period),
         Missed::Delay => now.checked_add(period),
-        Missed::Skip => (missed + 1).checked_mul(period).and_then(|x| deadline.checked_add(x)),
+        Missed::Skip => (missed + 1)
+            .checked_mul(period)
+            .and_then(|x| deadline.checked_add(x)),
     }
 }
 
@@ -57,8 +59,16 @@ fuzz_target!(|data: &[u8]| {
         let arg = u64::from_le_bytes(chunk[1..9].try_into().unwrap());
         let now = w.now();
         // Deadlines mostly near, sometimes anywhere in u64.
-        let deadline = if op & 0x80 != 0 { arg } else { now.saturating_add(arg % 5_000) };
-        let tolerance = if op & 0x40 != 0 { arg.rotate_left(17) } else { (arg >> 40) % 3_000 };
+        let deadline = if op & 0x80 != 0 {
+            arg
+        } else {
+            now.saturating_add(arg % 5_000)
+        };
+        let tolerance = if op & 0x40 != 0 {
+            arg.rotate_left(17)
+        } else {
+            (arg >> 40) % 3_000
+        };
         match op % 7 {
             0 | 1 => {
                 next_value += 1;
@@ -76,8 +86,19 @@ fuzz_target!(|data: &[u8]| {
             }
             2 => {
                 next_value += 1;
-                let period = if op & 0x20 != 0 { arg } else { 1 + (arg >> 20) % 2_000 };
+                let period = if op & 0x20 != 0 {
+                    arg
+                } else {
+                    1 + (arg >> 20) % 2_000
+                };
                 let policy = [Missed::Burst, Missed::Delay, Missed::Skip][(arg % 3) as usize];
+                // A Burst timer replays every period due by the time it is woken; a window much
+                // wider than the period would make one wake-up replay millions (correct, slow).
+                let tolerance = if policy == Missed::Burst {
+                    tolerance.min(period)
+                } else {
+                    tolerance
+                };
                 match w.start_periodic(deadline, period, tolerance, policy, next_value) {
                     Ok(h) => {
                         issued.push(h);
@@ -108,7 +129,11 @@ fuzz_target!(|data: &[u8]| {
                     p.deadline = deadline;
                     p.overdue = p.periodic || deadline <= now;
                     p.burst = p.burst && p.periodic;
-                    p.end = if p.periodic { Tick::MAX } else { deadline.saturating_add(tolerance) };
+                    p.end = if p.periodic {
+                        Tick::MAX
+                    } else {
+                        deadline.saturating_add(tolerance)
+                    };
                 }
             }
             _ => {
@@ -118,7 +143,10 @@ fuzz_target!(|data: &[u8]| {
                     let Some(t) = w.next_wakeup() else { continue };
                     let earliest_end = pending.values().filter(|p| !p.overdue).map(|p| p.end).min();
                     if let Some(end) = earliest_end {
-                        assert!(t <= end.max(now), "next_wakeup {t} after a window's end {end}");
+                        assert!(
+                            t <= end.max(now),
+                            "next_wakeup {t} after a window's end {end}"
+                        );
                     }
                     target = target.max(t);
                 } else if op & 0x10 != 0 && !pending.values().any(|p| p.burst) {
@@ -126,13 +154,20 @@ fuzz_target!(|data: &[u8]| {
                 } else {
                     target = target.saturating_add(arg % 10_000);
                 }
-                let budget = if arg & 1 == 0 { Budget::UNLIMITED } else { Budget::steps(arg >> 50) };
+                let budget = if arg & 1 == 0 {
+                    Budget::UNLIMITED
+                } else {
+                    Budget::steps(arg >> 50)
+                };
                 let snapshot = issued.clone();
                 let mut events = Vec::new();
                 let progress = w.advance(target, budget, |t: &mut dyn Timers<u64>, e| {
                     events.push(Event::Fired(e.handle, e.deadline, t.now()));
                     if e.value % 4 == 0 && !snapshot.is_empty() {
-                        let h = snapshot[(e.value as usize * 31 + arg as usize) % snapshot.len()];
+                        let h = snapshot[(e.value as usize)
+                            .wrapping_mul(31)
+                            .wrapping_add(arg as usize)
+                            % snapshot.len()];
                         events.push(Event::Stopped(h, t.stop(h).is_some()));
                     }
                 });
@@ -145,7 +180,9 @@ fuzz_target!(|data: &[u8]| {
                         }
                         Event::Fired(h, deadline, at) => {
                             fired += 1;
-                            let p = pending.get_mut(&h.to_bits()).expect("fired but not pending");
+                            let p = pending
+                                .get_mut(&h.to_bits())
+                                .expect("fired but not pending");
                             assert!(at >= deadline, "fired at {at} before {deadline}");
                             if !p.periodic && !p.overdue {
                                 assert_eq!(at, deadline, "an exact one-shot timer fired late");
@@ -173,7 +210,10 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(progress.fired, fired);
                 if progress.complete {
                     for p in pending.values() {
-                        assert!(p.periodic || p.deadline > target, "a due timer did not fire");
+                        assert!(
+                            p.periodic || p.deadline > target,
+                            "a due timer did not fire"
+                        );
                     }
                 }
             }

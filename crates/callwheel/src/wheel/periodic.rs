@@ -11,6 +11,10 @@
 //! | [`Missed::Delay`] | now + period | no | no: the grid moves to now |
 //! | [`Missed::Skip`] | the first grid point after now | no | yes |
 
+//!
+//! With Burst, a tolerance wider than the period means the wake-up at the end of the first
+//! window finds several periods due, and replays them all then; keep it below the period.
+
 use crate::time::Tick;
 
 /// What a periodic timer does about periods it missed.
