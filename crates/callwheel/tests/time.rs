@@ -460,8 +460,12 @@ proptest! {
     fn nanos_conversions_are_adjoint_near_the_boundary(n in in_range_nanos(), delta in -12i64..=12) {
         let t = Sbt::from_raw(Sbt::from_nanos(n).as_raw().saturating_add(delta));
         prop_assert_eq!(Sbt::from_nanos(n) <= t, n <= t.to_nanos());
+        // A neighbour of n, when it is still in range (beyond it, from_nanos saturates by design
+        // and no rounding can be adjoint).
         let m = n.saturating_add(delta / 4);
-        prop_assert_eq!(Sbt::from_nanos(m) <= t, m <= t.to_nanos());
+        if Sbt::try_from_nanos(m).is_ok() {
+            prop_assert_eq!(Sbt::from_nanos(m) <= t, m <= t.to_nanos());
+        }
     }
 
     #[test]
@@ -663,4 +667,14 @@ proptest! {
         let exact = t.to_nanos() as f64 / 1e9;
         prop_assert!((approx - exact).abs() <= 1e-9 + exact.abs() * 1e-15);
     }
+}
+
+/// The case proptest found: one nanosecond past the top of the range saturates, so the adjoint
+/// property is stated for in-range values only, and saturation is checked on its own.
+#[test]
+fn one_nanosecond_past_the_range_saturates() {
+    let top = 2_147_483_647_999_999_999i64;
+    assert!(Sbt::try_from_nanos(top).is_ok());
+    assert!(Sbt::try_from_nanos(top + 1).is_err());
+    assert_eq!(Sbt::from_nanos(top + 1), Sbt::MAX);
 }
