@@ -1,0 +1,555 @@
+//! The callout table: `ticks`, `softticks`, `hardclock`, `softclock`, and the historical
+//! `timeout`/`untimeout` and `setcallout`/`unsetcallout` interfaces, on any [`Backing`] scheme.
+
+use core::hash::Hash;
+use std::collections::{BTreeMap, VecDeque};
+
+use callwheel::{Budget, Tick};
+
+use crate::backing::Backing;
+use crate::pool::{Kind, Pool, Sched};
+use crate::{CalloutHandle, Error};
+
+/// Costello & Varghese's bound on the work `softclock` does between points where other calls
+/// may enter (in a threaded table: between releases of the lock).
+pub const MAX_SOFTCLOCK_STEPS: u64 = 100;
+
+/// How a table is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Callout records allocated up front (the kernel's `calloutsize`).
+    pub calloutsize: usize,
+    /// `true`: never allocate more records than `calloutsize`; a call that needs one more
+    /// fails with [`Error::PoolExhausted`]. `false`: the pool doubles when it runs out.
+    pub fixed: bool,
+    /// Ticks per second (the kernel's `hz`): converts `callout_reset_sbt_on`'s times to ticks.
+    pub hz: u32,
+    /// Steps of the backing scheme per stretch of `softclock` work ([`MAX_SOFTCLOCK_STEPS`]).
+    pub max_softclock_steps: u64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            calloutsize: 256,
+            fixed: false,
+            hz: 1000,
+            max_softclock_steps: MAX_SOFTCLOCK_STEPS,
+        }
+    }
+}
+
+/// Counters, cheap enough to leave on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Calls to `hardclock`.
+    pub hardclocks: u64,
+    /// `hardclock` calls that found nothing due and advanced `softticks` themselves (the
+    /// paper's fast path: no software interrupt scheduled).
+    pub fast_path: u64,
+    /// Handlers handed out to run (by `softclock` and by `hardclock_with`).
+    pub fired: u64,
+    /// Of those, direct-execution handlers run from `hardclock_with`.
+    pub direct: u64,
+    /// Times `softclock` used up its step budget without finding a handler to run, and let
+    /// other calls in before going on.
+    pub yields: u64,
+}
+
+/// A handler ready to run, taken out of the table.
+#[derive(Debug)]
+pub(crate) struct Ready<C> {
+    pub(crate) call: C,
+    /// A persistent callout's record and generation: its `running` flag is cleared by
+    /// [`Callouts::finish`]. One-shot records are already free.
+    persistent: Option<(u32, u32)>,
+}
+
+/// What the next piece of `softclock` work is.
+#[derive(Debug)]
+pub(crate) enum Next<C> {
+    /// Run this handler, then call [`Callouts::finish`].
+    Run(Ready<C>),
+    /// The step budget ran out: let other calls in, then ask again.
+    Yield,
+    /// Caught up: nothing is due.
+    Idle,
+}
+
+/// A callout table: the BSD kernel's callout facility, generic over the timer scheme `S` and
+/// the callback `C`.
+///
+/// `C` is whatever the caller runs: in the kernel a (function, argument) pair, here any `Copy +
+/// Eq + Hash` value — `timeout`/`untimeout` hash and compare it, the table never calls it.
+/// `softclock` hands each due `C` to the caller's runner.
+///
+/// Time moves only by [`Callouts::hardclock`], one tick per call. A timeout of `n` ticks set at
+/// tick `t` runs in the first `softclock` after the `hardclock` that reaches tick `t + n`;
+/// `n <= 0` counts as 1, as in BSD.
+///
+/// ```
+/// use callwheel::scheme::hashed_wheel::HashedWheel;
+/// use callwheel_callout::{Callouts, Config};
+///
+/// // Scheme 6 under the callout interface: Costello & Varghese's callwheel.
+/// let mut table = Callouts::with_config(HashedWheel::new(8)?, Config::default())?;
+/// table.timeout(("retransmit", 7), 3)?;
+/// let handle = table.setcallout(("keepalive", 1), 2)?;
+/// assert_eq!(table.unsetcallout(handle), Ok(true));
+///
+/// let mut ran = Vec::new();
+/// for _ in 0..3 {
+///     if table.hardclock() {
+///         table.softclock(|_, call| ran.push(call));
+///     }
+/// }
+/// assert_eq!(ran, [("retransmit", 7)]);
+/// assert!(!table.untimeout(("retransmit", 7))); // already ran
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Callouts<S, C> {
+    scheme: S,
+    pub(crate) pool: Pool<C>,
+    /// Records the scheme has fired, in firing order, not yet handed out. Entries whose
+    /// record was cancelled meanwhile (no longer `Due`) are skipped.
+    batch: VecDeque<u32>,
+    /// `C_DIRECT_EXEC` callouts by (deadline, sequence).
+    direct: BTreeMap<(Tick, u64), u32>,
+    direct_seq: u64,
+    ticks: Tick,
+    softticks: Tick,
+    pub(crate) hz: u32,
+    max_steps: u64,
+    stats: Stats,
+}
+
+impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
+    /// A table on `scheme` with the default [`Config`] (a growing pool of 256 records, 1000 Hz).
+    pub fn new(scheme: S) -> Callouts<S, C> {
+        Callouts::with_config(scheme, Config::default())
+            .expect("the default configuration is valid")
+    }
+
+    /// A table on `scheme` (which should be empty, its clock at 0).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for `hz == 0`, `max_softclock_steps == 0`, a fixed pool of 0 records,
+    /// a `calloutsize` of 2^32 - 1 or more, or a non-empty scheme.
+    pub fn with_config(scheme: S, config: Config) -> Result<Callouts<S, C>, Error> {
+        if config.hz == 0 {
+            return Err(Error::Config {
+                reason: "hz must be at least 1",
+            });
+        }
+        if config.max_softclock_steps == 0 {
+            return Err(Error::Config {
+                reason: "max_softclock_steps must be at least 1",
+            });
+        }
+        if !scheme.is_empty() {
+            return Err(Error::Config {
+                reason: "the backing scheme must start empty",
+            });
+        }
+        Ok(Callouts {
+            ticks: scheme.now(),
+            softticks: scheme.now(),
+            scheme,
+            pool: Pool::new(config.calloutsize, config.fixed)?,
+            batch: VecDeque::new(),
+            direct: BTreeMap::new(),
+            direct_seq: 0,
+            hz: config.hz,
+            max_steps: config.max_softclock_steps,
+            stats: Stats::default(),
+        })
+    }
+
+    /// `ticks`: the current tick, advanced by `hardclock`.
+    pub fn ticks(&self) -> Tick {
+        self.ticks
+    }
+
+    /// `softticks`: the tick `softclock` has processed up to. Equal to `ticks` when caught up.
+    pub fn softticks(&self) -> Tick {
+        self.softticks
+    }
+
+    /// Callouts armed and not yet handed to a runner (persistent idle ones not counted).
+    pub fn pending(&self) -> usize {
+        let due = self
+            .batch
+            .iter()
+            .filter(|&&i| self.pool.records[i as usize].sched == Sched::Due)
+            .count();
+        self.scheme.len() + self.direct.len() + due
+    }
+
+    /// Records in use (armed one-shot callouts, and every initialised persistent one).
+    pub fn records_in_use(&self) -> usize {
+        self.pool.live()
+    }
+
+    /// Records allocated (in use or free).
+    pub fn records_allocated(&self) -> usize {
+        self.pool.capacity()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The backing scheme, for inspection.
+    pub fn scheme(&self) -> &S {
+        &self.scheme
+    }
+
+    /// Bytes held by the table: records, hash buckets and the backing scheme.
+    pub fn memory_bytes(&self) -> usize {
+        self.pool.memory_bytes()
+            + self.scheme.memory_bytes()
+            + self.batch.capacity() * core::mem::size_of::<u32>()
+    }
+
+    /// The clock interrupt: advances `ticks` by one and nothing else.
+    ///
+    /// Returns `true` when `softclock` has work (the kernel's `setsoftclock()`). When the next
+    /// tick holds nothing and `softclock` is caught up, `hardclock` advances `softticks` itself
+    /// and returns `false`: an idle system never schedules the software interrupt.
+    pub fn hardclock(&mut self) -> bool {
+        self.stats.hardclocks += 1;
+        let Some(next) = self.ticks.checked_add(1) else {
+            // The end of time: the clock stops; everything due has its tick already.
+            return self.softticks < self.ticks || !self.batch.is_empty();
+        };
+        self.ticks = next;
+        let nothing_due = self.batch.is_empty()
+            && self.scheme.next_expiry().is_none_or(|e| e > next)
+            && self
+                .direct
+                .first_key_value()
+                .is_none_or(|(k, _)| k.0 > next);
+        if self.softticks + 1 == next && nothing_due {
+            self.softticks = next;
+            self.stats.fast_path += 1;
+            false
+        } else {
+            true
+        }
+    }
+
+    /// [`Callouts::hardclock`], then runs every due `C_DIRECT_EXEC` callout through `run` right
+    /// away, before any deferred handler (calloutng's direct execution from the interrupt).
+    /// Without it, direct callouts run at the start of the next `softclock`.
+    pub fn hardclock_with<F>(&mut self, mut run: F) -> bool
+    where
+        F: FnMut(&mut Self, C),
+    {
+        let needed = self.hardclock();
+        while let Some(ready) = self.pop_direct_counted() {
+            run(self, ready.call);
+            self.finish(ready);
+        }
+        needed
+    }
+
+    /// The software interrupt: catches `softticks` up with `ticks`, handing every due callout to
+    /// `run` in expiry order (set order among equal expiries, where the scheme is FIFO).
+    ///
+    /// `run` gets the table, so a handler may set or cancel any callout, the next one due
+    /// included; a cancelled callout that has not yet been handed out never runs. The scheme is
+    /// advanced at most `max_softclock_steps` steps at a time. Returns how many handlers ran.
+    pub fn softclock<F>(&mut self, mut run: F) -> usize
+    where
+        F: FnMut(&mut Self, C),
+    {
+        let mut ran = 0;
+        loop {
+            match self.next_due() {
+                Next::Run(ready) => {
+                    run(self, ready.call);
+                    self.finish(ready);
+                    ran += 1;
+                }
+                Next::Yield => {}
+                Next::Idle => return ran,
+            }
+        }
+    }
+
+    /// One bounded piece of `softclock`: at most one scheme advance of `max_softclock_steps`.
+    pub(crate) fn next_due(&mut self) -> Next<C> {
+        if let Some(ready) = self.pop_direct() {
+            return Next::Run(ready);
+        }
+        loop {
+            while let Some(idx) = self.batch.pop_front() {
+                if self.pool.records[idx as usize].sched == Sched::Due {
+                    return Next::Run(self.take_ready(idx));
+                }
+            }
+            if self.softticks >= self.ticks {
+                return Next::Idle;
+            }
+            let Callouts {
+                scheme,
+                pool,
+                batch,
+                ticks,
+                max_steps,
+                ..
+            } = self;
+            let progress = scheme.advance(*ticks, Budget::steps(*max_steps), |_, expired| {
+                pool.records[expired.value as usize].sched = Sched::Due;
+                batch.push_back(expired.value);
+            });
+            if progress.complete {
+                self.softticks = self.ticks;
+            } else {
+                // The scheme may stop inside its cursor's tick, so only the tick before it is
+                // known to be finished.
+                let finished = self.scheme.now().saturating_sub(1).min(self.ticks - 1);
+                self.softticks = self.softticks.max(finished);
+                if self.batch.is_empty() {
+                    self.stats.yields += 1;
+                    return Next::Yield;
+                }
+            }
+        }
+    }
+
+    /// Marks a handed-out persistent callout as no longer running.
+    pub(crate) fn finish(&mut self, ready: Ready<C>) {
+        if let Some((idx, generation)) = ready.persistent {
+            let r = &mut self.pool.records[idx as usize];
+            if r.kind.is_some() && r.generation == generation {
+                r.running = false;
+            }
+        }
+    }
+
+    /// Whether the persistent callout `handle` names is running its handler now.
+    pub(crate) fn is_running(&self, handle: CalloutHandle) -> bool {
+        self.pool
+            .resolve(handle)
+            .is_some_and(|idx| self.pool.records[idx as usize].running)
+    }
+
+    /// A due direct-execution callout, counted as run from `hardclock`.
+    pub(crate) fn pop_direct_counted(&mut self) -> Option<Ready<C>> {
+        let ready = self.pop_direct()?;
+        self.stats.direct += 1;
+        Some(ready)
+    }
+
+    fn pop_direct(&mut self) -> Option<Ready<C>> {
+        let (&key, &idx) = self.direct.first_key_value()?;
+        if key.0 > self.ticks {
+            return None;
+        }
+        self.direct.remove(&key);
+        Some(self.take_ready(idx))
+    }
+
+    /// Takes a due record out for running: one-shot records are freed (their handle goes stale
+    /// before the handler runs, as in BSD), persistent ones are marked running.
+    fn take_ready(&mut self, idx: u32) -> Ready<C> {
+        self.stats.fired += 1;
+        let r = &mut self.pool.records[idx as usize];
+        r.sched = Sched::Idle;
+        let call = r.call.expect("armed records carry a call");
+        match r.kind {
+            Some(Kind::Persistent) => {
+                r.running = true;
+                Ready {
+                    call,
+                    persistent: Some((idx, r.generation)),
+                }
+            }
+            _ => {
+                if r.hashed {
+                    self.pool.hash_remove(idx);
+                }
+                self.pool.release(idx);
+                Ready {
+                    call,
+                    persistent: None,
+                }
+            }
+        }
+    }
+
+    /// The tick `n` ticks from now, `n <= 0` counting as 1.
+    pub(crate) fn deadline_in(&self, n: i64) -> Tick {
+        self.ticks.saturating_add(n.max(1) as u64)
+    }
+
+    /// Queues record `idx` for `deadline` without touching the record, so a refusal changes
+    /// nothing.
+    pub(crate) fn schedule(
+        &mut self,
+        idx: u32,
+        deadline: Tick,
+        tolerance: Tick,
+        direct: bool,
+    ) -> Result<Sched, Error> {
+        if direct {
+            let seq = self.direct_seq;
+            self.direct_seq += 1;
+            self.direct.insert((deadline, seq), idx);
+            Ok(Sched::Direct(deadline, seq))
+        } else {
+            Ok(Sched::Pending(
+                self.scheme.start_within(deadline, tolerance, idx)?,
+            ))
+        }
+    }
+
+    /// Takes record `idx` out of whatever queue holds it; `true` if it was armed.
+    pub(crate) fn disarm(&mut self, idx: u32) -> bool {
+        let r = &mut self.pool.records[idx as usize];
+        let was = core::mem::replace(&mut r.sched, Sched::Idle);
+        match was {
+            Sched::Idle => false,
+            Sched::Pending(h) => {
+                let stopped = self.scheme.stop(h);
+                debug_assert_eq!(stopped, Some(idx));
+                true
+            }
+            Sched::Direct(deadline, seq) => {
+                self.direct.remove(&(deadline, seq));
+                true
+            }
+            // Its batch entry is skipped when reached.
+            Sched::Due => true,
+        }
+    }
+
+    /// `timeout(func, arg, ticks)`: runs `call` `ticks` ticks from now (`ticks <= 0` counts as
+    /// 1). The callout can be cancelled only by `untimeout(call)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PoolExhausted`] when a fixed pool is full; [`Error::Scheme`] when the backing
+    /// scheme cannot hold the deadline. Nothing changes on error.
+    pub fn timeout(&mut self, call: C, ticks: i64) -> Result<(), Error> {
+        let idx = self.oneshot(call, ticks)?;
+        self.pool.hash_insert(idx);
+        Ok(())
+    }
+
+    /// `untimeout(func, arg)`: cancels the oldest pending `timeout` of `call`. Returns whether
+    /// one was pending. Callouts set by `setcallout` are not found here (cancel them by handle).
+    pub fn untimeout(&mut self, call: C) -> bool {
+        match self.pool.hash_find(&call) {
+            Some(idx) => {
+                self.disarm(idx);
+                self.pool.hash_remove(idx);
+                self.pool.release(idx);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `setcallout(func, arg, ticks)`: like `timeout`, but returns a handle that cancels this
+    /// callout and no other, in O(1) without hashing.
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::timeout`].
+    pub fn setcallout(&mut self, call: C, ticks: i64) -> Result<CalloutHandle, Error> {
+        let idx = self.oneshot(call, ticks)?;
+        Ok(self.pool.handle(idx))
+    }
+
+    /// `unsetcallout(handle)`: cancels the callout `setcallout` returned `handle` for. Returns
+    /// `Ok(true)` when it was pending (it will not run).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleHandle`] when the callout already ran or was cancelled, or the handle was
+    /// never issued; [`Error::WrongKind`] for a `callout_init` handle. Nothing changes.
+    pub fn unsetcallout(&mut self, handle: CalloutHandle) -> Result<bool, Error> {
+        let idx = self.resolve(handle, Kind::OneShot)?;
+        let was = self.disarm(idx);
+        if self.pool.records[idx as usize].hashed {
+            self.pool.hash_remove(idx);
+        }
+        self.pool.release(idx);
+        Ok(was)
+    }
+
+    fn oneshot(&mut self, call: C, ticks: i64) -> Result<u32, Error> {
+        let idx = self.pool.alloc(Kind::OneShot, Some(call))?;
+        let deadline = self.deadline_in(ticks);
+        match self.schedule(idx, deadline, 0, false) {
+            Ok(sched) => {
+                self.pool.records[idx as usize].sched = sched;
+                Ok(idx)
+            }
+            Err(e) => {
+                self.pool.release(idx);
+                Err(e)
+            }
+        }
+    }
+
+    /// The live record of kind `kind` that `handle` names.
+    pub(crate) fn resolve(&self, handle: CalloutHandle, kind: Kind) -> Result<u32, Error> {
+        let idx = self.pool.resolve(handle).ok_or(Error::StaleHandle)?;
+        if self.pool.records[idx as usize].kind == Some(kind) {
+            Ok(idx)
+        } else {
+            Err(Error::WrongKind)
+        }
+    }
+
+    /// Verifies, by brute force, that the pool, the hash chains, the queues and the backing
+    /// scheme agree. For tests; `Err` names what is broken.
+    pub fn check_invariants(&self) -> Result<(), &'static str> {
+        self.pool.check()?;
+        self.scheme.check_invariants()?;
+        if self.softticks > self.ticks {
+            return Err("softticks is ahead of ticks");
+        }
+        let (mut pending, mut direct, mut due) = (0, 0, 0);
+        for r in &self.pool.records {
+            match r.sched {
+                Sched::Idle => {}
+                Sched::Pending(_) => pending += 1,
+                Sched::Direct(d, s) => {
+                    if !self.direct.contains_key(&(d, s)) {
+                        return Err("direct callout missing from its queue");
+                    }
+                    direct += 1;
+                }
+                Sched::Due => due += 1,
+            }
+            if r.kind.is_none() && (r.sched != Sched::Idle || r.hashed) {
+                return Err("a free record is armed or hashed");
+            }
+            if r.hashed && r.kind != Some(Kind::OneShot) {
+                return Err("a persistent record is hashed");
+            }
+        }
+        if pending != self.scheme.len() {
+            return Err("scheme holds a different number of timers than records pending");
+        }
+        if direct != self.direct.len() {
+            return Err("direct queue holds stale entries");
+        }
+        let batch_due = self
+            .batch
+            .iter()
+            .filter(|&&i| self.pool.records[i as usize].sched == Sched::Due)
+            .count();
+        if due != batch_due {
+            return Err("a due record is missing from the batch");
+        }
+        Ok(())
+    }
+}

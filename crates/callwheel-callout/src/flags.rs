@@ -1,0 +1,32 @@
+//! calloutng's flags for `callout_reset_sbt_on`, with FreeBSD's bit values.
+
+/// Run the handler from `hardclock` itself (the interrupt context) instead of queueing it for
+/// `softclock`: see [`Callouts::hardclock_with`](crate::Callouts::hardclock_with).
+pub const C_DIRECT_EXEC: u32 = 0x0001;
+/// The time is absolute (since tick 0), not relative to the current tick.
+pub const C_ABSOLUTE: u32 = 0x0200;
+/// Accepted for compatibility: the time is already in ticks' resolution.
+pub const C_HARDCLOCK: u32 = 0x0100;
+
+const C_PRELBITS: u32 = 7;
+const C_PRELRANGE: u32 = (1 << C_PRELBITS) - 1;
+const C_PRELMASK: u32 = C_PRELRANGE << 1;
+
+/// Relative precision: the callout may fire up to `time / 2^n` late (calloutng's `C_PREL(n)`),
+/// or by the absolute `precision` argument if that is larger. `n` is at most 126.
+pub const fn c_prel(n: u32) -> u32 {
+    ((n + 1) & C_PRELRANGE) << 1
+}
+
+/// The `n` of a `C_PREL(n)` in `flags`, if one is set.
+pub const fn c_prelget(flags: u32) -> Option<u32> {
+    let field = (flags & C_PRELMASK) >> 1;
+    if field == 0 {
+        None
+    } else {
+        Some(field - 1)
+    }
+}
+
+/// Every bit this implementation understands.
+pub const KNOWN: u32 = C_DIRECT_EXEC | C_ABSOLUTE | C_HARDCLOCK | C_PRELMASK;

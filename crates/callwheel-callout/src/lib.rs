@@ -1,0 +1,38 @@
+//! The BSD kernel's callout interfaces on any callwheel timer scheme.
+//!
+//! Costello & Varghese rebuilt the 4.4BSD callout facility on a hashed timing wheel and kept its
+//! interfaces; FreeBSD's calloutng added fixed-point time and precision. This crate provides
+//! those interfaces over any [`Backing`] scheme, so the comparison the paper's Table I makes is
+//! literally `Callouts<DifferentialList>` against `Callouts<HashedWheel>`:
+//!
+//! | call | what it does | cost on a hashed wheel |
+//! |---|---|---|
+//! | [`Callouts::hardclock`] | `ticks += 1`; if nothing is due, `softticks` follows (fast path) | O(1) |
+//! | [`Callouts::softclock`] | catches up, at most `MAX_SOFTCLOCK_STEPS` steps at a stretch | O(1) per callout |
+//! | [`Callouts::timeout`] / [`Callouts::untimeout`] | by (function, argument), through a chained hash | O(1) expected |
+//! | [`Callouts::setcallout`] / [`Callouts::unsetcallout`] | by [`CalloutHandle`] (index + generation) | O(1) |
+//! | `callout_init`, `callout_reset`, [`Callouts::callout_reset_sbt_on`], `callout_stop`, `callout_drain`, `callout_pending`, `callout_active`, `callout_deactivate` | FreeBSD's `struct callout` | O(1) |
+//!
+//! The records come from a pool of `calloutsize` entries allocated up front ([`Config`]), which
+//! grows on demand or, when fixed, makes the call fail with [`Error::PoolExhausted`].
+//!
+//! [`Callouts`] is for one thread (handlers get `&mut` to the table); [`SharedCallouts`] puts it
+//! behind a lock, runs handlers with the lock released, and makes `callout_drain` wait for a
+//! handler running elsewhere.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod backing;
+mod callouts;
+mod error;
+pub mod flags;
+mod freebsd;
+mod handle;
+mod pool;
+mod shared;
+
+pub use backing::Backing;
+pub use callouts::{Callouts, Config, Stats, MAX_SOFTCLOCK_STEPS};
+pub use error::Error;
+pub use handle::CalloutHandle;
+pub use shared::SharedCallouts;

@@ -1,0 +1,340 @@
+//! A callout table shared between threads: every call takes the table's lock, and `softclock`
+//! and `hardclock_with` release it while a handler runs and after every
+//! `max_softclock_steps` steps — the threaded form of the paper's bounded interrupt lock-out.
+
+use core::hash::Hash;
+
+#[cfg(loom)]
+use loom::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(loom)]
+use loom::thread::{self, ThreadId};
+#[cfg(not(loom))]
+use std::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(not(loom))]
+use std::thread::{self, ThreadId};
+
+use callwheel::time::Sbt;
+
+use crate::backing::Backing;
+use crate::callouts::{Next, Ready};
+use crate::{CalloutHandle, Callouts, Error, Stats};
+
+#[derive(Debug)]
+struct Inner<S, C> {
+    table: Callouts<S, C>,
+    /// The thread inside `softclock` or `hardclock_with`, if any.
+    runner: Option<ThreadId>,
+}
+
+/// A [`Callouts`] table behind a lock, callable from any thread.
+///
+/// Handlers run without the lock held, so they may call back into the table (from the same
+/// thread or others). [`SharedCallouts::callout_drain`] waits for a handler running on another
+/// thread. One thread at a time runs `softclock` (the kernel's one software-interrupt thread
+/// per CPU); a second gets [`Error::SoftclockBusy`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use callwheel::scheme::hashed_wheel::HashedWheel;
+/// use callwheel_callout::{Callouts, SharedCallouts};
+///
+/// let table = Arc::new(SharedCallouts::new(Callouts::new(HashedWheel::new(8)?)));
+/// table.timeout(1u32, 1)?;
+/// let t = Arc::clone(&table);
+/// std::thread::spawn(move || {
+///     t.hardclock();
+///     let ran = t.softclock(|call| assert_eq!(call, 1)).unwrap();
+///     assert_eq!(ran, 1);
+/// })
+/// .join()
+/// .unwrap();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct SharedCallouts<S, C> {
+    inner: Mutex<Inner<S, C>>,
+    /// Signalled whenever a handler finishes.
+    finished: Condvar,
+}
+
+impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
+    /// Shares `table`.
+    pub fn new(table: Callouts<S, C>) -> SharedCallouts<S, C> {
+        SharedCallouts {
+            inner: Mutex::new(Inner {
+                table,
+                runner: None,
+            }),
+            finished: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner<S, C>> {
+        // A panic in another caller cannot leave the table half-updated: every mutation is
+        // complete before user code runs, so a poisoned lock is safe to take over.
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Runs `f` on the table under the lock (for calls with no shared counterpart).
+    pub fn with<R>(&self, f: impl FnOnce(&mut Callouts<S, C>) -> R) -> R {
+        f(&mut self.lock().table)
+    }
+
+    /// [`Callouts::hardclock`].
+    pub fn hardclock(&self) -> bool {
+        self.lock().table.hardclock()
+    }
+
+    /// [`Callouts::hardclock_with`]: due direct-execution handlers run on this thread, with
+    /// the lock released while each runs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SoftclockBusy`] (after advancing the clock) when another thread is running
+    /// handlers: the direct handlers then run at the start of its next `softclock`.
+    pub fn hardclock_with(&self, mut run: impl FnMut(C)) -> Result<bool, Error> {
+        let mut guard = self.lock();
+        let needed = guard.table.hardclock();
+        if guard.runner.is_some() {
+            return Err(Error::SoftclockBusy);
+        }
+        guard.runner = Some(thread::current().id());
+        drop(guard);
+        let _runner = RunnerGuard(self);
+        loop {
+            let ready = self.lock().table.pop_direct_counted();
+            let Some(ready) = ready else { break };
+            self.run_one(ready, &mut run);
+        }
+        Ok(needed)
+    }
+
+    /// [`Callouts::softclock`], releasing the lock while each handler runs and whenever the
+    /// step budget is used up. Returns how many handlers ran.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SoftclockBusy`] when another thread is already running handlers.
+    pub fn softclock(&self, mut run: impl FnMut(C)) -> Result<usize, Error> {
+        {
+            let mut guard = self.lock();
+            if guard.runner.is_some() {
+                return Err(Error::SoftclockBusy);
+            }
+            guard.runner = Some(thread::current().id());
+        }
+        let _runner = RunnerGuard(self);
+        let mut ran = 0;
+        loop {
+            let next = self.lock().table.next_due();
+            match next {
+                Next::Run(ready) => {
+                    self.run_one(ready, &mut run);
+                    ran += 1;
+                }
+                // The lock was dropped at the end of the statement above: other threads got
+                // their chance.
+                Next::Yield => thread::yield_now(),
+                Next::Idle => return Ok(ran),
+            }
+        }
+    }
+
+    fn run_one(&self, ready: Ready<C>, run: &mut impl FnMut(C)) {
+        let call = ready.call;
+        // Clears the running flag even if the handler unwinds.
+        let done = FinishGuard {
+            shared: self,
+            ready: Some(ready),
+        };
+        run(call);
+        drop(done);
+    }
+
+    /// [`Callouts::timeout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::timeout`].
+    pub fn timeout(&self, call: C, ticks: i64) -> Result<(), Error> {
+        self.lock().table.timeout(call, ticks)
+    }
+
+    /// [`Callouts::untimeout`].
+    pub fn untimeout(&self, call: C) -> bool {
+        self.lock().table.untimeout(call)
+    }
+
+    /// [`Callouts::setcallout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::setcallout`].
+    pub fn setcallout(&self, call: C, ticks: i64) -> Result<CalloutHandle, Error> {
+        self.lock().table.setcallout(call, ticks)
+    }
+
+    /// [`Callouts::unsetcallout`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::unsetcallout`].
+    pub fn unsetcallout(&self, handle: CalloutHandle) -> Result<bool, Error> {
+        self.lock().table.unsetcallout(handle)
+    }
+
+    /// [`Callouts::callout_init`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_init`].
+    pub fn callout_init(&self) -> Result<CalloutHandle, Error> {
+        self.lock().table.callout_init()
+    }
+
+    /// [`Callouts::callout_free`], after waiting for a handler running on another thread.
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_drain`].
+    pub fn callout_free(&self, handle: CalloutHandle) -> Result<(), Error> {
+        let mut guard = self.wait_idle(handle)?;
+        guard.table.callout_free(handle)
+    }
+
+    /// [`Callouts::callout_reset`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_reset`].
+    pub fn callout_reset(&self, handle: CalloutHandle, ticks: i64, call: C) -> Result<bool, Error> {
+        self.lock().table.callout_reset(handle, ticks, call)
+    }
+
+    /// [`Callouts::callout_reset_sbt_on`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_reset_sbt_on`].
+    #[allow(clippy::too_many_arguments)] // The historical signature.
+    pub fn callout_reset_sbt_on(
+        &self,
+        handle: CalloutHandle,
+        sbt: Sbt,
+        precision: Sbt,
+        call: C,
+        cpu: i32,
+        flags: u32,
+    ) -> Result<bool, Error> {
+        self.lock()
+            .table
+            .callout_reset_sbt_on(handle, sbt, precision, call, cpu, flags)
+    }
+
+    /// [`Callouts::callout_stop`]: does not wait for a running handler.
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_stop`].
+    pub fn callout_stop(&self, handle: CalloutHandle) -> Result<bool, Error> {
+        self.lock().table.callout_stop(handle)
+    }
+
+    /// `callout_drain`: stops the callout and, if its handler is running on another thread,
+    /// waits until it returns. Returns `Ok(true)` if the callout was pending.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WouldDeadlock`] when called from the thread running its handler (nothing
+    /// changes); [`Error::StaleHandle`], [`Error::WrongKind`].
+    pub fn callout_drain(&self, handle: CalloutHandle) -> Result<bool, Error> {
+        let mut guard = self.wait_idle(handle)?;
+        guard.table.callout_stop(handle)
+    }
+
+    /// Locks the table once `handle`'s handler is not running.
+    fn wait_idle(&self, handle: CalloutHandle) -> Result<MutexGuard<'_, Inner<S, C>>, Error> {
+        let mut guard = self.lock();
+        // Validates the handle and its kind before any waiting.
+        guard.table.callout_pending(handle)?;
+        while guard.table.is_running(handle) {
+            if guard.runner == Some(thread::current().id()) {
+                return Err(Error::WouldDeadlock);
+            }
+            guard = self
+                .finished
+                .wait(guard)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        Ok(guard)
+    }
+
+    /// [`Callouts::callout_pending`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_pending`].
+    pub fn callout_pending(&self, handle: CalloutHandle) -> Result<bool, Error> {
+        self.lock().table.callout_pending(handle)
+    }
+
+    /// [`Callouts::callout_active`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_active`].
+    pub fn callout_active(&self, handle: CalloutHandle) -> Result<bool, Error> {
+        self.lock().table.callout_active(handle)
+    }
+
+    /// [`Callouts::callout_deactivate`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_deactivate`].
+    pub fn callout_deactivate(&self, handle: CalloutHandle) -> Result<(), Error> {
+        self.lock().table.callout_deactivate(handle)
+    }
+
+    /// `ticks`.
+    pub fn ticks(&self) -> callwheel::Tick {
+        self.lock().table.ticks()
+    }
+
+    /// `softticks`.
+    pub fn softticks(&self) -> callwheel::Tick {
+        self.lock().table.softticks()
+    }
+
+    /// The table's counters.
+    pub fn stats(&self) -> Stats {
+        self.lock().table.stats()
+    }
+}
+
+/// Marks a handed-out handler finished and wakes drainers, on return or unwind.
+struct FinishGuard<'a, S: Backing, C: Copy + Eq + Hash> {
+    shared: &'a SharedCallouts<S, C>,
+    ready: Option<Ready<C>>,
+}
+
+impl<S: Backing, C: Copy + Eq + Hash> Drop for FinishGuard<'_, S, C> {
+    fn drop(&mut self) {
+        if let Some(ready) = self.ready.take() {
+            self.shared.lock().table.finish(ready);
+            self.shared.finished.notify_all();
+        }
+    }
+}
+
+/// Gives up the runner role on return or unwind.
+struct RunnerGuard<'a, S: Backing, C: Copy + Eq + Hash>(&'a SharedCallouts<S, C>);
+
+impl<S: Backing, C: Copy + Eq + Hash> Drop for RunnerGuard<'_, S, C> {
+    fn drop(&mut self) {
+        self.0.lock().runner = None;
+        self.0.finished.notify_all();
+    }
+}
