@@ -146,19 +146,6 @@ impl<T> Core<T> {
     }
 }
 
-/// What becomes of a due timer once it is detached.
-pub(crate) enum Due {
-    /// A one-shot timer: free its slot and hand its value to the callback.
-    Free,
-    /// A periodic timer that the scheme has re-armed; the callback gets a copy of its value.
-    Repeat {
-        /// The deadline it fired for.
-        deadline: Tick,
-        /// Whole periods missed.
-        overruns: u64,
-    },
-}
-
 /// What one step of a tick's work did.
 pub(crate) enum Step {
     /// This timer is due: the scheme has already detached it.
@@ -197,17 +184,6 @@ pub(crate) trait TickDriven<T>: Timers<T> + Sized {
 
     /// Does one step of tick `tick`'s work.
     fn step_tick(&mut self, tick: Tick) -> Step;
-
-    /// Decides what becomes of a due, detached timer when the caller's time is `now` (the
-    /// target; the cursor may be behind it). Default: the timer is freed.
-    fn on_due(&mut self, _idx: u32, _now: Tick) -> Due {
-        Due::Free
-    }
-
-    /// A copy of a re-armed periodic timer's value, for its callback.
-    fn copy_value(&self, _idx: u32) -> Option<T> {
-        None
-    }
 
     /// Bytes the scheme holds beyond the arena (bitmaps, index structures).
     fn extra_bytes(&self) -> usize {
@@ -340,39 +316,19 @@ where
     S: TickDriven<T>,
     F: FnMut(&mut dyn Timers<T>, Expired<T>),
 {
-    // Periodic timers judge missed periods against the time the caller asked for, not the
-    // cursor, which replays the past slot by slot.
-    let now = s.core().target;
-    let handle = s.core().arena.handle(idx);
-    match s.on_due(idx, now) {
-        Due::Free => {
-            let core = s.core_mut();
-            let deadline = core.arena.node(idx).expiry;
-            let value = core.arena.free(idx);
-            on_expire(
-                s,
-                Expired {
-                    handle,
-                    deadline,
-                    value,
-                    overruns: 0,
-                },
-            );
-        }
-        Due::Repeat { deadline, overruns } => {
-            if let Some(value) = s.copy_value(idx) {
-                on_expire(
-                    s,
-                    Expired {
-                        handle,
-                        deadline,
-                        value,
-                        overruns,
-                    },
-                );
-            }
-        }
-    }
+    let core = s.core_mut();
+    let handle = core.arena.handle(idx);
+    let deadline = core.arena.node(idx).expiry;
+    let value = core.arena.free(idx);
+    on_expire(
+        s,
+        Expired {
+            handle,
+            deadline,
+            value,
+            overruns: 0,
+        },
+    );
 }
 
 /// PERTICKBOOKKEEPING and EXPIRYPROCESSING for a [`TickDriven`] scheme.

@@ -24,9 +24,14 @@
 //! wheel's time (Varghese & Lauck's Figure 7 in base 64). A slot is processed when the wheel's
 //! time reaches its start: its timers move down (cascade) or, on level 0, fire. Placing by digit
 //! is what keeps equal deadlines in start order: a later start can only land on a level whose slot
-//! is processed after the earlier timer has cascaded into it. Each level keeps one 64-bit
-//! occupancy word (the "busy" marks of V&L Appendix A), so the next non-empty slot of a level is
-//! one bit scan, and `advance` jumps any empty stretch in O(levels).
+//! is processed after the earlier timer has cascaded into it.
+//!
+//! Placing by digit also orders the whole structure in time: every timer of level `l` is due
+//! before every timer of level `l + 1`, and within a level the slots are in time order with no
+//! wrap-around (a level only holds digits above the wheel's own). So the next slot with work is
+//! the lowest occupied slot of the lowest occupied level: two bit scans, one over a word that
+//! marks the non-empty levels and one over that level's occupancy word (the "busy" marks of V&L
+//! Appendix A). `advance` jumps any empty stretch in O(1) per slot it processes.
 //!
 //! # Tolerance and coalesced wake-ups
 //!
@@ -37,10 +42,23 @@
 //! that sleeps until then and calls `advance` fires every timer whose window contains that
 //! instant — the greedy stabbing of the windows, which is the minimum number of wake-ups.
 //!
-//! Each slot remembers the smallest window end of the timers placed in it, each level the
-//! smallest over its slots, so the query costs O(levels). Stopping a timer does not raise these
-//! minimums (that would cost a scan): the answer may then be early, never late, and the slot's
-//! minimum is made exact again when the wheel reaches it.
+//! Each slot remembers the smallest window end (and deadline) of the timers placed in it since
+//! it was last emptied. The query visits the occupied slots in time order and stops at the first
+//! one that starts at or after the best end found so far: every window there ends later still.
+//! With exact timers that is the first slot; with tolerances it is the slots a window's width
+//! reaches. Stopping a timer does not raise a slot's minimum (that would cost a scan): the answer
+//! may then be early, never late, and the slot's minimum is made exact again when it empties.
+//!
+//! # Storage
+//!
+//! Timers live in a slab of 32-byte entries (deadline, window end, value, generation; 40 bytes
+//! with a `u64` value would be the case with an `Option` around the value, which the entry's
+//! live/free variants make unnecessary), and their list links in a parallel array of 8-byte
+//! (prev, next) pairs. The links array starts with one sentinel per list (704 slots, the overdue
+//! queue, the deferred list), so unlinking needs no branch on list ends and no record of which
+//! list a timer is on: a list became empty exactly when the unlinked timer's neighbours are both
+//! its sentinel, whose index names the slot. A timer touches only its own entry, its own links
+//! and its neighbours' links.
 //!
 //! # Costs
 //!
@@ -48,41 +66,59 @@
 //! |---|---|
 //! | start, stop | O(1): a digit, a list append or unlink, a bit |
 //! | reset | O(1); no relinking when the timer stays the last one of the same slot |
-//! | advance | O(levels) per jump + O(1) per cascade step and per fired timer; each timer cascades at most 10 times, in practice 1–3 |
-//! | next_wakeup | O(levels) |
+//! | advance | O(1) per slot processed + O(1) per cascade step and per fired timer; each timer cascades at most 10 times, in practice 1–3 |
+//! | next_deadline | O(1) |
+//! | next_wakeup | O(1) with exact timers; with tolerances, the occupied slots that start before the earliest window end |
 //!
 //! The wheel implements [`Scheme`], so the conformance suite of the scheme family
 //! runs on it unchanged; tolerance, reset, `next_wakeup` and the statistics are its own methods.
+//! It runs its own loop rather than the family's shared one (`scheme::clock`) with the same
+//! semantics (overdue queue and drain epochs, exact resumption of a budgeted call), specialised
+//! so that the common paths are a handful of instructions.
 
 mod periodic;
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
-use core::cell::Cell;
+use alloc::vec::Vec;
 
 pub use periodic::Missed;
 use periodic::Periodic;
 
-use crate::scheme::arena::NIL;
-use crate::scheme::clock::{self, Core, Due, Step, TickDriven, OVERDUE};
 use crate::scheme::{Budget, Error, Expired, Handle, Progress, Scheme, Timers};
 use crate::time::Tick;
 
 const SLOTS: usize = 64;
 const LEVELS: usize = 11;
-/// The core's lists: 0 is the overdue queue, 1..=704 the slots, then the deferred list.
-const DEFERRED: u32 = 1 + (LEVELS * SLOTS) as u32;
+/// Lists `0..SLOT_LISTS` are the slots, `level * 64 + slot`.
+const SLOT_LISTS: usize = LEVELS * SLOTS;
+/// The list of timers whose deadline had passed when they were (re)armed.
+const OVERDUE: u32 = SLOT_LISTS as u32;
+/// Timers started while a slot is processed wait here until it is done.
+const DEFERRED: u32 = OVERDUE + 1;
+/// The links index of timer 0: the lists' sentinels come first.
+const BASE: u32 = DEFERRED + 1;
+/// The null index (no free slot, no walk).
+const NIL: u32 = u32::MAX;
+/// Timer indices stay below this, so that `BASE + index` never reaches `NIL`.
+const MAX_TIMERS: usize = (NIL - BASE) as usize;
 
-#[inline]
-fn list_of(level: usize, slot: usize) -> u32 {
-    1 + (level * SLOTS + slot) as u32
-}
+/// The level of a timer by the leading zeros of `now ^ deadline`: the highest differing base-64
+/// digit (level 0 when they are equal, at index 64).
+const LEVEL_BY_ZEROS: [u8; 65] = {
+    let mut table = [0u8; 65];
+    let mut zeros = 0;
+    while zeros < 64 {
+        table[zeros] = ((63 - zeros) / 6) as u8;
+        zeros += 1;
+    }
+    table
+};
 
-/// The level on which a timer due at `deadline` sits while the wheel's time is `now`: the
-/// highest base-64 digit in which the two differ (0 when they are equal).
+/// The level on which a timer due at `deadline` sits while the wheel's time is `now`.
 #[inline]
 fn level_for(now: Tick, deadline: Tick) -> usize {
-    let differ = 63usize.saturating_sub((now ^ deadline).leading_zeros() as usize);
-    differ / 6
+    LEVEL_BY_ZEROS[(now ^ deadline).leading_zeros() as usize] as usize
 }
 
 #[inline]
@@ -90,16 +126,18 @@ fn slot_for(level: usize, deadline: Tick) -> usize {
     ((deadline >> (6 * level)) & 63) as usize
 }
 
+/// The list of the slot `deadline` falls in on `level`.
+#[inline]
+fn list_for(level: usize, deadline: Tick) -> u32 {
+    (level * SLOTS + slot_for(level, deadline)) as u32
+}
+
 /// The start of the slot `slot` of level `level` in the current rotation of the levels above.
 #[inline]
 fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
     let shift = 6 * level;
-    let above = if shift + 6 >= 64 {
-        0
-    } else {
-        (now >> (shift + 6)) << (shift + 6)
-    };
-    above | ((slot as u64) << shift)
+    let above = now.checked_shr(shift as u32 + 6).unwrap_or(0);
+    above.checked_shl(shift as u32 + 6).unwrap_or(0) | ((slot as u64) << shift)
 }
 
 /// Counters kept as the wheel works; cheap enough to leave on.
@@ -121,76 +159,59 @@ pub struct Stats {
     pub max_lateness: Tick,
 }
 
-/// A lower bound on some per-timer quantity (window end, deadline) for each slot of a level and
-/// for the level as a whole. Lowered on insertion; reset when a slot empties; the level's value
-/// is recomputed lazily from its occupied slots.
+/// A pending timer.
 #[derive(Debug)]
-struct Minimum {
-    slot: [Tick; SLOTS],
-    level: Cell<Option<Tick>>,
+struct Timer<T> {
+    deadline: Tick,
+    /// The window's end; while the timer is on the overdue list, the drain epoch it was queued
+    /// in instead (an overdue timer's window no longer matters: the wheel asks to be woken now).
+    end: Tick,
+    value: T,
+    generation: u32,
+    /// A schedule for it is in `Wheel::periodic` (only then is the map looked at).
+    periodic: bool,
 }
 
-impl Minimum {
-    fn new() -> Minimum {
-        Minimum {
-            slot: [Tick::MAX; SLOTS],
-            level: Cell::new(Some(Tick::MAX)),
-        }
-    }
-
-    #[inline]
-    fn lower(&mut self, slot: usize, value: Tick) {
-        if value < self.slot[slot] {
-            self.slot[slot] = value;
-        }
-        if let Some(m) = self.level.get() {
-            if value < m {
-                self.level.set(Some(value));
-            }
-        }
-    }
-
-    #[inline]
-    fn clear(&mut self, slot: usize) {
-        if self.level.get() == Some(self.slot[slot]) {
-            self.level.set(None);
-        }
-        self.slot[slot] = Tick::MAX;
-    }
-
-    fn get(&self, occupied: u64) -> Tick {
-        if let Some(m) = self.level.get() {
-            return m;
-        }
-        let mut bits = occupied;
-        let mut m = Tick::MAX;
-        while bits != 0 {
-            m = m.min(self.slot[bits.trailing_zeros() as usize]);
-            bits &= bits - 1;
-        }
-        self.level.set(Some(m));
-        m
-    }
-}
-
+/// One slot of the slab. The two variants share 32 bytes for a `u64` value: the free variant
+/// fits beside the `bool`, whose spare bit patterns tell the variants apart, so no tag (and no
+/// `Option` around the value) costs a word.
 #[derive(Debug)]
-struct Level {
-    /// Bit `s` set while slot `s` holds a timer.
-    occupied: u64,
-    /// The smallest window end placed in each slot since it was last emptied.
-    end: Minimum,
-    /// The smallest deadline, likewise.
-    deadline: Minimum,
+enum Entry<T> {
+    Live(Timer<T>),
+    /// A free slot on the free list (`next`), or retired (generation exhausted) and on no list.
+    Free {
+        generation: u32,
+        next: u32,
+    },
 }
 
-impl Level {
-    fn new() -> Level {
-        Level {
-            occupied: 0,
-            end: Minimum::new(),
-            deadline: Minimum::new(),
-        }
-    }
+/// A timer's (or a sentinel's) neighbours on its circular list, as links indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Link {
+    prev: u32,
+    next: u32,
+}
+
+/// Lower bounds on the window ends and deadlines of the timers in one slot.
+#[derive(Clone, Copy, Debug)]
+struct SlotMin {
+    end: Tick,
+    deadline: Tick,
+}
+
+const NO_MIN: SlotMin = SlotMin {
+    end: Tick::MAX,
+    deadline: Tick::MAX,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// No advance in progress.
+    Idle,
+    /// Firing the overdue timers queued before the current epoch.
+    Drain,
+    /// Processing the slot that starts at the cursor, then the deferred starts.
+    Tick,
 }
 
 /// The production timing wheel. See the [module documentation](self) for its geometry and costs.
@@ -211,12 +232,33 @@ impl Level {
 /// ```
 #[derive(Debug)]
 pub struct Wheel<T> {
-    core: Core<T>,
-    levels: [Level; LEVELS],
-    /// The slot being processed at the current time, as (level, slot).
-    processing: Option<(usize, usize)>,
-    /// A slot is being processed: starts wait on the deferred list until it is done.
-    in_tick: bool,
+    nodes: Vec<Entry<T>>,
+    /// The lists' sentinels (`0..BASE`), then the links of timer `i` at `BASE + i`.
+    links: Vec<Link>,
+    /// Head of the free list of `nodes`, or NIL.
+    free: u32,
+    len: usize,
+    capacity: Option<usize>,
+    /// Slots retired because their generation was exhausted (they do not count against a fixed
+    /// capacity).
+    retired: usize,
+    /// Bit `s` of word `l` is set while slot `s` of level `l` holds a timer.
+    occupied: [u64; LEVELS],
+    /// Bit `l` is set while `occupied[l]` is not zero.
+    levels: u16,
+    minimum: Box<[SlotMin; SLOT_LISTS]>,
+    /// The last tick processed (Costello's `softticks`).
+    cursor: Tick,
+    /// The latest `now` asked for (Costello's `ticks`).
+    target: Tick,
+    phase: Phase,
+    epoch: u64,
+    /// An `advance` call is running (a start now comes from a callback).
+    in_advance: bool,
+    /// The list being processed at the cursor, or NIL.
+    processing: u32,
+    /// The overdue timer the drain visits next (Costello's `nextsoftcheck`), or NIL.
+    walk_next: u32,
     /// The schedules of the periodic timers, by slot index.
     periodic: BTreeMap<u32, Periodic<T>>,
     stats: Stats,
@@ -231,30 +273,53 @@ impl<T> Default for Wheel<T> {
 impl<T> Wheel<T> {
     /// An empty wheel at time 0 whose slab grows on demand.
     pub fn new() -> Wheel<T> {
-        Self::build(Core::growing(LEVELS * SLOTS + 1))
-    }
-
-    /// An empty wheel holding at most `capacity` timers, all allocated here: `start` and
-    /// `start_with` return [`Error::Full`] beyond that and never allocate (`start_periodic` does,
-    /// for the schedule). A capacity that cannot be allocated is [`Error::Config`].
-    pub fn with_capacity(capacity: usize) -> Result<Wheel<T>, Error> {
-        Ok(Self::build(Core::new(LEVELS * SLOTS + 1, Some(capacity))?))
-    }
-
-    fn build(core: Core<T>) -> Wheel<T> {
+        let links = (0..BASE).map(|s| Link { prev: s, next: s }).collect();
         Wheel {
-            core,
-            levels: core::array::from_fn(|_| Level::new()),
-            processing: None,
-            in_tick: false,
+            nodes: Vec::new(),
+            links,
+            free: NIL,
+            len: 0,
+            capacity: None,
+            retired: 0,
+            occupied: [0; LEVELS],
+            levels: 0,
+            minimum: Box::new([NO_MIN; SLOT_LISTS]),
+            cursor: 0,
+            target: 0,
+            phase: Phase::Idle,
+            epoch: 0,
+            in_advance: false,
+            processing: NIL,
+            walk_next: NIL,
             periodic: BTreeMap::new(),
             stats: Stats::default(),
         }
     }
 
+    /// An empty wheel holding at most `capacity` timers, all allocated here: `start` and
+    /// `start_with` return [`Error::Full`] beyond that and never allocate (`start_periodic` does,
+    /// for the schedule). A capacity that cannot be indexed (2^32 - 707 timers or more) or
+    /// allocated is [`Error::Config`].
+    pub fn with_capacity(capacity: usize) -> Result<Wheel<T>, Error> {
+        if capacity >= MAX_TIMERS {
+            return Err(Error::Config {
+                reason: "a fixed capacity must be below 2^32 - 707 timers",
+            });
+        }
+        let mut w = Self::new();
+        let fail = |_| Error::Config {
+            reason: "cannot allocate the fixed capacity",
+        };
+        w.nodes.try_reserve_exact(capacity).map_err(fail)?;
+        w.links.try_reserve_exact(capacity).map_err(fail)?;
+        w.capacity = Some(capacity);
+        Ok(w)
+    }
+
     /// Starts a timer with window `[deadline, deadline + tolerance]`: it fires at the first
     /// `advance` whose time reaches `deadline`, and [`Wheel::next_wakeup`] asks to be woken no
     /// later than the window's end. The end saturates at `u64::MAX`.
+    #[inline]
     pub fn start_with(
         &mut self,
         deadline: Tick,
@@ -262,9 +327,10 @@ impl<T> Wheel<T> {
         value: T,
     ) -> Result<Handle, Error> {
         let end = deadline.saturating_add(tolerance);
-        let h = clock::start_with(self, deadline, end, value)?;
+        let (idx, generation) = self.alloc(deadline, end, value)?;
         self.stats.started += 1;
-        Ok(h)
+        self.arm(idx, deadline);
+        Ok(Handle::new(idx, generation))
     }
 
     /// Starts a periodic timer: first due at `first`, then every `period` after its previous
@@ -274,7 +340,7 @@ impl<T> Wheel<T> {
     /// [`Wheel::overruns`] tells how many the latest firing missed. A zero period is
     /// [`Error::ZeroPeriod`]. A timer whose next deadline would pass `u64::MAX` fires its last
     /// time and is gone. The schedules sit in an ordered map, so firing or stopping a periodic
-    /// timer costs O(log p) in the number of periodic timers.
+    /// timer costs O(log p) in the number of periodic timers (one-shot timers never look at it).
     pub fn start_periodic(
         &mut self,
         first: Tick,
@@ -290,6 +356,7 @@ impl<T> Wheel<T> {
             return Err(Error::ZeroPeriod);
         }
         let h = self.start_with(first, tolerance, value)?;
+        self.timer_mut(h.index()).periodic = true;
         self.periodic.insert(
             h.index(),
             Periodic {
@@ -306,7 +373,7 @@ impl<T> Wheel<T> {
     /// How many periods the latest firing of a periodic timer missed (`None` for a stale handle
     /// or a one-shot timer).
     pub fn overruns(&self, handle: Handle) -> Option<u64> {
-        let idx = self.core.arena.resolve(handle)?;
+        let idx = self.resolve(handle)?;
         self.periodic.get(&idx).map(|p| p.overruns)
     }
 
@@ -315,40 +382,35 @@ impl<T> Wheel<T> {
     /// (when it already is the last of the slot it stays in, it is not even relinked: Linux's
     /// fast path).
     pub fn reset(&mut self, handle: Handle, deadline: Tick, tolerance: Tick) -> bool {
-        let Some(idx) = self.core.arena.resolve(handle) else {
+        let Some(idx) = self.resolve(handle) else {
             return false;
         };
         self.stats.reset += 1;
-        if let Some(p) = self.periodic.get_mut(&idx) {
-            p.tolerance = tolerance;
+        if self.timer(idx).periodic {
+            if let Some(p) = self.periodic.get_mut(&idx) {
+                p.tolerance = tolerance;
+            }
         }
         let end = deadline.saturating_add(tolerance);
-        let now = self.core.cursor;
-        let node = self.core.arena.node(idx);
-        if deadline > now && !self.in_tick && node.next == NIL {
+        let now = self.cursor;
+        let li = BASE + idx;
+        if deadline > now && self.phase != Phase::Tick {
             let level = level_for(now, deadline);
-            let slot = slot_for(level, deadline);
-            if node.list == list_of(level, slot) {
-                let node = self.core.arena.node_mut(idx);
-                node.expiry = deadline;
-                node.aux = end;
-                self.note(level, slot, deadline, end);
+            let list = list_for(level, deadline);
+            // Only the last timer of a list has that list's sentinel as its successor.
+            if self.links[li as usize].next == list {
+                let t = self.timer_mut(idx);
+                t.deadline = deadline;
+                t.end = end;
+                self.lower(list, deadline, end);
                 return true;
             }
         }
-        if self.core.arena.node(idx).list == OVERDUE {
-            self.core.unlink_overdue(idx);
-        } else {
-            self.detach(idx);
-        }
-        let node = self.core.arena.node_mut(idx);
-        node.expiry = deadline;
-        node.aux = end;
-        if deadline <= now {
-            self.core.push_overdue(idx);
-        } else {
-            self.place(idx);
-        }
+        self.unlink(li);
+        let t = self.timer_mut(idx);
+        t.deadline = deadline;
+        t.end = end;
+        self.arm(idx, deadline);
         true
     }
 
@@ -356,240 +418,595 @@ impl<T> Wheel<T> {
     /// (the wheel's own time when timers are already due). Never later than any window's end;
     /// after stops or resets it may be earlier than needed. `None` when nothing is pending.
     pub fn next_wakeup(&self) -> Option<Tick> {
-        self.earliest(|level| &level.end)
+        if self.len == 0 {
+            return None;
+        }
+        if self.pending_now() {
+            return Some(self.cursor);
+        }
+        if self.levels == 0 {
+            return None;
+        }
+        let mut best = Tick::MAX;
+        let mut levels = self.levels;
+        while levels != 0 {
+            let level = levels.trailing_zeros() as usize;
+            let mut bits = self.occupied[level];
+            while bits != 0 {
+                let slot = bits.trailing_zeros() as usize;
+                // Slots come in time order: once one starts at or after the best end, every
+                // window from here on ends later.
+                if slot_start(self.cursor, level, slot) >= best {
+                    return Some(best.max(self.cursor));
+                }
+                best = best.min(self.minimum[level * SLOTS + slot].end);
+                bits &= bits - 1;
+            }
+            levels &= levels - 1;
+        }
+        Some(best.max(self.cursor))
     }
 
     /// The earliest deadline among the pending timers (the wheel's own time when timers are
     /// already due): exact while no timer has been stopped or reset since its slot was last
-    /// processed, otherwise possibly earlier. `None` when nothing is pending.
+    /// emptied, otherwise possibly earlier. `None` when nothing is pending.
     pub fn next_deadline(&self) -> Option<Tick> {
-        self.earliest(|level| &level.deadline)
-    }
-
-    /// The smallest of one kept minimum over all levels, or the wheel's time when work is due.
-    fn earliest(&self, minimum: fn(&Level) -> &Minimum) -> Option<Tick> {
-        if self.core.arena.len() == 0 {
+        if self.len == 0 {
             return None;
         }
-        if self.core.pending_now() || self.in_tick {
-            return Some(self.core.cursor);
+        if self.pending_now() {
+            return Some(self.cursor);
         }
-        if self.core.structure_len() == 0 {
+        if self.levels == 0 {
             return None;
         }
-        let m = self
-            .levels
-            .iter()
-            .map(|l| minimum(l).get(l.occupied))
-            .min()?;
-        Some(m.max(self.core.cursor))
+        let (list, _) = self.first_slot();
+        Some(self.minimum[list as usize].deadline.max(self.cursor))
     }
 
     /// The wheel's counters.
     pub fn stats(&self) -> Stats {
-        Stats {
-            clamped: self.core.clamped,
-            ..self.stats
+        self.stats
+    }
+
+    // ----- the slab ------------------------------------------------------------------------
+
+    /// Takes a free slot (or grows the slab) for a new timer, on no list; returns its index and
+    /// generation.
+    #[inline]
+    fn alloc(&mut self, deadline: Tick, end: Tick, value: T) -> Result<(u32, u32), Error> {
+        let slot = if self.free != NIL {
+            let idx = self.free;
+            let entry = &mut self.nodes[idx as usize];
+            let Entry::Free { generation, next } = *entry else {
+                unreachable!("a live timer on the free list")
+            };
+            self.free = next;
+            *entry = Entry::Live(Timer {
+                deadline,
+                end,
+                value,
+                generation,
+                periodic: false,
+            });
+            (idx, generation)
+        } else {
+            (self.grow(deadline, end, value)?, 0)
+        };
+        self.len += 1;
+        Ok(slot)
+    }
+
+    /// Appends a new slot to the slab, unless a fixed capacity (or the index space) is used up.
+    fn grow(&mut self, deadline: Tick, end: Tick, value: T) -> Result<u32, Error> {
+        let full = match self.capacity {
+            Some(cap) => self.nodes.len() >= cap + self.retired,
+            None => self.nodes.len() >= MAX_TIMERS,
+        };
+        if full {
+            return Err(Error::Full {
+                capacity: self.capacity.unwrap_or(MAX_TIMERS),
+            });
+        }
+        self.nodes.push(Entry::Live(Timer {
+            deadline,
+            end,
+            value,
+            generation: 0,
+            periodic: false,
+        }));
+        // Keep the links in step with the slab's capacity: left to grow by doubling on its own
+        // from the sentinels' length, the links array would reserve up to twice what it needs.
+        let want = BASE as usize + self.nodes.capacity();
+        if self.links.capacity() < want {
+            self.links.reserve_exact(want - self.links.len());
+        }
+        self.links.push(Link {
+            prev: NIL,
+            next: NIL,
+        });
+        Ok((self.nodes.len() - 1) as u32)
+    }
+
+    /// Frees a live timer that is on no list and returns its value. The slot's generation moves
+    /// on, so every handle to it goes stale; a slot whose generation is exhausted is retired,
+    /// since reusing it would let a 2^32-old handle match again.
+    #[inline]
+    fn release(&mut self, idx: u32) -> T {
+        let entry = &mut self.nodes[idx as usize];
+        let generation = match entry {
+            Entry::Live(t) => t.generation,
+            Entry::Free { .. } => unreachable!("freeing a free slot"),
+        };
+        let old = if generation == u32::MAX {
+            self.retired += 1;
+            core::mem::replace(
+                entry,
+                Entry::Free {
+                    generation,
+                    next: NIL,
+                },
+            )
+        } else {
+            let old = core::mem::replace(
+                entry,
+                Entry::Free {
+                    generation: generation + 1,
+                    next: self.free,
+                },
+            );
+            self.free = idx;
+            old
+        };
+        self.len -= 1;
+        match old {
+            Entry::Live(t) => t.value,
+            Entry::Free { .. } => unreachable!("freeing a free slot"),
+        }
+    }
+
+    /// The index of the live timer `handle` names, or `None` for a stale or made-up handle.
+    #[inline]
+    fn resolve(&self, handle: Handle) -> Option<u32> {
+        match self.nodes.get(handle.index() as usize) {
+            Some(Entry::Live(t)) if t.generation == handle.generation() => Some(handle.index()),
+            _ => None,
         }
     }
 
     #[inline]
-    fn note(&mut self, level: usize, slot: usize, deadline: Tick, end: Tick) {
-        let lv = &mut self.levels[level];
-        lv.end.lower(slot, end);
-        lv.deadline.lower(slot, deadline);
+    fn timer(&self, idx: u32) -> &Timer<T> {
+        match &self.nodes[idx as usize] {
+            Entry::Live(t) => t,
+            Entry::Free { .. } => unreachable!("a free slot used as a timer"),
+        }
+    }
+
+    #[inline]
+    fn timer_mut(&mut self, idx: u32) -> &mut Timer<T> {
+        match &mut self.nodes[idx as usize] {
+            Entry::Live(t) => t,
+            Entry::Free { .. } => unreachable!("a free slot used as a timer"),
+        }
+    }
+
+    // ----- the lists -----------------------------------------------------------------------
+
+    /// Appends links entry `li` (unlinked) at the tail of `list` (FIFO: Costello's footnote).
+    #[inline]
+    fn push_back(&mut self, list: u32, li: u32) {
+        let tail = self.links[list as usize].prev;
+        self.links[li as usize] = Link {
+            prev: tail,
+            next: list,
+        };
+        self.links[tail as usize].next = li;
+        self.links[list as usize].prev = li;
+    }
+
+    /// Takes links entry `li` off its list. When that empties a slot, its occupancy bit and
+    /// minimums are cleared; when the drain was about to visit it, the drain moves on.
+    #[inline]
+    fn unlink(&mut self, li: u32) {
+        let Link { prev, next } = self.links[li as usize];
+        self.links[prev as usize].next = next;
+        self.links[next as usize].prev = prev;
+        if li == self.walk_next {
+            // `nextsoftcheck`: the timer the drain would visit next is going away.
+            self.walk_next = if next == OVERDUE { NIL } else { next };
+        }
+        // Both neighbours are the same only when they are the list's sentinel: it is empty now.
+        if prev == next && (prev as usize) < SLOT_LISTS {
+            self.slot_emptied(prev);
+        }
+    }
+
+    #[inline]
+    fn slot_emptied(&mut self, list: u32) {
+        let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+        let word = &mut self.occupied[level];
+        *word &= !(1u64 << slot);
+        if *word == 0 {
+            self.levels &= !(1u16 << level);
+        }
+        self.minimum[list as usize] = NO_MIN;
+    }
+
+    #[inline]
+    fn lower(&mut self, list: u32, deadline: Tick, end: Tick) {
+        let m = &mut self.minimum[list as usize];
+        m.end = m.end.min(end);
+        m.deadline = m.deadline.min(deadline);
+    }
+
+    /// Links a timer (on no list) where its deadline says: overdue, deferred while a slot is
+    /// processed, or its digit's slot.
+    #[inline]
+    fn arm(&mut self, idx: u32, deadline: Tick) {
+        if deadline <= self.cursor {
+            self.push_overdue(idx);
+        } else if self.phase == Phase::Tick {
+            // A slot is being processed: an older timer with the same deadline may still be in
+            // it. Place this one once the slot is done, behind it.
+            self.push_back(DEFERRED, BASE + idx);
+        } else {
+            self.place(idx, self.cursor);
+        }
     }
 
     /// Places a timer whose deadline is after `now` on its digit's level.
-    fn place_from(&mut self, idx: u32, now: Tick) {
-        let node = self.core.arena.node(idx);
-        let (deadline, end) = (node.expiry, node.aux);
+    #[inline]
+    fn place(&mut self, idx: u32, now: Tick) {
+        let t = self.timer(idx);
+        let (deadline, end) = (t.deadline, t.end);
         let level = level_for(now, deadline);
         let slot = slot_for(level, deadline);
-        self.core.arena.push_back(list_of(level, slot), idx);
-        self.levels[level].occupied |= 1 << slot;
-        self.note(level, slot, deadline, end);
+        let list = (level * SLOTS + slot) as u32;
+        self.push_back(list, BASE + idx);
+        self.occupied[level] |= 1u64 << slot;
+        self.levels |= 1u16 << level;
+        self.lower(list, deadline, end);
     }
 
-    /// The next occupied slot after the wheel's time on `level`, as (slot, start).
-    fn next_slot(&self, level: usize) -> Option<(usize, Tick)> {
-        let now = self.core.cursor;
-        let current = slot_for(level, now);
-        let later = if current == 63 {
-            0
+    /// Queues a live, unlinked timer as overdue (it fires in the next drain).
+    ///
+    /// A timer queued from a callback carries the current drain's epoch, so that drain (which
+    /// fires only older epochs) leaves it for the next one: a callback re-arming itself in the
+    /// past cannot keep a drain going. One queued between calls carries an older epoch, so the
+    /// next call's drain fires it — also when that call resumes a drain a budget interrupted.
+    fn push_overdue(&mut self, idx: u32) {
+        let stamp = if self.in_advance {
+            self.epoch
         } else {
-            self.levels[level].occupied & (!0u64 << (current + 1))
+            self.epoch.saturating_sub(1)
         };
-        (later != 0).then(|| {
-            let slot = later.trailing_zeros() as usize;
-            (slot, slot_start(now, level, slot))
-        })
-    }
-
-    fn slot_emptied(&mut self, level: usize, slot: usize) {
-        let lv = &mut self.levels[level];
-        lv.occupied &= !(1 << slot);
-        lv.end.clear(slot);
-        lv.deadline.clear(slot);
-    }
-}
-
-impl<T> TickDriven<T> for Wheel<T> {
-    fn core(&self) -> &Core<T> {
-        &self.core
-    }
-
-    fn core_mut(&mut self) -> &mut Core<T> {
-        &mut self.core
-    }
-
-    fn place(&mut self, idx: u32) {
-        if self.in_tick {
-            // A slot is being cascaded: an older timer with the same deadline may still be in
-            // it. Place this one once the slot is done, behind it.
-            self.core.arena.push_back(DEFERRED, idx);
-        } else {
-            let now = self.core.cursor;
-            self.place_from(idx, now);
+        self.timer_mut(idx).end = stamp;
+        let li = BASE + idx;
+        self.push_back(OVERDUE, li);
+        // An append to the list being walked after the walk reached its end: visit it too.
+        if self.phase == Phase::Drain && self.walk_next == NIL {
+            self.walk_next = li;
         }
     }
 
-    fn detach(&mut self, idx: u32) {
-        let list = self.core.arena.node(idx).list;
-        self.core.arena.unlink(idx);
-        if list != DEFERRED && list != OVERDUE && self.core.arena.is_list_empty(list) {
-            let i = (list - 1) as usize;
-            self.slot_emptied(i / SLOTS, i % SLOTS);
-        }
+    #[inline]
+    fn overdue_pending(&self) -> bool {
+        self.links[OVERDUE as usize].next != OVERDUE
     }
 
-    fn next_work(&self) -> Option<Tick> {
-        if self.core.structure_len() == 0 {
-            return None;
-        }
-        (0..LEVELS)
-            .filter_map(|l| self.next_slot(l).map(|(_, start)| start))
-            .min()
+    /// Whether `advance` has work at the cursor itself.
+    #[inline]
+    fn pending_now(&self) -> bool {
+        self.phase != Phase::Idle || self.overdue_pending()
     }
 
-    fn begin_tick(&mut self, tick: Tick) {
-        self.in_tick = true;
-        // At most one level has a slot starting exactly here (see the module docs); process the
-        // highest such level first all the same, so cascades run before firing.
-        self.processing = (0..LEVELS).rev().find_map(|l| {
-            let boundary = l == 0 || tick & ((1u64 << (6 * l)) - 1) == 0;
-            let slot = slot_for(l, tick);
-            (boundary && self.levels[l].occupied & (1 << slot) != 0).then_some((l, slot))
-        });
+    /// The lowest occupied slot of the lowest occupied level, as (list, start): the next slot
+    /// with work. The wheel must hold a timer in some slot.
+    #[inline]
+    fn first_slot(&self) -> (u32, Tick) {
+        let level = self.levels.trailing_zeros() as usize;
+        let slot = self.occupied[level].trailing_zeros() as usize;
+        (
+            (level * SLOTS + slot) as u32,
+            slot_start(self.cursor, level, slot),
+        )
     }
 
-    fn step_tick(&mut self, tick: Tick) -> Step {
-        if let Some((level, slot)) = self.processing {
-            let list = list_of(level, slot);
-            match self.core.arena.first(list) {
-                NIL => {
-                    self.processing = None;
-                    return Step::Worked;
-                }
-                idx => {
-                    self.detach(idx);
-                    if self.core.arena.node(idx).expiry <= tick {
-                        return Step::Fire(idx);
-                    }
-                    self.stats.cascades += 1;
-                    self.place_from(idx, tick);
-                    return Step::Worked;
-                }
+    // ----- advance -------------------------------------------------------------------------
+
+    fn begin_drain(&mut self) {
+        self.epoch += 1;
+        self.phase = Phase::Drain;
+        let first = self.links[OVERDUE as usize].next;
+        self.walk_next = if first == OVERDUE { NIL } else { first };
+    }
+
+    /// Hands a due timer (already unlinked) to the callback: freed, or re-armed when periodic.
+    #[inline]
+    fn fire<F>(&mut self, idx: u32, on_expire: &mut F)
+    where
+        F: FnMut(&mut dyn Timers<T>, Expired<T>),
+    {
+        let t = self.timer(idx);
+        let (deadline, periodic) = (t.deadline, t.periodic);
+        let handle = Handle::new(idx, t.generation);
+        self.stats.fired += 1;
+        self.stats.max_lateness = self
+            .stats
+            .max_lateness
+            .max(self.cursor.saturating_sub(deadline));
+        if periodic {
+            if let Some((value, overruns)) = self.rearm(idx, deadline) {
+                on_expire(
+                    self,
+                    Expired {
+                        handle,
+                        deadline,
+                        value,
+                        overruns,
+                    },
+                );
+                return;
             }
         }
-        if let Some(idx) = self.core.arena.pop_front(DEFERRED) {
-            self.place_from(idx, tick);
-            return Step::Worked;
-        }
-        self.in_tick = false;
-        Step::TickDone
+        let value = self.release(idx);
+        on_expire(
+            self,
+            Expired {
+                handle,
+                deadline,
+                value,
+                overruns: 0,
+            },
+        );
     }
 
-    fn on_due(&mut self, idx: u32, now: Tick) -> Due {
-        if self.periodic.is_empty() {
-            return Due::Free;
-        }
-        let Some(p) = self.periodic.get_mut(&idx) else {
-            return Due::Free;
-        };
-        let deadline = self.core.arena.node(idx).expiry;
+    /// Re-arms a due periodic timer for its next period and returns a copy of its value and the
+    /// periods missed; `None` when the next deadline would pass the end of time (the schedule is
+    /// dropped: this firing is the last).
+    fn rearm(&mut self, idx: u32, deadline: Tick) -> Option<(T, u64)> {
+        // Periodic timers judge missed periods against the time the caller asked for, not the
+        // cursor, which replays the past slot by slot.
+        let now = self.target;
+        let p = self.periodic.get_mut(&idx)?;
         let Some((next, missed)) = p.next(deadline, now) else {
-            // The next period would end after the end of time: this firing is the last.
             self.periodic.remove(&idx);
-            return Due::Free;
+            self.timer_mut(idx).periodic = false;
+            return None;
         };
         p.overruns = missed;
-        let end = next.saturating_add(p.tolerance);
-        let node = self.core.arena.node_mut(idx);
-        node.expiry = next;
-        node.aux = end;
-        if next <= self.core.cursor {
-            // Already due on the cursor (it fired from the overdue queue): the next drain.
-            self.core.push_overdue(idx);
-        } else {
-            // Burst replays the missed deadlines in order, as the cursor reaches them.
-            self.place(idx);
-        }
-        Due::Repeat {
-            deadline,
-            overruns: missed,
-        }
+        let (tolerance, copy) = (p.tolerance, p.copy);
+        let t = self.timer_mut(idx);
+        t.deadline = next;
+        t.end = next.saturating_add(tolerance);
+        let value = copy(&t.value);
+        // Already due on the cursor (it fired from the overdue queue): the next drain. Burst
+        // replays the missed deadlines in order, as the cursor reaches them.
+        self.arm(idx, next);
+        Some((value, missed))
     }
 
-    fn copy_value(&self, idx: u32) -> Option<T> {
-        let p = self.periodic.get(&idx)?;
-        self.core.arena.node(idx).value.as_ref().map(p.copy)
-    }
-
-    fn extra_bytes(&self) -> usize {
-        core::mem::size_of::<[Level; LEVELS]>()
-            + self.periodic.len() * core::mem::size_of::<(u32, Periodic<T>)>()
+    fn run<F>(&mut self, now: Tick, budget: Budget, on_expire: &mut F) -> Progress
+    where
+        F: FnMut(&mut dyn Timers<T>, Expired<T>),
+    {
+        let mut left = budget.get();
+        let mut progress = Progress::default();
+        // One step of the budget, or return with the position saved.
+        macro_rules! step {
+            () => {
+                if left == 0 {
+                    return progress;
+                }
+                left -= 1;
+                progress.steps += 1;
+            };
+        }
+        if now > self.target {
+            self.target = now;
+        } else if now < self.cursor {
+            // Time never goes backwards for the structure: the call only finishes work already
+            // asked for. Counted (a resume at or after the cursor is not a clamp).
+            self.stats.clamped += 1;
+        }
+        // An interrupted drain resumes where it stopped, with the same epoch.
+        if self.phase == Phase::Idle {
+            self.begin_drain();
+        }
+        loop {
+            if self.phase == Phase::Drain {
+                let li = self.walk_next;
+                if li != NIL {
+                    step!();
+                    let next = self.links[li as usize].next;
+                    self.walk_next = if next == OVERDUE { NIL } else { next };
+                    let idx = li - BASE;
+                    if self.timer(idx).end < self.epoch {
+                        self.unlink(li);
+                        self.fire(idx, on_expire);
+                        progress.fired += 1;
+                    }
+                    // Otherwise a callback queued it during this drain: it waits for the next.
+                    continue;
+                }
+                if self.cursor >= self.target {
+                    self.phase = Phase::Idle;
+                    progress.complete = true;
+                    return progress;
+                }
+                step!();
+                // A callback re-armed a timer in the past during this drain: it is due at the
+                // next tick. Otherwise skip to the next slot with work, or, with nothing left
+                // anywhere, straight to the target.
+                let (cursor, target) = (self.cursor, self.target);
+                let mut next = target;
+                self.processing = NIL;
+                if self.overdue_pending() {
+                    next = cursor + 1;
+                }
+                if self.levels != 0 {
+                    let (list, start) = self.first_slot();
+                    if start <= next {
+                        next = start.max(cursor + 1);
+                        if start == next {
+                            self.processing = list;
+                        }
+                    }
+                }
+                self.cursor = next;
+                self.phase = Phase::Tick;
+                continue;
+            }
+            // Phase::Tick: the slot that starts at the cursor, one timer per step.
+            let list = self.processing;
+            if list != NIL {
+                let li = self.links[list as usize].next;
+                if li == list {
+                    self.processing = NIL;
+                    continue;
+                }
+                step!();
+                self.unlink(li);
+                let idx = li - BASE;
+                if self.timer(idx).deadline <= self.cursor {
+                    self.fire(idx, on_expire);
+                    progress.fired += 1;
+                } else {
+                    self.stats.cascades += 1;
+                    self.place(idx, self.cursor);
+                }
+                continue;
+            }
+            let li = self.links[DEFERRED as usize].next;
+            if li != DEFERRED {
+                step!();
+                self.unlink(li);
+                self.place(li - BASE, self.cursor);
+                continue;
+            }
+            self.begin_drain();
+        }
     }
 
     fn check_structure(&self) -> Result<(), &'static str> {
-        if !self.in_tick && !self.core.arena.is_list_empty(DEFERRED) {
+        if self.links.len() != BASE as usize + self.nodes.len() {
+            return Err("links and slab disagree in length");
+        }
+        if self.cursor > self.target {
+            return Err("cursor is past the target");
+        }
+        if self.phase == Phase::Idle && self.cursor != self.target {
+            return Err("idle with the cursor short of the target");
+        }
+        if self.phase != Phase::Tick && self.links[DEFERRED as usize].next != DEFERRED {
             return Err("timers left deferred outside a slot's processing");
         }
-        for &idx in self.periodic.keys() {
-            if self.core.arena.node(idx).value.is_none() {
-                return Err("a periodic schedule outlived its timer");
-            }
+        if self.phase != Phase::Tick && self.processing != NIL {
+            return Err("a slot marked as processed outside a tick");
         }
-        let now = self.core.cursor;
-        for (l, lv) in self.levels.iter().enumerate() {
-            let mut level_min = Tick::MAX;
-            for s in 0..SLOTS {
-                let list = list_of(l, s);
-                let busy = lv.occupied & (1 << s) != 0;
-                if busy == self.core.arena.is_list_empty(list) {
-                    return Err("occupancy bit disagrees with its slot");
+        if self.phase != Phase::Drain && self.walk_next != NIL {
+            return Err("a drain walk outside a drain");
+        }
+        // Every list: links agree both ways, every member is live, no cycles.
+        let mut seen = alloc::vec![false; self.nodes.len()];
+        let mut on_lists = 0usize;
+        for list in 0..BASE {
+            let mut prev = list;
+            let mut li = self.links[list as usize].next;
+            while li != list {
+                if li < BASE || li as usize >= self.links.len() {
+                    return Err("a list names a missing timer or another list's sentinel");
                 }
-                let mut i = self.core.arena.first(list);
-                while i != NIL {
-                    let node = self.core.arena.node(i);
-                    let processing = self.processing == Some((l, s));
-                    if !processing
-                        && (level_for(now, node.expiry) != l || slot_for(l, node.expiry) != s)
+                let idx = (li - BASE) as usize;
+                if seen[idx] {
+                    return Err("a timer on two lists, or a cycle");
+                }
+                seen[idx] = true;
+                let Entry::Live(t) = &self.nodes[idx] else {
+                    return Err("free slot on a list");
+                };
+                if self.links[li as usize].prev != prev {
+                    return Err("prev link broken");
+                }
+                if (list as usize) < SLOT_LISTS {
+                    let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+                    if list != self.processing
+                        && (level_for(self.cursor, t.deadline) != level
+                            || slot_for(level, t.deadline) != slot)
                     {
                         return Err("timer on the wrong level or slot");
                     }
-                    if node.aux < lv.end.slot[s] || node.expiry < lv.deadline.slot[s] {
+                    if list != self.processing && t.deadline <= self.cursor {
+                        return Err("a due timer left in a slot");
+                    }
+                    let m = self.minimum[list as usize];
+                    if t.end < m.end || t.deadline < m.deadline {
                         return Err("a slot's minimum window end or deadline is too high");
                     }
-                    if node.aux < node.expiry {
+                    if t.end < t.deadline {
                         return Err("window ends before its deadline");
                     }
-                    level_min = level_min.min(node.aux);
-                    i = node.next;
+                }
+                if list == OVERDUE && self.phase == Phase::Idle && t.deadline > self.cursor {
+                    return Err("an overdue timer is not overdue");
+                }
+                if t.periodic != self.periodic.contains_key(&(li - BASE)) {
+                    return Err("periodic flag and schedule disagree");
+                }
+                prev = li;
+                li = self.links[li as usize].next;
+                on_lists += 1;
+            }
+            if self.links[list as usize].prev != prev {
+                return Err("list tail is wrong");
+            }
+            if (list as usize) < SLOT_LISTS {
+                let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+                let busy = self.occupied[level] & (1 << slot) != 0;
+                if busy != (prev != list) {
+                    return Err("occupancy bit disagrees with its slot");
                 }
             }
-            if lv.end.get(lv.occupied) > level_min {
-                return Err("a level's minimum window end is too high");
+        }
+        for (level, &word) in self.occupied.iter().enumerate() {
+            if (self.levels & (1 << level) != 0) != (word != 0) {
+                return Err("level summary disagrees with the occupancy words");
+            }
+        }
+        if self.levels >> LEVELS != 0 {
+            return Err("level summary names a level that does not exist");
+        }
+        let live = self
+            .nodes
+            .iter()
+            .filter(|e| matches!(e, Entry::Live(_)))
+            .count();
+        if live != self.len {
+            return Err("live count is wrong");
+        }
+        if on_lists != live {
+            return Err("a live timer is on no list");
+        }
+        let mut free = 0usize;
+        let mut i = self.free;
+        while i != NIL {
+            match self.nodes.get(i as usize) {
+                Some(Entry::Free { next, .. }) => i = *next,
+                Some(Entry::Live(_)) => return Err("live timer on the free list"),
+                None => return Err("free list names a missing slot"),
+            }
+            free += 1;
+            if free > self.nodes.len() {
+                return Err("cycle in the free list");
+            }
+        }
+        if free + self.retired + live != self.nodes.len() {
+            return Err("a free slot is neither on the free list nor retired");
+        }
+        for &idx in self.periodic.keys() {
+            match self.nodes.get(idx as usize) {
+                Some(Entry::Live(t)) if t.periodic => {}
+                _ => return Err("a periodic schedule outlived its timer"),
             }
         }
         Ok(())
@@ -598,27 +1015,28 @@ impl<T> TickDriven<T> for Wheel<T> {
 
 impl<T> Timers<T> for Wheel<T> {
     /// Starts an exact timer (tolerance 0); see [`Wheel::start_with`].
+    #[inline]
     fn start(&mut self, expiry: Tick, value: T) -> Result<Handle, Error> {
         self.start_with(expiry, 0, value)
     }
 
+    #[inline]
     fn stop(&mut self, handle: Handle) -> Option<T> {
-        let value = clock::stop(self, handle);
-        if value.is_some() {
-            self.stats.stopped += 1;
-            if !self.periodic.is_empty() {
-                self.periodic.remove(&handle.index());
-            }
+        let idx = self.resolve(handle)?;
+        self.unlink(BASE + idx);
+        if self.timer(idx).periodic {
+            self.periodic.remove(&idx);
         }
-        value
+        self.stats.stopped += 1;
+        Some(self.release(idx))
     }
 
     fn now(&self) -> Tick {
-        self.core.cursor
+        self.cursor
     }
 
     fn len(&self) -> usize {
-        self.core.arena.len()
+        self.len
     }
 
     /// The earliest deadline: [`Wheel::next_deadline`].
@@ -627,7 +1045,11 @@ impl<T> Timers<T> for Wheel<T> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.core.memory_bytes() + self.extra_bytes()
+        self.nodes.capacity() * core::mem::size_of::<Entry<T>>()
+            + self.links.capacity() * core::mem::size_of::<Link>()
+            + core::mem::size_of::<[SlotMin; SLOT_LISTS]>()
+            + core::mem::size_of::<[u64; LEVELS]>()
+            + self.periodic.len() * core::mem::size_of::<(u32, Periodic<T>)>()
     }
 }
 
@@ -636,18 +1058,13 @@ impl<T> Scheme<T> for Wheel<T> {
     where
         F: FnMut(&mut dyn Timers<T>, Expired<T>),
     {
-        let mut late = self.stats.max_lateness;
-        let progress = clock::advance(self, now, budget, |t: &mut dyn Timers<T>, e: Expired<T>| {
-            late = late.max(t.now().saturating_sub(e.deadline));
-            on_expire(t, e)
-        });
-        self.stats.max_lateness = late;
-        self.stats.fired += progress.fired as u64;
+        self.in_advance = true;
+        let progress = self.run(now, budget, &mut on_expire);
+        self.in_advance = false;
         progress
     }
 
     fn check_invariants(&self) -> Result<(), &'static str> {
-        self.core.check()?;
         self.check_structure()
     }
 }
