@@ -1,0 +1,629 @@
+/*
+ * The C API from C: every function of callwheel.h, with good and bad input, on every backing.
+ * Built and run by tests/c_api.rs (cargo test), against the static and the shared library.
+ * Exits 0 when every check passes; otherwise prints the failing line and exits 1.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "callwheel.h"
+
+/* Counted from several threads in test_threads. */
+static atomic_long checks;
+
+#define CHECK(cond)                                                                     \
+    do {                                                                                \
+        checks++;                                                                       \
+        if (!(cond)) {                                                                  \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+#define EQ(actual, expected)                                                            \
+    do {                                                                                \
+        long long a_ = (long long)(actual), e_ = (long long)(expected);                 \
+        checks++;                                                                       \
+        if (a_ != e_) {                                                                 \
+            fprintf(stderr, "%s:%d: %s is %lld, expected %s = %lld (%s)\n", __FILE__,   \
+                    __LINE__, #actual, a_, #expected, e_,                               \
+                    a_ < 0 ? cw_strerror((int)a_) : "not an error");                    \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static const int backings[] = {CW_BACKING_LIST, CW_BACKING_HASHED, CW_BACKING_WHEEL};
+static const char *const backing_names[] = {"list", "hashed", "wheel"};
+
+/* The handlers run on the thread calling cw_softclock / cw_hardclock: for the single-thread
+ * tests that is the main thread, so a plain log will do. */
+static int fired[256];
+static int nfired;
+
+static void *tag(intptr_t n) { return (void *)n; }
+
+static void record(void *arg) {
+    CHECK(nfired < 256);
+    fired[nfired++] = (int)(intptr_t)arg;
+}
+
+static void record_other(void *arg) { record(tag((intptr_t)arg + 1000)); }
+
+/* Checks that the log holds exactly the n tags given, then clears it. */
+static void expect_log(int line, int n, const int *tags) {
+    int ok = nfired == n;
+    for (int i = 0; ok && i < n; i++)
+        ok = fired[i] == tags[i];
+    checks++;
+    if (!ok) {
+        fprintf(stderr, "%s:%d: handlers ran:", __FILE__, line);
+        for (int i = 0; i < nfired; i++)
+            fprintf(stderr, " %d", fired[i]);
+        fprintf(stderr, "; expected:");
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, " %d", tags[i]);
+        fprintf(stderr, "\n");
+        exit(1);
+    }
+    nfired = 0;
+}
+#define EXPECT_LOG(...)                                                                  \
+    do {                                                                                 \
+        const int tags_[] = {__VA_ARGS__};                                               \
+        expect_log(__LINE__, (int)(sizeof tags_ / sizeof tags_[0]), tags_);              \
+    } while (0)
+#define EXPECT_NONE() expect_log(__LINE__, 0, NULL)
+
+static cw_callouts *make(int backing, size_t calloutsize, int fixed) {
+    cw_callouts *cw = NULL;
+    EQ(cw_callouts_new(backing, calloutsize, fixed, 1000, &cw), CW_OK);
+    CHECK(cw != NULL);
+    return cw;
+}
+
+/* n clock ticks, each followed by cw_softclock when it has work; returns handlers run. */
+static int run(cw_callouts *cw, int n) {
+    int ran = 0;
+    for (int i = 0; i < n; i++) {
+        int rc = cw_hardclock(cw);
+        CHECK(rc == 0 || rc == 1);
+        if (rc == 1) {
+            int r = cw_softclock(cw);
+            CHECK(r >= 0);
+            ran += r;
+        }
+    }
+    return ran;
+}
+
+static uint64_t ticks_of(cw_callouts *cw) {
+    uint64_t t = 0;
+    EQ(cw_ticks(cw, &t), CW_OK);
+    return t;
+}
+
+static uint64_t softticks_of(cw_callouts *cw) {
+    uint64_t t = 0;
+    EQ(cw_softticks(cw, &t), CW_OK);
+    return t;
+}
+
+static void test_constants(void) {
+#ifdef __linux__
+    EQ(CW_EINVAL, -EINVAL);
+    EQ(CW_ENOMEM, -ENOMEM);
+    EQ(CW_ESTALE, -ESTALE);
+    EQ(CW_EDEADLK, -EDEADLK);
+    EQ(CW_EBUSY, -EBUSY);
+    EQ(CW_ERANGE, -ERANGE);
+#endif
+    /* The negative codes are parenthesised: this must not read as 1--22. */
+    EQ(1 - CW_EINVAL, 23);
+    EQ(CW_OK, 0);
+    CHECK(CW_EPANIC < 0);
+    EQ(CW_SBT_1S, (int64_t)1 << 32);
+    EQ(CW_SBT_1MS, CW_SBT_1S / 1000);
+    EQ(CW_SBT_1US, CW_SBT_1S / 1000000);
+    EQ(CW_SBT_1NS, CW_SBT_1S / 1000000000);
+    EQ(CW_C_PREL_MAX, 126);
+    for (int n = 0; n <= CW_C_PREL_MAX; n++) {
+        EQ(cw_c_prel(n), CW_C_PREL(n));
+        CHECK((cw_c_prel(n) & (CW_C_DIRECT_EXEC | CW_C_ABSOLUTE | CW_C_HARDCLOCK)) == 0);
+    }
+    EQ(cw_c_prel(-1), CW_EINVAL);
+    EQ(cw_c_prel(CW_C_PREL_MAX + 1), CW_EINVAL);
+    EQ(cw_c_prel(INT_MIN), CW_EINVAL);
+}
+
+static void test_strerror(void) {
+    const int codes[] = {CW_EINVAL, CW_ENOMEM, CW_ESTALE, CW_EDEADLK,
+                         CW_EBUSY,  CW_ERANGE, CW_EPANIC};
+    const int n = (int)(sizeof codes / sizeof codes[0]);
+    const char *unknown = cw_strerror(-5);
+    CHECK(unknown != NULL && strlen(unknown) > 0);
+    EQ(strcmp(cw_strerror(INT_MIN), unknown), 0);
+    EQ(strcmp(cw_strerror(-1001), unknown), 0);
+    CHECK(strcmp(cw_strerror(CW_OK), "success") == 0);
+    CHECK(strcmp(cw_strerror(1), "success") == 0);
+    for (int i = 0; i < n; i++) {
+        const char *s = cw_strerror(codes[i]);
+        CHECK(s != NULL && strlen(s) > 0);
+        CHECK(strcmp(s, unknown) != 0);
+        CHECK(strcmp(s, "success") != 0);
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(s, cw_strerror(codes[j])) != 0);
+        /* Static: the same pointer every time. */
+        CHECK(s == cw_strerror(codes[i]));
+    }
+}
+
+static void test_new_and_free(void) {
+    static int garbage;
+    cw_callouts *cw = (cw_callouts *)&garbage; /* must be overwritten */
+    EQ(cw_callouts_new(3, 16, 0, 1000, &cw), CW_EINVAL);
+    CHECK(cw == NULL);
+    cw = (cw_callouts *)&garbage;
+    EQ(cw_callouts_new(-1, 16, 0, 1000, &cw), CW_EINVAL);
+    CHECK(cw == NULL);
+    EQ(cw_callouts_new(CW_BACKING_HASHED, 16, 0, 0, &cw), CW_EINVAL); /* hz = 0 */
+    EQ(cw_callouts_new(CW_BACKING_WHEEL, 0, 1, 1000, &cw), CW_EINVAL); /* fixed, no records */
+    EQ(cw_callouts_new(CW_BACKING_LIST, SIZE_MAX, 0, 1000, &cw), CW_EINVAL);
+    EQ(cw_callouts_new(CW_BACKING_LIST, 16, 0, 1000, NULL), CW_EINVAL);
+    CHECK(cw == NULL);
+    cw_callouts_free(NULL);
+    for (int b = 0; b < 3; b++) {
+        cw = make(backings[b], 0, 0); /* a growing pool may start empty */
+        EQ(cw_timeout(cw, record, tag(1), 1), CW_OK);
+        cw_callouts_free(cw); /* pending callouts go with it, unrun */
+        cw = make(backings[b], 1u << 22, 0); /* large hashed wheels are capped at 2^20 */
+        EQ(run(cw, 3), 0);
+        cw_callouts_free(cw);
+    }
+    EXPECT_NONE();
+}
+
+static void test_null_arguments(cw_callouts *cw) {
+    uint64_t out = 77, h = 0;
+    EQ(cw_hardclock(NULL), CW_EINVAL);
+    EQ(cw_softclock(NULL), CW_EINVAL);
+    EQ(cw_ticks(NULL, &out), CW_EINVAL);
+    EQ(cw_softticks(NULL, &out), CW_EINVAL);
+    EQ(cw_timeout(NULL, record, tag(1), 1), CW_EINVAL);
+    EQ(cw_untimeout(NULL, record, tag(1)), CW_EINVAL);
+    EQ(cw_setcallout(NULL, record, tag(1), 1, &out), CW_EINVAL);
+    EQ(cw_unsetcallout(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_init(NULL, &out), CW_EINVAL);
+    EQ(cw_callout_free(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_reset(NULL, 0, 1, record, tag(1)), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(NULL, 0, CW_SBT_1MS, 0, record, tag(1), 0, 0), CW_EINVAL);
+    EQ(cw_callout_stop(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_drain(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_pending(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_active(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_deactivate(NULL, 0), CW_EINVAL);
+    EQ(out, 77);
+
+    /* NULL out-pointers and NULL functions, on a real table: refused, nothing armed. */
+    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_ticks(cw, NULL), CW_EINVAL);
+    EQ(cw_softticks(cw, NULL), CW_EINVAL);
+    EQ(cw_callout_init(cw, NULL), CW_EINVAL);
+    EQ(cw_timeout(cw, NULL, tag(1), 1), CW_EINVAL);
+    EQ(cw_untimeout(cw, NULL, tag(1)), CW_EINVAL);
+    EQ(cw_setcallout(cw, NULL, tag(1), 1, &out), CW_EINVAL);
+    EQ(cw_setcallout(cw, record, tag(1), 1, NULL), CW_EINVAL);
+    EQ(cw_callout_reset(cw, h, 1, NULL, tag(1)), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, NULL, tag(1), 0, 0), CW_EINVAL);
+    EQ(out, 77);
+    EQ(cw_callout_pending(cw, h), 0);
+    EQ(run(cw, 3), 0);
+    EXPECT_NONE();
+    EQ(cw_callout_free(cw, h), CW_OK);
+}
+
+static void test_timeout(cw_callouts *cw) {
+    uint64_t t0 = ticks_of(cw);
+    EQ(softticks_of(cw), t0);
+    /* Zero and negative tick counts are one tick, as in BSD. */
+    EQ(cw_timeout(cw, record, tag(1), 0), CW_OK);
+    EQ(cw_timeout(cw, record, tag(2), -5), CW_OK);
+    EQ(cw_timeout(cw, record, tag(3), INT64_MIN), CW_OK);
+    EQ(cw_timeout(cw, record, tag(4), 1), CW_OK);
+    EQ(cw_timeout(cw, record, tag(5), 3), CW_OK);
+    EQ(cw_timeout(cw, record, tag(6), 3), CW_OK);
+    EQ(cw_timeout(cw, record_other, tag(6), 3), CW_OK);
+    /* untimeout of something that does not exist: 0, and nothing changes. */
+    EQ(cw_untimeout(cw, record, tag(99)), 0);
+    EQ(cw_untimeout(cw, record_other, tag(5)), 0);
+    /* (func, arg) must both match. */
+    EQ(cw_untimeout(cw, record, tag(6)), 1);
+    EQ(cw_untimeout(cw, record, tag(6)), 0);
+
+    EQ(cw_hardclock(cw), 1);
+    EQ(softticks_of(cw), t0);
+    EQ(cw_softclock(cw), 4);
+    EXPECT_LOG(1, 2, 3, 4); /* equal expiries in the order they were set */
+    EQ(cw_softclock(cw), 0);
+    EQ(cw_hardclock(cw), 0); /* nothing due at t0 + 2: the fast path */
+    EQ(ticks_of(cw), t0 + 2);
+    EQ(softticks_of(cw), t0 + 2);
+    EQ(cw_hardclock(cw), 1);
+    EQ(cw_softclock(cw), 2);
+    EXPECT_LOG(5, 1006);
+    EQ(cw_untimeout(cw, record, tag(5)), 0); /* already ran */
+
+    /* A very long timeout is taken (or refused with CW_ERANGE by a bounded scheme). */
+    int rc = cw_timeout(cw, record, tag(7), INT64_MAX);
+    CHECK(rc == CW_OK || rc == CW_ERANGE);
+    EQ(run(cw, 5), 0);
+    EQ(cw_untimeout(cw, record, tag(7)), rc == CW_OK);
+    EXPECT_NONE();
+}
+
+static void test_handles(cw_callouts *cw) {
+    uint64_t a, b, c, p;
+    EQ(cw_setcallout(cw, record, tag(1), 2, &a), CW_OK);
+    EQ(cw_setcallout(cw, record, tag(2), 2, &b), CW_OK);
+    CHECK(a != b);
+    EQ(cw_unsetcallout(cw, a), 1);
+    EQ(cw_unsetcallout(cw, a), CW_ESTALE); /* cancelled: stale */
+    EQ(cw_setcallout(cw, record, tag(3), 2, &c), CW_OK);
+    EQ(cw_unsetcallout(cw, a), CW_ESTALE); /* even if c reuses a's record */
+    /* Forged handles: another generation, an index never allocated, all ones, zero. */
+    EQ(cw_unsetcallout(cw, b ^ ((uint64_t)1 << 40)), CW_ESTALE);
+    EQ(cw_unsetcallout(cw, 1000000), CW_ESTALE);
+    EQ(cw_unsetcallout(cw, UINT64_MAX), CW_ESTALE);
+    EQ(cw_callout_stop(cw, UINT64_MAX), CW_ESTALE);
+    /* A one-shot handle is the wrong kind for the callout_* functions and vice versa. */
+    EQ(cw_callout_init(cw, &p), CW_OK);
+    EQ(cw_unsetcallout(cw, p), CW_EINVAL);
+    EQ(cw_callout_stop(cw, b), CW_EINVAL);
+    EQ(cw_callout_pending(cw, c), CW_EINVAL);
+    EQ(cw_callout_free(cw, b), CW_EINVAL);
+
+    EQ(run(cw, 2), 2);
+    EXPECT_LOG(2, 3);
+    EQ(cw_unsetcallout(cw, b), CW_ESTALE); /* fired: stale */
+    EQ(cw_unsetcallout(cw, c), CW_ESTALE);
+
+    /* A freed callout_init handle is stale for every call. */
+    EQ(cw_callout_free(cw, p), CW_OK);
+    EQ(cw_callout_free(cw, p), CW_ESTALE);
+    EQ(cw_callout_reset(cw, p, 1, record, tag(9)), CW_ESTALE);
+    EQ(cw_callout_reset_sbt_on(cw, p, CW_SBT_1MS, 0, record, tag(9), 0, 0), CW_ESTALE);
+    EQ(cw_callout_stop(cw, p), CW_ESTALE);
+    EQ(cw_callout_drain(cw, p), CW_ESTALE);
+    EQ(cw_callout_pending(cw, p), CW_ESTALE);
+    EQ(cw_callout_active(cw, p), CW_ESTALE);
+    EQ(cw_callout_deactivate(cw, p), CW_ESTALE);
+    EQ(run(cw, 3), 0);
+    EXPECT_NONE();
+}
+
+static void test_exhausted(int backing) {
+    cw_callouts *cw = make(backing, 3, 1);
+    uint64_t h, p, x = 55;
+    EQ(cw_timeout(cw, record, tag(1), 5), CW_OK);
+    EQ(cw_setcallout(cw, record, tag(2), 5, &h), CW_OK);
+    EQ(cw_callout_init(cw, &p), CW_OK);
+    /* All three records in use. */
+    EQ(cw_timeout(cw, record, tag(3), 5), CW_ENOMEM);
+    EQ(cw_setcallout(cw, record, tag(3), 5, &x), CW_ENOMEM);
+    EQ(cw_callout_init(cw, &x), CW_ENOMEM);
+    EQ(x, 55);
+    /* Arming a callout_init record takes no new record. */
+    EQ(cw_callout_reset(cw, p, 5, record, tag(4)), 0);
+    /* Freeing one lets the next call through. */
+    EQ(cw_unsetcallout(cw, h), 1);
+    EQ(cw_timeout(cw, record, tag(5), 5), CW_OK);
+    EQ(cw_timeout(cw, record, tag(6), 5), CW_ENOMEM);
+    EQ(run(cw, 5), 3);
+    EXPECT_LOG(1, 4, 5);
+    /* The one-shot records came back when they fired. */
+    EQ(cw_setcallout(cw, record, tag(7), 1, &h), CW_OK);
+    EQ(cw_callout_init(cw, &x), CW_OK);
+    EQ(cw_callout_init(cw, &x), CW_ENOMEM);
+    cw_callouts_free(cw);
+}
+
+/* Shared with the re-entrant handlers through their argument. */
+struct ctx {
+    cw_callouts *cw;
+    uint64_t handle;
+    int runs;
+    int results[32];
+    int nresults;
+};
+
+static void note(struct ctx *c, int rc) {
+    CHECK(c->nresults < 32);
+    c->results[c->nresults++] = rc;
+}
+
+/* Cancels record(tag(1)), due at the same tick right after this one. */
+static void cancel_next(void *arg) {
+    struct ctx *c = arg;
+    c->runs++;
+    note(c, cw_untimeout(c->cw, record, tag(1)));
+}
+
+/* Re-arms its own callout twice; tries what a handler may not do. */
+static void rearm(void *arg) {
+    struct ctx *c = arg;
+    uint64_t t;
+    c->runs++;
+    EQ(cw_callout_pending(c->cw, c->handle), 0); /* started: no longer pending */
+    EQ(cw_callout_active(c->cw, c->handle), 1);  /* but still active */
+    EQ(cw_callout_drain(c->cw, c->handle), CW_EDEADLK);
+    EQ(cw_callout_free(c->cw, c->handle), CW_EDEADLK);
+    EQ(cw_softclock(c->cw), CW_EBUSY); /* this thread is already running handlers */
+    EQ(cw_ticks(c->cw, &t), CW_OK);
+    note(c, (int)t);
+    if (c->runs < 3)
+        EQ(cw_callout_reset(c->cw, c->handle, 2, rearm, arg), 0);
+    else
+        EQ(cw_callout_deactivate(c->cw, c->handle), CW_OK);
+}
+
+static void test_reentrant(cw_callouts *cw) {
+    struct ctx c = {cw, 0, 0, {0}, 0};
+    EQ(cw_timeout(cw, cancel_next, &c, 2), CW_OK);
+    EQ(cw_timeout(cw, record, tag(1), 2), CW_OK);
+    EQ(cw_timeout(cw, record, tag(2), 2), CW_OK);
+    EQ(run(cw, 3), 2);
+    EXPECT_LOG(2);
+    EQ(c.runs, 1);
+    EQ(c.results[0], 1);
+
+    struct ctx r = {cw, 0, 0, {0}, 0};
+    uint64_t t0 = ticks_of(cw);
+    EQ(cw_callout_init(cw, &r.handle), CW_OK);
+    EQ(cw_callout_active(cw, r.handle), 0);
+    EQ(cw_callout_reset(cw, r.handle, 2, rearm, &r), 0);
+    EQ(cw_callout_pending(cw, r.handle), 1);
+    EQ(run(cw, 10), 3);
+    EQ(r.runs, 3);
+    EQ(r.results[0], t0 + 2);
+    EQ(r.results[1], t0 + 4);
+    EQ(r.results[2], t0 + 6);
+    EQ(cw_callout_pending(cw, r.handle), 0);
+    EQ(cw_callout_active(cw, r.handle), 0);
+    EQ(cw_callout_drain(cw, r.handle), 0);
+    EQ(cw_callout_free(cw, r.handle), CW_OK);
+}
+
+static void test_freebsd(cw_callouts *cw) {
+    uint64_t h, d;
+    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_init(cw, &d), CW_OK);
+    uint64_t t0 = ticks_of(cw);
+
+    /* Bad flags and CPUs: refused, nothing armed. */
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, record, tag(1), 0, 0x4000), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, record, tag(1), 0, -1), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, record, tag(1), 0, cw_c_prel(500)),
+       CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, record, tag(1), 1, 0), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, record, tag(1), -2, 0), CW_EINVAL);
+    EQ(cw_callout_pending(cw, h), 0);
+    EQ(cw_callout_active(cw, h), 0);
+
+    /* C_ABSOLUTE: 5 ms after tick 0 at 1000 Hz is tick t0 + 5 when t0 = 0. */
+    int64_t abs = (int64_t)(t0 + 5) * CW_SBT_1MS;
+    EQ(cw_callout_reset_sbt_on(cw, h, abs, 0, record, tag(1), -1, CW_C_ABSOLUTE), 0);
+    /* C_DIRECT_EXEC: runs from cw_hardclock itself, 2 ticks from now. */
+    EQ(cw_callout_reset_sbt_on(cw, d, 2 * CW_SBT_1MS, CW_SBT_1US, record, tag(2), 0,
+                               CW_C_DIRECT_EXEC | CW_C_HARDCLOCK | CW_C_PREL(2)),
+       0);
+    EQ(cw_callout_pending(cw, d), 1);
+    EQ(cw_hardclock(cw), 0);
+    EXPECT_NONE();
+    cw_hardclock(cw); /* no cw_softclock: the direct handler ran in here */
+    EXPECT_LOG(2);
+    EQ(cw_callout_pending(cw, d), 0);
+    EQ(cw_callout_active(cw, d), 1);
+    EQ(run(cw, 2), 0);
+    EXPECT_NONE();
+    EQ(run(cw, 1), 1);
+    EXPECT_LOG(1);
+    EQ(ticks_of(cw), t0 + 5);
+
+    /* An absolute time already passed runs at the next cw_softclock. */
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, record, tag(3), 0, CW_C_ABSOLUTE), 0);
+    EQ(run(cw, 1), 1);
+    EXPECT_LOG(3);
+    /* Relative 0 or negative: the next tick; re-arming a pending callout returns 1. */
+    EQ(cw_callout_reset_sbt_on(cw, h, -CW_SBT_1S, 0, record, tag(4), 0, 0), 0);
+    EQ(cw_callout_reset_sbt_on(cw, h, 0, 0, record, tag(5), 0, cw_c_prel(0)), 1);
+    EQ(run(cw, 1), 1);
+    EXPECT_LOG(5);
+    /* A coarse callout: 1 s with 1/8 relative precision (the wheel may coalesce). */
+    EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1S, 0, record, tag(6), 0, CW_C_PREL(3)), 0);
+    EQ(run(cw, 999), 0);
+    EQ(run(cw, 126), 1);
+    EXPECT_LOG(6);
+
+    /* callout_reset, zero and negative ticks: one tick. */
+    EQ(cw_callout_reset(cw, h, 0, record, tag(7)), 0);
+    EQ(cw_callout_reset(cw, h, -3, record, tag(8)), 1);
+    EQ(run(cw, 1), 1);
+    EXPECT_LOG(8);
+    /* stop, deactivate, drain. */
+    EQ(cw_callout_reset(cw, h, 3, record, tag(9)), 0);
+    EQ(cw_callout_stop(cw, h), 1);
+    EQ(cw_callout_stop(cw, h), 0);
+    EQ(cw_callout_active(cw, h), 0);
+    EQ(cw_callout_reset(cw, h, 1, record, tag(10)), 0);
+    EQ(cw_callout_deactivate(cw, h), CW_OK);
+    EQ(cw_callout_pending(cw, h), 1);
+    EQ(cw_callout_active(cw, h), 0);
+    EQ(cw_callout_drain(cw, h), 1);
+    EQ(cw_callout_drain(cw, h), 0);
+    EQ(run(cw, 3), 0);
+    EXPECT_NONE();
+    EQ(cw_callout_free(cw, h), CW_OK);
+    EQ(cw_callout_free(cw, d), CW_OK);
+}
+
+/* ---- threads ---- */
+
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static long counted;
+
+static void count(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&count_lock);
+    counted++;
+    pthread_mutex_unlock(&count_lock);
+}
+
+static void noop(void *arg) { (void)arg; }
+
+struct worker {
+    cw_callouts *cw;
+    int id;
+    long kept, stale;
+};
+
+#define EACH 2000
+
+static void *work(void *arg) {
+    struct worker *w = arg;
+    for (int j = 0; j < EACH; j++) {
+        uint64_t h;
+        EQ(cw_setcallout(w->cw, count, w, j % 7 + 1, &h), CW_OK);
+        if ((w->id + j) % 3 == 0) {
+            int rc = cw_unsetcallout(w->cw, h);
+            CHECK(rc == 1 || rc == CW_ESTALE);
+            w->stale += rc == CW_ESTALE;
+        } else {
+            w->kept++;
+        }
+        /* timeout/untimeout by this thread's own (func, arg). */
+        EQ(cw_timeout(w->cw, noop, w, 3), CW_OK);
+        CHECK(cw_untimeout(w->cw, noop, w) >= 0);
+    }
+    return NULL;
+}
+
+struct slow {
+    cw_callouts *cw;
+    int started, go, finished; /* under slow_lock */
+};
+static pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int get(int *flag) {
+    pthread_mutex_lock(&slow_lock);
+    int v = *flag;
+    pthread_mutex_unlock(&slow_lock);
+    return v;
+}
+
+static void set(int *flag) {
+    pthread_mutex_lock(&slow_lock);
+    *flag = 1;
+    pthread_mutex_unlock(&slow_lock);
+}
+
+static void pause_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Runs until the main thread says go, then 50 ms more. */
+static void slow_handler(void *arg) {
+    struct slow *s = arg;
+    set(&s->started);
+    while (!get(&s->go))
+        pause_ms(1);
+    pause_ms(50);
+    set(&s->finished);
+}
+
+static void *softclock_thread(void *arg) {
+    struct slow *s = arg;
+    static int ran;
+    ran = cw_softclock(s->cw);
+    return &ran;
+}
+
+static void test_threads(int backing) {
+    cw_callouts *cw = make(backing, 16, 0);
+    struct worker w[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (struct worker){cw, i, 0, 0};
+        EQ(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    }
+    /* Meanwhile this thread is the clock. */
+    for (int i = 0; i < EACH; i++)
+        if (cw_hardclock(cw) == 1)
+            CHECK(cw_softclock(cw) >= 0);
+    long expected = 0;
+    for (int i = 0; i < 3; i++) {
+        EQ(pthread_join(th[i], NULL), 0);
+        expected += w[i].kept + w[i].stale;
+    }
+    run(cw, 10);
+    /* Every callout not cancelled in time ran exactly once; no cancelled one ran. */
+    EQ(counted, expected);
+    EXPECT_NONE();
+    counted = 0;
+
+    /* cw_callout_drain waits for the handler running on another thread. */
+    struct slow s = {cw, 0, 0, 0};
+    uint64_t h;
+    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_reset(cw, h, 1, slow_handler, &s), 0);
+    EQ(cw_hardclock(cw), 1);
+    pthread_t runner;
+    EQ(pthread_create(&runner, NULL, softclock_thread, &s), 0);
+    while (!get(&s.started))
+        pause_ms(1);
+    uint64_t t = ticks_of(cw);
+    EQ(cw_softclock(cw), CW_EBUSY); /* the other thread is running handlers */
+    EQ(cw_hardclock(cw), CW_EBUSY); /* likewise; the clock still advanced */
+    EQ(ticks_of(cw), t + 1);
+    EQ(cw_callout_pending(cw, h), 0);
+    EQ(cw_callout_active(cw, h), 1);
+    set(&s.go);
+    EQ(cw_callout_drain(cw, h), 0); /* waits for slow_handler to return */
+    CHECK(get(&s.finished));
+    EQ(cw_callout_free(cw, h), CW_OK);
+    void *ran;
+    EQ(pthread_join(runner, &ran), 0);
+    EQ(*(int *)ran, 1);
+    cw_callouts_free(cw);
+}
+
+int main(void) {
+    test_constants();
+    test_strerror();
+    test_new_and_free();
+    for (int b = 0; b < 3; b++) {
+        cw_callouts *cw = make(backings[b], 8, 0);
+        test_null_arguments(cw);
+        test_timeout(cw);
+        test_handles(cw);
+        test_reentrant(cw);
+        cw_callouts_free(cw);
+        /* The FreeBSD tests count time from tick 0. */
+        cw = make(backings[b], 8, 0);
+        test_freebsd(cw);
+        cw_callouts_free(cw);
+        test_exhausted(backings[b]);
+        test_threads(backings[b]);
+        printf("test_callouts: backing %s ok\n", backing_names[b]);
+    }
+    printf("test_callouts: all %ld checks passed\n", (long)atomic_load(&checks));
+    return 0;
+}

@@ -1,0 +1,127 @@
+//! Compiles `tests/c/test_callouts.c` with the C compiler against the generated header and
+//! the library cargo just built — once linked statically (`libcallwheel_ffi.a`), once
+//! dynamically (`libcallwheel_ffi.so`) — and runs it.
+//!
+//! The compiler is `$CC`, or `cc`. Miri cannot run processes, so this file is skipped there.
+#![cfg(not(miri))]
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const CRATE: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The directory holding the libraries: this test runs from `<target>/<profile>/deps/`, and
+/// cargo puts the library's artifacts (all its crate types) in `<target>/<profile>/`.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows its path");
+    let deps = exe.parent().expect("the test executable is in a directory");
+    let dir = if deps.ends_with("deps") {
+        deps.parent().expect("deps has a parent")
+    } else {
+        deps
+    };
+    for lib in ["libcallwheel_ffi.a", "libcallwheel_ffi.so"] {
+        assert!(
+            dir.join(lib).is_file(),
+            "{lib} not found in {}: cargo builds it with the library (crate-type)",
+            dir.display()
+        );
+    }
+    dir.to_path_buf()
+}
+
+fn show(what: &str, out: &Output) -> String {
+    format!(
+        "{what}: {}\n--- stdout ---\n{}--- stderr ---\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Compiles the C test into `exe` with `link` arguments after the source, runs it with the
+/// extra environment `env`, and returns its standard output. Panics with the compiler's or
+/// the program's output on failure.
+fn build_and_run(exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String {
+    let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    let crate_dir = Path::new(CRATE);
+    let mut compile = Command::new(&cc);
+    compile
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        .arg("-I")
+        .arg(crate_dir.join("include"))
+        .arg(crate_dir.join("tests/c/test_callouts.c"))
+        .args(link)
+        .arg("-o")
+        .arg(exe);
+    let out = compile
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler {cc:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        show("compiling test_callouts.c", &out)
+    );
+
+    let mut run = Command::new(exe);
+    for (key, value) in env {
+        run.env(key, value);
+    }
+    let out = run.output().expect("the compiled test starts");
+    assert!(out.status.success(), "{}", show("test_callouts", &out));
+    String::from_utf8(out.stdout).expect("the test prints text")
+}
+
+fn expect_all_passed(stdout: &str) {
+    for backing in ["list", "hashed", "wheel"] {
+        assert!(
+            stdout.contains(&format!("backing {backing} ok")),
+            "no result for {backing}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("checks passed"), "{stdout}");
+    print!("{stdout}");
+}
+
+#[test]
+fn c_program_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callouts_static");
+    let link: Vec<OsString> = vec![
+        dir.join("libcallwheel_ffi.a").into(),
+        "-lpthread".into(),
+        "-ldl".into(),
+        "-lm".into(),
+    ];
+    let stdout = build_and_run(&exe, &link, &[]);
+    expect_all_passed(&stdout);
+    let binary = std::fs::read(&exe).unwrap();
+    assert!(
+        !contains(&binary, b"libcallwheel_ffi.so"),
+        "the static build must not load the shared library"
+    );
+}
+
+#[test]
+fn c_program_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callouts_shared");
+    let mut rpath = OsString::from("-Wl,-rpath,");
+    rpath.push(&dir);
+    let mut search = OsString::from("-L");
+    search.push(&dir);
+    let link = vec![search, "-lcallwheel_ffi".into(), rpath];
+    let stdout = build_and_run(&exe, &link, &[("LD_LIBRARY_PATH", &dir)]);
+    expect_all_passed(&stdout);
+    // The linker preferred the .so: the executable names it as a needed library.
+    let binary = std::fs::read(&exe).unwrap();
+    assert!(
+        contains(&binary, b"libcallwheel_ffi.so"),
+        "not linked to the shared library"
+    );
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
