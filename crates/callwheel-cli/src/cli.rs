@@ -15,6 +15,7 @@ use crate::plan::{self, Settings};
 use crate::registry::{SchemeInfo, SCHEMES};
 use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row};
 use crate::runner::{self, Task};
+use crate::table1;
 use crate::workload::{self, W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
 
 /// `callwheel`: benchmarks of the callwheel timer schemes.
@@ -35,6 +36,46 @@ pub enum Command {
     /// each child process).
     #[command(hide = true)]
     BenchOne(BenchOneArgs),
+    /// Reproduces Costello & Varghese's Table I and Figure 8: cancel + set one callout with N
+    /// others outstanding, old callout against new (hash and handle interfaces).
+    Table1(Table1Args),
+    /// Runs one Table I measurement in this process (what `table1` runs in each child).
+    #[command(hide = true)]
+    Table1One(Table1OneArgs),
+}
+
+/// The options of `callwheel table1`.
+#[derive(Debug, Args)]
+pub struct Table1Args {
+    /// Numbers of outstanding callouts, comma-separated [default: 0,200,400,600,800,1000,10000,100000,1000000].
+    #[arg(long = "n", value_name = "SIZES", value_delimiter = ',')]
+    pub sizes: Vec<u64>,
+    /// Repetitions per measurement, each with a fresh table [default: 5; 1 with --quick].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: Option<u32>,
+    /// Tiny sizes for a smoke test: N in {0, 200, 1000}, 1 repetition.
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for the plot (`table1.svg`).
+    #[arg(long, value_name = "DIR", default_value = "report")]
+    pub out: std::path::PathBuf,
+}
+
+/// The options of the hidden `callwheel table1-one`.
+#[derive(Debug, Args)]
+pub struct Table1OneArgs {
+    /// The interface.
+    #[arg(long, value_enum)]
+    pub interface: table1::Interface,
+    /// Outstanding callouts.
+    #[arg(long)]
+    pub n: u64,
+    /// Timed (cancel + set) pairs per repetition.
+    #[arg(long, default_value_t = table1::PAIRS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub pairs: u64,
+    /// Repetitions.
+    #[arg(long, default_value_t = plan::DEFAULT_REPS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub reps: u32,
 }
 
 /// A workload of WORKLOADS.md.
@@ -52,13 +93,16 @@ pub enum Workload {
     W4,
     /// W5, coalescing: wake-ups against the optimum for windows of 5 % and of 0.
     W5,
+    /// Table I: Costello & Varghese's experiment through the callout interfaces (see
+    /// `callwheel table1`).
+    Table1,
 }
 
 /// The options of `callwheel bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Workloads to run, comma-separated.
-    #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w2", "w3", "w4", "w5"])]
+    #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w2", "w3", "w4", "w5", "table1"])]
     pub workloads: Vec<Workload>,
     /// Structures to run (repeatable or comma-separated; default: all).
     #[arg(long = "scheme", value_name = "NAME", value_delimiter = ',')]
@@ -117,6 +161,8 @@ pub fn run() -> ExitCode {
     match Cli::parse().command {
         Command::Bench(args) => bench(&args),
         Command::BenchOne(args) => bench_one(&args),
+        Command::Table1(args) => table1_command(&args),
+        Command::Table1One(args) => table1_one(&args),
     }
 }
 
@@ -590,6 +636,14 @@ fn bench(args: &BenchArgs) -> ExitCode {
     }
 
     bar.finish_and_clear();
+    if runs(Workload::Table1) {
+        let sizes: &[u64] = if args.quick {
+            &table1::QUICK_SIZES
+        } else {
+            &table1::SIZES
+        };
+        failures += run_table1(sizes, settings.reps, std::path::Path::new("report"));
+    }
     if failures > 0 {
         eprintln!("error: {failures} measurement(s) failed");
         ExitCode::FAILURE
@@ -646,6 +700,10 @@ fn bench_one(args: &BenchOneArgs) -> ExitCode {
                 reps: args.reps.unwrap_or(plan::W4_REPS),
             },
         },
+        Workload::Table1 => {
+            eprintln!("error: bench-one does not run table1 (use table1-one)");
+            return ExitCode::from(USAGE_ERROR);
+        }
         Workload::W5 => Task::W5 {
             scheme,
             params: W5Params {
@@ -659,6 +717,109 @@ fn bench_one(args: &BenchOneArgs) -> ExitCode {
     match runner::run_here(&task) {
         Ok(report) => {
             println!("{}", report.to_line());
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs Table I at `sizes`, prints it with its verdicts and writes `out/table1.svg`. Returns
+/// the number of failures.
+fn run_table1(sizes: &[u64], reps: u32, out: &std::path::Path) -> usize {
+    let interfaces = table1::Interface::ALL;
+    let bar = progress_bar(sizes.len() * interfaces.len());
+    let mut failures = 0;
+    let rows: Vec<table1::Row> = sizes
+        .iter()
+        .map(|&n| table1::Row {
+            n,
+            cells: interfaces
+                .iter()
+                .map(|&iface| {
+                    bar.set_message(format!("table1 {} N={n}", iface.name()));
+                    let cell = table1::run_in_child(iface, n, reps);
+                    if let Err(e) = &cell {
+                        failures += 1;
+                        bar.suspend(|| eprintln!("error: table1 {} N={n}: {e}", iface.name()));
+                    }
+                    bar.inc(1);
+                    cell
+                })
+                .collect(),
+        })
+        .collect();
+    bar.finish_and_clear();
+    heading(&format!(
+        "## Table I (Costello & Varghese): ns per (cancel + set) of one callout, N others outstanding; median of {reps} repetition{}, each table in its own process",
+        if reps == 1 { "" } else { "s" }
+    ));
+    print!("{}", table1::table(&rows));
+    println!();
+    println!(
+        "Timed pairs: {} per repetition; the old list {} / N, clamped to [{}, {}] (its insert walks all N). Outstanding callouts are due in [2^30, 2^31) ticks, the timed one after all of them.",
+        table1::PAIRS,
+        table1::OLD_WORK,
+        table1::OLD_MIN_PAIRS,
+        table1::PAIRS
+    );
+    for line in table1::verdicts(&rows) {
+        println!("- {line}");
+    }
+    let written = std::fs::create_dir_all(out)
+        .map_err(|e| format!("cannot create {}: {e}", out.display()))
+        .and_then(|()| table1::plot(&rows, &out.join("table1.svg")));
+    match written {
+        Ok(()) => println!("Figure 8: {}", out.join("table1.svg").display()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            failures += 1;
+        }
+    }
+    failures
+}
+
+fn table1_command(args: &Table1Args) -> ExitCode {
+    let sizes = if !args.sizes.is_empty() {
+        dedup(&args.sizes)
+    } else if args.quick {
+        table1::QUICK_SIZES.to_vec()
+    } else {
+        table1::SIZES.to_vec()
+    };
+    if let Some(&n) = sizes.iter().find(|&&n| n > table1::MAX_N) {
+        eprintln!("error: N = {n} is too large (at most {})", table1::MAX_N);
+        return ExitCode::from(USAGE_ERROR);
+    }
+    let reps = args
+        .reps
+        .unwrap_or(if args.quick { 1 } else { plan::DEFAULT_REPS });
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its figures are not representative (use --release)"
+        );
+    }
+    if run_table1(&sizes, reps, &args.out) > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn table1_one(args: &Table1OneArgs) -> ExitCode {
+    if args.n > table1::MAX_N {
+        eprintln!(
+            "error: N = {} is too large (at most {})",
+            args.n,
+            table1::MAX_N
+        );
+        return ExitCode::from(USAGE_ERROR);
+    }
+    match table1::measure(args.interface, args.n, args.pairs, args.reps) {
+        Ok(m) => {
+            println!("{}", m.to_line());
             ExitCode::SUCCESS
         }
         Err(message) => {

@@ -10,6 +10,7 @@
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`runner`] | one child process per measurement, and its result line |
 //! | [`report`] | the tables |
+//! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -19,4 +20,5 @@ pub mod plan;
 pub mod registry;
 pub mod report;
 pub mod runner;
+pub mod table1;
 pub mod workload;

@@ -1,0 +1,525 @@
+//! The Table I / Figure 8 reproduction of Costello & Varghese: the cost of cancelling one
+//! callout and setting it again farther in the future, with N other callouts outstanding,
+//! through the old and the new callout interfaces.
+//!
+//! Each (interface, N) runs in its own child process (`callwheel table1-one`), which creates
+//! N callouts at random times far in the future — in descending order, so the old list's
+//! build is O(N) rather than the O(N^2) of random order, without changing what is timed —
+//! then times `pairs` rounds of "cancel the extra callout, set it again one tick farther than
+//! before", and prints one line:
+//!
+//! ```text
+//! callwheel-table1 samples=41.2,40.9,41.5 bytes=72.0
+//! ```
+//!
+//! Farther than every other callout is the old list's worst case (its insert walks the whole
+//! list) and the paper's experiment; for the hashed wheel and the production wheel the time
+//! does not matter.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use callwheel::scheme::differential_list::DifferentialList;
+use callwheel::scheme::hashed_wheel::HashedWheel;
+use callwheel::wheel::Wheel;
+use callwheel_callout::{Backing, Callouts, Config};
+use clap::ValueEnum;
+
+use crate::report::Summary;
+use crate::workload::{SplitMix64, SEED};
+
+/// The paper's points, then the extension.
+pub const SIZES: [u64; 9] = [0, 200, 400, 600, 800, 1000, 10_000, 100_000, 1_000_000];
+/// Sizes for `--quick`.
+pub const QUICK_SIZES: [u64; 3] = [0, 200, 1000];
+/// The largest N accepted (the hashed wheel's table and the records must fit in memory).
+pub const MAX_N: u64 = 50_000_000;
+/// Timed pairs per repetition (the paper's 10,000).
+pub const PAIRS: u64 = 10_000;
+/// The old list's timed pairs are capped so that pairs * N stays near this many list steps.
+pub const OLD_WORK: u64 = 200_000_000;
+/// The fewest timed pairs for the old list.
+pub const OLD_MIN_PAIRS: u64 = 200;
+/// The outstanding callouts are due in [FAR, 2 FAR) ticks; the timed one from 3 FAR on.
+pub const FAR: u64 = 1 << 30;
+/// The word that starts the child's result line.
+pub const RESULT_TAG: &str = "callwheel-table1";
+
+/// The interfaces compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Interface {
+    /// 4.4BSD's callout: `timeout`/`untimeout` on the differential `calltodo` list.
+    Old,
+    /// Costello & Varghese's callwheel (Scheme 6), `timeout`/`untimeout` through the hash.
+    Hash,
+    /// The same callwheel through `setcallout`/`unsetcallout` handles.
+    Handle,
+    /// callwheel's production wheel through `setcallout`/`unsetcallout` handles.
+    Wheel,
+}
+
+impl Interface {
+    /// Every interface, in table order.
+    pub const ALL: [Interface; 4] = [
+        Interface::Old,
+        Interface::Hash,
+        Interface::Handle,
+        Interface::Wheel,
+    ];
+
+    /// The column heading.
+    pub fn label(self) -> &'static str {
+        match self {
+            Interface::Old => "old callout (list)",
+            Interface::Hash => "new callout, hash",
+            Interface::Handle => "new callout, handle",
+            Interface::Wheel => "production wheel, handle",
+        }
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::Old => "old",
+            Interface::Hash => "hash",
+            Interface::Handle => "handle",
+            Interface::Wheel => "wheel",
+        }
+    }
+
+    /// The timed pairs for `n` outstanding callouts: the paper's 10,000, fewer for the O(N)
+    /// list at large N.
+    pub fn pairs(self, n: u64) -> u64 {
+        match self {
+            Interface::Old => (OLD_WORK / n.max(1)).clamp(OLD_MIN_PAIRS, PAIRS),
+            _ => PAIRS,
+        }
+    }
+}
+
+/// The (function, argument) pair a callout carries.
+type Call = (u32, u64);
+
+/// What one measurement reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measurement {
+    /// Nanoseconds per (cancel + set) pair, one figure per repetition.
+    pub samples: Vec<f64>,
+    /// Bytes the table holds per outstanding callout (N > 0).
+    pub bytes_per_callout: Option<f64>,
+}
+
+impl Measurement {
+    /// The child's result line.
+    pub fn to_line(&self) -> String {
+        let samples: Vec<String> = self.samples.iter().map(|s| s.to_string()).collect();
+        format!(
+            "{RESULT_TAG} samples={} bytes={}",
+            samples.join(","),
+            self.bytes_per_callout
+                .map_or_else(|| "-".to_string(), |b| b.to_string())
+        )
+    }
+
+    /// Parses a result line; `Err` says what is wrong.
+    pub fn from_line(line: &str) -> Result<Measurement, String> {
+        let mut words = line.split_whitespace();
+        if words.next() != Some(RESULT_TAG) {
+            return Err(format!("not a {RESULT_TAG} line: {line:?}"));
+        }
+        let (mut samples, mut bytes) = (None, None);
+        for word in words {
+            let (key, value) = word
+                .split_once('=')
+                .ok_or_else(|| format!("malformed field {word:?}"))?;
+            match key {
+                "samples" => {
+                    let parsed: Result<Vec<f64>, _> = value.split(',').map(str::parse).collect();
+                    samples = Some(parsed.map_err(|e| format!("bad samples {value:?}: {e}"))?);
+                }
+                "bytes" if value == "-" => bytes = Some(None),
+                "bytes" => {
+                    bytes = Some(Some(
+                        value
+                            .parse()
+                            .map_err(|e| format!("bad bytes {value:?}: {e}"))?,
+                    ))
+                }
+                _ => return Err(format!("unknown field {key:?}")),
+            }
+        }
+        match (samples, bytes) {
+            (Some(samples), Some(bytes_per_callout)) if !samples.is_empty() => Ok(Measurement {
+                samples,
+                bytes_per_callout,
+            }),
+            _ => Err(format!("incomplete result line {line:?}")),
+        }
+    }
+}
+
+/// Runs one (interface, N) measurement in this process.
+pub fn measure(interface: Interface, n: u64, pairs: u64, reps: u32) -> Result<Measurement, String> {
+    let mut samples = Vec::new();
+    let mut bytes = None;
+    for _ in 0..reps {
+        let (ns, b) = match interface {
+            Interface::Old => one_rep(DifferentialList::new(), false, n, pairs)?,
+            Interface::Hash | Interface::Handle => {
+                // Costello & Varghese size the callwheel to the callout table: a power of two
+                // at least as large.
+                let bits = n.max(256).next_power_of_two().trailing_zeros().min(20);
+                let wheel = HashedWheel::new(bits).map_err(|e| e.to_string())?;
+                one_rep(wheel, interface == Interface::Handle, n, pairs)?
+            }
+            Interface::Wheel => one_rep(Wheel::new(), true, n, pairs)?,
+        };
+        samples.push(ns);
+        bytes = b;
+    }
+    Ok(Measurement {
+        samples,
+        bytes_per_callout: bytes,
+    })
+}
+
+/// One repetition on a fresh table: returns ns per pair and bytes per outstanding callout.
+fn one_rep<S: Backing>(
+    scheme: S,
+    handles: bool,
+    n: u64,
+    pairs: u64,
+) -> Result<(f64, Option<f64>), String> {
+    let config = Config {
+        calloutsize: usize::try_from(n + 1).map_err(|_| "N does not fit in memory")?,
+        ..Config::default()
+    };
+    let mut table: Callouts<S, Call> =
+        Callouts::with_config(scheme, config).map_err(|e| e.to_string())?;
+    let mut rng = SplitMix64::new(SEED);
+    let mut times: Vec<u64> = (0..n).map(|_| rng.range(FAR, 2 * FAR)).collect();
+    times.sort_unstable_by(|a, b| b.cmp(a));
+    for (i, &t) in times.iter().enumerate() {
+        let ticks = i64::try_from(t).map_err(|e| e.to_string())?;
+        let call = (1, i as u64);
+        if handles {
+            table.setcallout(call, ticks).map_err(|e| e.to_string())?;
+        } else {
+            table.timeout(call, ticks).map_err(|e| e.to_string())?;
+        }
+    }
+    let extra: Call = (2, u64::MAX);
+    let base = 3 * FAR as i64;
+    let mut handle = if handles {
+        Some(table.setcallout(extra, base).map_err(|e| e.to_string())?)
+    } else {
+        table.timeout(extra, base).map_err(|e| e.to_string())?;
+        None
+    };
+    let start = Instant::now();
+    for i in 1..=pairs as i64 {
+        match handle {
+            Some(h) => {
+                let cancelled = table.unsetcallout(black_box(h));
+                debug_assert_eq!(cancelled, Ok(true));
+                handle = Some(
+                    table
+                        .setcallout(black_box(extra), base + i)
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            None => {
+                let cancelled = table.untimeout(black_box(extra));
+                debug_assert!(cancelled);
+                table
+                    .timeout(black_box(extra), base + i)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    let elapsed = start.elapsed();
+    if table.pending() as u64 != n + 1 {
+        return Err(format!(
+            "{} callouts pending after the run, expected {}",
+            table.pending(),
+            n + 1
+        ));
+    }
+    let bytes = (n > 0).then(|| table.memory_bytes() as f64 / n as f64);
+    black_box(&table);
+    Ok((elapsed.as_nanos() as f64 / pairs as f64, bytes))
+}
+
+/// Runs one measurement in a child process of this binary.
+pub fn run_in_child(interface: Interface, n: u64, reps: u32) -> Result<Measurement, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let output = Command::new(exe)
+        .args([
+            "table1-one",
+            "--interface",
+            interface.name(),
+            "--n",
+            &n.to_string(),
+            "--pairs",
+            &interface.pairs(n).to_string(),
+            "--reps",
+            &reps.to_string(),
+        ])
+        .output()
+        .map_err(|e| format!("cannot run the child: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "child failed ({}): {}",
+            output.status,
+            stderr.trim()
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(RESULT_TAG))
+        .ok_or_else(|| format!("child printed no {RESULT_TAG} line"))?;
+    Measurement::from_line(line)
+}
+
+/// One row of the table: N and each interface's outcome.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Outstanding callouts.
+    pub n: u64,
+    /// Per interface, in [`Interface::ALL`] order: the measurement or why it failed.
+    pub cells: Vec<Result<Measurement, String>>,
+}
+
+fn median(cell: &Result<Measurement, String>) -> Option<f64> {
+    cell.as_ref()
+        .ok()
+        .and_then(|m| Summary::of(&m.samples))
+        .map(|s| s.median)
+}
+
+/// The table in the paper's layout (N down, interfaces across), in ns per pair.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    let mut header = String::from("| N |");
+    let mut rule = String::from("|---:|");
+    for i in Interface::ALL {
+        let _ = write!(header, " {} |", i.label());
+        rule.push_str("---:|");
+    }
+    header.push_str(" old / handle |");
+    rule.push_str("---:|");
+    let _ = writeln!(out, "{header}");
+    let _ = writeln!(out, "{rule}");
+    for row in rows {
+        let _ = write!(out, "| {} |", row.n);
+        for cell in &row.cells {
+            match (cell, median(cell)) {
+                (_, Some(m)) => {
+                    let _ = write!(out, " {m:.1} |");
+                }
+                (Err(e), None) => {
+                    let _ = write!(out, " failed: {e} |");
+                }
+                (Ok(_), None) => out.push_str(" - |"),
+            }
+        }
+        let ratio = match (median(&row.cells[0]), median(&row.cells[2])) {
+            (Some(old), Some(handle)) if handle > 0.0 => format!("{:.1}x", old / handle),
+            _ => "-".to_string(),
+        };
+        let _ = writeln!(out, " {ratio} |");
+    }
+    out
+}
+
+/// What the table shows against the paper's claims, one line each.
+pub fn verdicts(rows: &[Row]) -> Vec<String> {
+    let column = |i: usize| -> Vec<(u64, f64)> {
+        rows.iter()
+            .filter_map(|r| median(&r.cells[i]).map(|m| (r.n, m)))
+            .collect()
+    };
+    let spread = |points: &[(u64, f64)]| -> Option<f64> {
+        let min = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let max = points.iter().map(|p| p.1).fold(0.0, f64::max);
+        (points.len() >= 2 && min > 0.0).then(|| max / min)
+    };
+    let mut lines = Vec::new();
+    let old = column(0);
+    if let (Some(first), Some(last)) = (old.first(), old.last()) {
+        if old.len() >= 2 {
+            lines.push(format!(
+                "old callout: {:.1} ns at N = {} to {:.1} ns at N = {} ({:.1}x): {}",
+                first.1,
+                first.0,
+                last.1,
+                last.0,
+                last.1 / first.1,
+                if last.1 > 2.0 * first.1 {
+                    "grows with N, as in the paper"
+                } else {
+                    "does NOT grow with N"
+                }
+            ));
+        }
+    }
+    for (i, name) in [
+        (1, "new callout, hash"),
+        (2, "new callout, handle"),
+        (3, "production wheel, handle"),
+    ] {
+        if let Some(s) = spread(&column(i)) {
+            lines.push(format!(
+                "{name}: max / min across N = {s:.2} ({})",
+                if s <= 1.5 {
+                    "flat"
+                } else {
+                    "NOT flat: cache misses grow with the table"
+                }
+            ));
+        }
+    }
+    let (hash, handle) = (column(1), column(2));
+    let ratios: Vec<f64> = hash
+        .iter()
+        .filter_map(|&(n, h)| handle.iter().find(|p| p.0 == n).map(|p| p.1 / h))
+        .collect();
+    if !ratios.is_empty() {
+        let worst = ratios.iter().copied().fold(0.0, f64::max);
+        lines.push(format!(
+            "handle / hash: at most {worst:.2} across N ({})",
+            if worst <= 1.05 {
+                "the handle interface is no slower"
+            } else {
+                "the handle interface is SLOWER somewhere"
+            }
+        ));
+    }
+    lines
+}
+
+/// Writes the Figure 8 plot: the paper's range on linear axes, and the whole range on log
+/// axes, ns per pair against N.
+pub fn plot(rows: &[Row], path: &Path) -> Result<(), String> {
+    use plotters::prelude::*;
+
+    let series: Vec<(Interface, Vec<(u64, f64)>)> = Interface::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, &iface)| {
+            let points = rows
+                .iter()
+                .filter_map(|r| median(&r.cells[i]).map(|m| (r.n, m)))
+                .collect();
+            (iface, points)
+        })
+        .collect();
+    let colors = [RED, BLUE, GREEN, BLACK];
+    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
+
+    let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let root = root
+        .titled(
+            "Table I / Figure 8: cancel + set one callout, N others outstanding",
+            ("sans-serif", 22),
+        )
+        .map_err(|e| err(&e))?;
+    let (left, right) = root.split_horizontally(540);
+
+    // The paper's range, linear axes.
+    let small: Vec<&(u64, f64)> = series
+        .iter()
+        .flat_map(|s| &s.1)
+        .filter(|p| p.0 <= 1000)
+        .collect();
+    let y_max = small.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&left)
+        .caption("the paper's range (N <= 1000)", ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0u64..1000u64, 0f64..y_max)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("N, callouts outstanding")
+        .y_desc("ns per cancel + set")
+        .draw()
+        .map_err(|e| err(&e))?;
+    for ((iface, points), color) in series.iter().zip(colors) {
+        let pts: Vec<(u64, f64)> = points.iter().copied().filter(|p| p.0 <= 1000).collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(iface.label())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| err(&e))?;
+
+    // Everything, log axes (N = 0 cannot be shown on a log axis).
+    let all: Vec<&(u64, f64)> = series
+        .iter()
+        .flat_map(|s| &s.1)
+        .filter(|p| p.0 > 0)
+        .collect();
+    let x_max = all.iter().map(|p| p.0).max().unwrap_or(10).max(10) as f64 * 1.5;
+    let y_lo = all
+        .iter()
+        .map(|p| p.1)
+        .fold(f64::INFINITY, f64::min)
+        .min(10.0)
+        * 0.7;
+    let y_hi = all.iter().map(|p| p.1).fold(1.0, f64::max) * 1.5;
+    let mut chart = ChartBuilder::on(&right)
+        .caption("extended (log axes, N >= 200)", ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (100f64..x_max).log_scale(),
+            (y_lo.max(0.1)..y_hi).log_scale(),
+        )
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("N, callouts outstanding")
+        .y_desc("ns per cancel + set")
+        .draw()
+        .map_err(|e| err(&e))?;
+    for ((iface, points), color) in series.iter().zip(colors) {
+        let pts: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.0 > 0)
+            .map(|p| (p.0 as f64, p.1))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(|e| err(&e))?
+            .label(iface.label())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
