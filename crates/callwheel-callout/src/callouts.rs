@@ -136,7 +136,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::Config`] for `hz == 0`, `max_softclock_steps == 0`, a fixed pool of 0 records,
-    /// a `calloutsize` of 2^32 - 1 or more, or a non-empty scheme.
+    /// a `calloutsize` above [`MAX_CALLOUTSIZE`](crate::MAX_CALLOUTSIZE), memory that cannot
+    /// be had, or a non-empty scheme.
     pub fn with_config(scheme: S, config: Config) -> Result<Callouts<S, C>, Error> {
         if config.hz == 0 {
             return Err(Error::Config {

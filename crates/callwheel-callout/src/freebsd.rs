@@ -65,8 +65,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`.
     ///
     /// - `sbt` is relative to the current tick's time, or absolute (time since tick 0) with
-    ///   [`C_ABSOLUTE`]. It is rounded up to a tick; a relative time of 0 or less means the
-    ///   next tick, an absolute time already passed runs at the next `softclock`.
+    ///   [`C_ABSOLUTE`]. It is rounded up to a tick; a relative time of 0 or less, or an
+    ///   absolute time already passed, means the next tick (as `ticks <= 0` does for
+    ///   `callout_reset`).
     /// - The callout may run up to `precision` late, or `interval / 2^n` with `C_PREL(n)`
     ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; the tolerance goes to schemes
     ///   that coalesce (the production wheel), rounded down to whole ticks.
@@ -98,7 +99,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         let now = Sbt::from_ticks(self.ticks(), self.hz).unwrap_or(Sbt::MAX);
         let (deadline, interval) = if flags & C_ABSOLUTE != 0 {
-            (self.ticks_ceil(sbt), sbt.saturating_sub(now))
+            let next = self.ticks().saturating_add(1);
+            (self.ticks_ceil(sbt).max(next), sbt.saturating_sub(now))
         } else {
             let ahead = self.ticks_ceil(sbt).max(1);
             (self.ticks().saturating_add(ahead), sbt)

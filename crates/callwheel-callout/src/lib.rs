@@ -35,4 +35,5 @@ pub use backing::Backing;
 pub use callouts::{Callouts, Config, Stats, MAX_SOFTCLOCK_STEPS};
 pub use error::Error;
 pub use handle::CalloutHandle;
+pub use pool::MAX_CALLOUTSIZE;
 pub use shared::SharedCallouts;

@@ -14,6 +14,10 @@ use crate::{CalloutHandle, Error};
 
 pub(crate) const NIL: u32 = u32::MAX;
 
+/// The most records allocated up front: a mistyped size fails cleanly instead of touching
+/// gigabytes. A growing pool is not limited by it.
+pub const MAX_CALLOUTSIZE: usize = 1 << 26;
+
 /// What a live record is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -85,9 +89,9 @@ pub(crate) struct Pool<C> {
 impl<C: Copy + Eq + Hash> Pool<C> {
     /// `calloutsize` records allocated now; `fixed` forbids growing past them.
     pub(crate) fn new(calloutsize: usize, fixed: bool) -> Result<Pool<C>, Error> {
-        if calloutsize >= NIL as usize {
+        if calloutsize > MAX_CALLOUTSIZE {
             return Err(Error::Config {
-                reason: "calloutsize must be below 2^32 - 1",
+                reason: "calloutsize is at most 2^26 records allocated up front (a growing pool may grow past it)",
             });
         }
         if fixed && calloutsize == 0 {
@@ -95,18 +99,23 @@ impl<C: Copy + Eq + Hash> Pool<C> {
                 reason: "a fixed pool needs at least one record",
             });
         }
+        let no_memory = |_| Error::Config {
+            reason: "cannot allocate calloutsize records",
+        };
+        let bucket_count = calloutsize.next_power_of_two().max(16);
+        let mut buckets = Vec::new();
+        buckets.try_reserve_exact(bucket_count).map_err(no_memory)?;
+        buckets.resize(bucket_count, NIL);
         let mut pool = Pool {
             records: Vec::new(),
             free: NIL,
             live: 0,
             fixed: fixed.then_some(calloutsize),
-            buckets: vec![NIL; calloutsize.next_power_of_two().max(16)],
+            buckets,
         };
         pool.records
             .try_reserve_exact(calloutsize)
-            .map_err(|_| Error::Config {
-                reason: "cannot allocate calloutsize records",
-            })?;
+            .map_err(no_memory)?;
         // Free list in index order, so a fresh pool hands out 0, 1, 2, ...
         pool.records.resize_with(calloutsize, Record::free);
         for i in (0..calloutsize as u32).rev() {

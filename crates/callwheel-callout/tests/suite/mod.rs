@@ -345,7 +345,7 @@ pub fn reset_sbt_converts_time_and_flags<S: Backing>(make: Make<S>) {
         C_ABSOLUTE | c_prel(1),
     )
     .unwrap();
-    // An absolute time already passed runs at the next softclock.
+    // An absolute time already passed means the next tick.
     let d = t.callout_init().unwrap();
     t.callout_reset_sbt_on(d, ms, Sbt::ZERO, 3, 0, C_ABSOLUTE)
         .unwrap();
