@@ -116,28 +116,38 @@ const LEVEL_BY_ZEROS: [u8; 65] = {
 };
 
 /// The level on which a timer due at `deadline` sits while the wheel's time is `now`.
-#[inline]
+#[inline(always)]
 fn level_for(now: Tick, deadline: Tick) -> usize {
     LEVEL_BY_ZEROS[(now ^ deadline).leading_zeros() as usize] as usize
 }
 
-#[inline]
+#[inline(always)]
 fn slot_for(level: usize, deadline: Tick) -> usize {
     ((deadline >> (6 * level)) & 63) as usize
 }
 
 /// The list of the slot `deadline` falls in on `level`.
-#[inline]
+#[inline(always)]
 fn list_for(level: usize, deadline: Tick) -> u32 {
     (level * SLOTS + slot_for(level, deadline)) as u32
 }
 
+/// The bits of the wheel's time above level `l`'s digit: the current rotation of the levels
+/// above (none above the top level).
+const ABOVE: [u64; LEVELS] = {
+    let mut masks = [0u64; LEVELS];
+    let mut level = 0;
+    while level < LEVELS - 1 {
+        masks[level] = u64::MAX << (6 * level + 6);
+        level += 1;
+    }
+    masks
+};
+
 /// The start of the slot `slot` of level `level` in the current rotation of the levels above.
-#[inline]
+#[inline(always)]
 fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
-    let shift = 6 * level;
-    let above = now.checked_shr(shift as u32 + 6).unwrap_or(0);
-    above.checked_shl(shift as u32 + 6).unwrap_or(0) | ((slot as u64) << shift)
+    (now & ABOVE[level]) | ((slot as u64) << (6 * level))
 }
 
 /// Counters kept as the wheel works; cheap enough to leave on.
@@ -473,7 +483,7 @@ impl<T> Wheel<T> {
 
     /// Takes a free slot (or grows the slab) for a new timer, on no list; returns its index and
     /// generation.
-    #[inline]
+    #[inline(always)]
     fn alloc(&mut self, deadline: Tick, end: Tick, value: T) -> Result<(u32, u32), Error> {
         let slot = if self.free != NIL {
             let idx = self.free;
@@ -531,7 +541,7 @@ impl<T> Wheel<T> {
     /// Frees a live timer that is on no list and returns its value. The slot's generation moves
     /// on, so every handle to it goes stale; a slot whose generation is exhausted is retired,
     /// since reusing it would let a 2^32-old handle match again.
-    #[inline]
+    #[inline(always)]
     fn release(&mut self, idx: u32) -> T {
         let entry = &mut self.nodes[idx as usize];
         let generation = match entry {
@@ -566,7 +576,7 @@ impl<T> Wheel<T> {
     }
 
     /// The index of the live timer `handle` names, or `None` for a stale or made-up handle.
-    #[inline]
+    #[inline(always)]
     fn resolve(&self, handle: Handle) -> Option<u32> {
         match self.nodes.get(handle.index() as usize) {
             Some(Entry::Live(t)) if t.generation == handle.generation() => Some(handle.index()),
@@ -574,7 +584,7 @@ impl<T> Wheel<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn timer(&self, idx: u32) -> &Timer<T> {
         match &self.nodes[idx as usize] {
             Entry::Live(t) => t,
@@ -582,7 +592,7 @@ impl<T> Wheel<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn timer_mut(&mut self, idx: u32) -> &mut Timer<T> {
         match &mut self.nodes[idx as usize] {
             Entry::Live(t) => t,
@@ -593,7 +603,7 @@ impl<T> Wheel<T> {
     // ----- the lists -----------------------------------------------------------------------
 
     /// Appends links entry `li` (unlinked) at the tail of `list` (FIFO: Costello's footnote).
-    #[inline]
+    #[inline(always)]
     fn push_back(&mut self, list: u32, li: u32) {
         let tail = self.links[list as usize].prev;
         self.links[li as usize] = Link {
@@ -606,7 +616,7 @@ impl<T> Wheel<T> {
 
     /// Takes links entry `li` off its list. When that empties a slot, its occupancy bit and
     /// minimums are cleared; when the drain was about to visit it, the drain moves on.
-    #[inline]
+    #[inline(always)]
     fn unlink(&mut self, li: u32) {
         let Link { prev, next } = self.links[li as usize];
         self.links[prev as usize].next = next;
@@ -621,7 +631,18 @@ impl<T> Wheel<T> {
         }
     }
 
-    #[inline]
+    /// Takes `li`, the first timer of slot `list`, off it (a slot is never walked).
+    #[inline(always)]
+    fn pop_front(&mut self, list: u32, li: u32) {
+        let next = self.links[li as usize].next;
+        self.links[list as usize].next = next;
+        self.links[next as usize].prev = list;
+        if next == list {
+            self.slot_emptied(list);
+        }
+    }
+
+    #[inline(always)]
     fn slot_emptied(&mut self, list: u32) {
         let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
         let word = &mut self.occupied[level];
@@ -632,7 +653,7 @@ impl<T> Wheel<T> {
         self.minimum[list as usize] = NO_MIN;
     }
 
-    #[inline]
+    #[inline(always)]
     fn lower(&mut self, list: u32, deadline: Tick, end: Tick) {
         let m = &mut self.minimum[list as usize];
         m.end = m.end.min(end);
@@ -641,7 +662,7 @@ impl<T> Wheel<T> {
 
     /// Links a timer (on no list) where its deadline says: overdue, deferred while a slot is
     /// processed, or its digit's slot.
-    #[inline]
+    #[inline(always)]
     fn arm(&mut self, idx: u32, deadline: Tick) {
         if deadline <= self.cursor {
             self.push_overdue(idx);
@@ -655,10 +676,16 @@ impl<T> Wheel<T> {
     }
 
     /// Places a timer whose deadline is after `now` on its digit's level.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, idx: u32, now: Tick) {
         let t = self.timer(idx);
         let (deadline, end) = (t.deadline, t.end);
+        self.place_at(idx, now, deadline, end);
+    }
+
+    /// [`Wheel::place`] with the timer's deadline and window end already at hand.
+    #[inline(always)]
+    fn place_at(&mut self, idx: u32, now: Tick, deadline: Tick, end: Tick) {
         let level = level_for(now, deadline);
         let slot = slot_for(level, deadline);
         let list = (level * SLOTS + slot) as u32;
@@ -689,20 +716,20 @@ impl<T> Wheel<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn overdue_pending(&self) -> bool {
         self.links[OVERDUE as usize].next != OVERDUE
     }
 
     /// Whether `advance` has work at the cursor itself.
-    #[inline]
+    #[inline(always)]
     fn pending_now(&self) -> bool {
         self.phase != Phase::Idle || self.overdue_pending()
     }
 
     /// The lowest occupied slot of the lowest occupied level, as (list, start): the next slot
     /// with work. The wheel must hold a timer in some slot.
-    #[inline]
+    #[inline(always)]
     fn first_slot(&self) -> (u32, Tick) {
         let level = self.levels.trailing_zeros() as usize;
         let slot = self.occupied[level].trailing_zeros() as usize;
@@ -839,17 +866,26 @@ impl<T> Wheel<T> {
                 // next tick. Otherwise skip to the next slot with work, or, with nothing left
                 // anywhere, straight to the target.
                 let (cursor, target) = (self.cursor, self.target);
-                let mut next = target;
+                let forced = self.overdue_pending();
+                let mut next = if forced { cursor + 1 } else { target };
                 self.processing = NIL;
-                if self.overdue_pending() {
-                    next = cursor + 1;
-                }
                 if self.levels != 0 {
                     let (list, start) = self.first_slot();
+                    // The slot at the cursor was emptied by its own tick: the next one starts
+                    // later.
+                    debug_assert!(start > cursor);
                     if start <= next {
-                        next = start.max(cursor + 1);
-                        if start == next {
-                            self.processing = list;
+                        self.processing = list;
+                        next = start;
+                        if !forced && list as usize >= SLOTS {
+                            // Nothing else is due before this slot ends, and nothing in it
+                            // before its smallest deadline `m`: processing it as late as the
+                            // start of `m`'s level-0 window (or at the target) moves its timers
+                            // down in one cascade instead of one level per tick. A timer
+                            // placed from there on is placed exactly as it would have been
+                            // after the slot-by-slot descent, so the order is the same.
+                            let m = self.minimum[list as usize].deadline;
+                            next = (m & !(SLOTS as u64 - 1)).clamp(start, target);
                         }
                     }
                 }
@@ -857,25 +893,28 @@ impl<T> Wheel<T> {
                 self.phase = Phase::Tick;
                 continue;
             }
-            // Phase::Tick: the slot that starts at the cursor, one timer per step.
+            // Phase::Tick: the slot processed at the cursor, one timer per step.
             let list = self.processing;
             if list != NIL {
-                let li = self.links[list as usize].next;
-                if li == list {
-                    self.processing = NIL;
-                    continue;
+                loop {
+                    let li = self.links[list as usize].next;
+                    if li == list {
+                        break;
+                    }
+                    step!();
+                    self.pop_front(list, li);
+                    let idx = li - BASE;
+                    let t = self.timer(idx);
+                    let (deadline, end) = (t.deadline, t.end);
+                    if deadline <= self.cursor {
+                        self.fire(idx, on_expire);
+                        progress.fired += 1;
+                    } else {
+                        self.stats.cascades += 1;
+                        self.place_at(idx, self.cursor, deadline, end);
+                    }
                 }
-                step!();
-                self.unlink(li);
-                let idx = li - BASE;
-                if self.timer(idx).deadline <= self.cursor {
-                    self.fire(idx, on_expire);
-                    progress.fired += 1;
-                } else {
-                    self.stats.cascades += 1;
-                    self.place(idx, self.cursor);
-                }
-                continue;
+                self.processing = NIL;
             }
             let li = self.links[DEFERRED as usize].next;
             if li != DEFERRED {
