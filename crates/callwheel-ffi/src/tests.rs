@@ -25,6 +25,17 @@ unsafe extern "C" fn record_other(arg: *mut c_void) {
     LOG.with(|log| log.borrow_mut().push(arg.addr() + 1000));
 }
 
+// The handlers as function pointers, made once. (func, arg) matching compares addresses: C
+// guarantees one address per function, Rust does not promise that each use of a function
+// item gives the same pointer (and Miri deliberately varies it), so the tests name each
+// handler through one static, as a C program names one function.
+static RECORD: Func = record;
+static RECORD_OTHER: Func = record_other;
+static CANCEL_NEXT: Func = cancel_next;
+static REARM: Func = rearm;
+static COUNT: Func = count;
+static SLOW: Func = slow;
+
 fn take_log() -> Vec<usize> {
     LOG.with(|log| log.take())
 }
@@ -155,7 +166,7 @@ impl T {
         flags: c_int,
     ) -> c_int {
         // SAFETY: see the impl; `record` accepts any argument.
-        unsafe { cw_callout_reset_sbt_on(self.0, h, sbt, prec, f(record), arg, cpu, flags) }
+        unsafe { cw_callout_reset_sbt_on(self.0, h, sbt, prec, f(RECORD), arg, cpu, flags) }
     }
 
     fn stop(&self, h: u64) -> c_int {
@@ -207,18 +218,18 @@ fn null_table_and_null_pointers_are_einval() {
         assert_eq!(cw_softclock(n), CW_EINVAL);
         assert_eq!(cw_ticks(n, &mut out), CW_EINVAL);
         assert_eq!(cw_softticks(null(), &mut out), CW_EINVAL);
-        assert_eq!(cw_timeout(n, f(record), null_mut(), 1), CW_EINVAL);
-        assert_eq!(cw_untimeout(n, f(record), null_mut()), CW_EINVAL);
+        assert_eq!(cw_timeout(n, f(RECORD), null_mut(), 1), CW_EINVAL);
+        assert_eq!(cw_untimeout(n, f(RECORD), null_mut()), CW_EINVAL);
         assert_eq!(
-            cw_setcallout(n, f(record), null_mut(), 1, &mut out),
+            cw_setcallout(n, f(RECORD), null_mut(), 1, &mut out),
             CW_EINVAL
         );
         assert_eq!(cw_unsetcallout(n, 0), CW_EINVAL);
         assert_eq!(cw_callout_init(n, &mut out), CW_EINVAL);
         assert_eq!(cw_callout_free(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_reset(n, 0, 1, f(record), null_mut()), CW_EINVAL);
+        assert_eq!(cw_callout_reset(n, 0, 1, f(RECORD), null_mut()), CW_EINVAL);
         assert_eq!(
-            cw_callout_reset_sbt_on(n, 0, 1, 0, f(record), null_mut(), 0, 0),
+            cw_callout_reset_sbt_on(n, 0, 1, 0, f(RECORD), null_mut(), 0, 0),
             CW_EINVAL
         );
         assert_eq!(cw_callout_stop(n, 0), CW_EINVAL);
@@ -241,7 +252,7 @@ fn null_table_and_null_pointers_are_einval() {
             assert_eq!(cw_untimeout(t.0, None, null_mut()), CW_EINVAL);
             assert_eq!(cw_setcallout(t.0, None, null_mut(), 1, &mut out), CW_EINVAL);
             assert_eq!(
-                cw_setcallout(t.0, f(record), null_mut(), 1, null_mut()),
+                cw_setcallout(t.0, f(RECORD), null_mut(), 1, null_mut()),
                 CW_EINVAL
             );
             assert_eq!(cw_callout_init(t.0, null_mut()), CW_EINVAL);
@@ -282,7 +293,7 @@ fn bad_configurations_are_einval_and_clear_out() {
     );
     // A growing pool of 0 records is fine: it grows.
     let t = T::new(CW_BACKING_LIST, 0, false);
-    assert_eq!(t.timeout(record, tag(1), 1), CW_OK);
+    assert_eq!(t.timeout(RECORD, tag(1), 1), CW_OK);
     assert_eq!(t.run(1), 1);
     assert_eq!(take_log(), [1]);
 }
@@ -304,15 +315,15 @@ fn timeouts_fire_in_order_and_untimeout_cancels() {
         assert_eq!(t.ticks(), (0, 0));
         // <= 0 ticks count as one.
         for (i, ticks) in [(1, 0), (2, -5), (3, i64::MIN), (4, 1)] {
-            assert_eq!(t.timeout(record, tag(i), ticks), CW_OK);
+            assert_eq!(t.timeout(RECORD, tag(i), ticks), CW_OK);
         }
-        assert_eq!(t.timeout(record, tag(5), 3), CW_OK);
-        assert_eq!(t.timeout(record, tag(6), 3), CW_OK);
-        assert_eq!(t.timeout(record_other, tag(6), 3), CW_OK);
+        assert_eq!(t.timeout(RECORD, tag(5), 3), CW_OK);
+        assert_eq!(t.timeout(RECORD, tag(6), 3), CW_OK);
+        assert_eq!(t.timeout(RECORD_OTHER, tag(6), 3), CW_OK);
         // Cancelling what does not exist is 0, and changes nothing.
-        assert_eq!(t.untimeout(record, tag(77)), 0);
-        assert_eq!(t.untimeout(record, tag(6)), 1);
-        assert_eq!(t.untimeout(record, tag(6)), 0);
+        assert_eq!(t.untimeout(RECORD, tag(77)), 0);
+        assert_eq!(t.untimeout(RECORD, tag(6)), 1);
+        assert_eq!(t.untimeout(RECORD, tag(6)), 0);
 
         assert_eq!(t.hardclock(), 1);
         assert_eq!(t.softclock(), 4);
@@ -327,7 +338,7 @@ fn timeouts_fire_in_order_and_untimeout_cancels() {
         assert_eq!(take_log(), [5, 1006]);
         assert_eq!(t.softclock(), 0);
         // Already ran: nothing to cancel.
-        assert_eq!(t.untimeout(record, tag(5)), 0);
+        assert_eq!(t.untimeout(RECORD, tag(5)), 0);
         t.check();
     }
 }
@@ -336,13 +347,13 @@ fn timeouts_fire_in_order_and_untimeout_cancels() {
 fn setcallout_handles_go_stale_and_forgeries_are_refused() {
     for backing in BACKINGS {
         let t = T::new(backing, 4, false);
-        let a = t.setcallout(record, tag(1), 2).unwrap();
-        let b = t.setcallout(record, tag(2), 2).unwrap();
+        let a = t.setcallout(RECORD, tag(1), 2).unwrap();
+        let b = t.setcallout(RECORD, tag(2), 2).unwrap();
         assert_ne!(a, b);
         assert_eq!(t.unsetcallout(a), 1);
         assert_eq!(t.unsetcallout(a), CW_ESTALE);
         // The record is reused with a new generation: the old handle cannot touch it.
-        let c = t.setcallout(record, tag(3), 2).unwrap();
+        let c = t.setcallout(RECORD, tag(3), 2).unwrap();
         assert_eq!(c as u32, a as u32, "same record");
         assert_ne!(c, a);
         assert_eq!(t.unsetcallout(a), CW_ESTALE);
@@ -372,7 +383,7 @@ fn setcallout_handles_go_stale_and_forgeries_are_refused() {
             t.pending(p),
             t.active(p),
             t.deactivate(p),
-            t.reset(p, 1, record, tag(9)),
+            t.reset(p, 1, RECORD, tag(9)),
             t.reset_sbt(p, CW_SBT_1MS, 0, tag(9), 0, 0),
         ] {
             assert_eq!(rc, CW_ESTALE);
@@ -386,24 +397,24 @@ fn setcallout_handles_go_stale_and_forgeries_are_refused() {
 fn a_fixed_pool_runs_out_and_recovers() {
     for backing in BACKINGS {
         let t = T::new(backing, 3, true);
-        assert_eq!(t.timeout(record, tag(1), 5), CW_OK);
-        let h = t.setcallout(record, tag(2), 5).unwrap();
+        assert_eq!(t.timeout(RECORD, tag(1), 5), CW_OK);
+        let h = t.setcallout(RECORD, tag(2), 5).unwrap();
         let p = t.init().unwrap();
-        assert_eq!(t.timeout(record, tag(3), 5), CW_ENOMEM);
-        assert_eq!(t.setcallout(record, tag(3), 5), Err(CW_ENOMEM));
+        assert_eq!(t.timeout(RECORD, tag(3), 5), CW_ENOMEM);
+        assert_eq!(t.setcallout(RECORD, tag(3), 5), Err(CW_ENOMEM));
         assert_eq!(t.init(), Err(CW_ENOMEM));
         // Arming a callout_init record needs no new record.
-        assert_eq!(t.reset(p, 5, record, tag(4)), 0);
+        assert_eq!(t.reset(p, 5, RECORD, tag(4)), 0);
         t.check();
         assert_eq!(t.table().records_in_use(), 3);
         assert_eq!(t.unsetcallout(h), 1);
-        assert_eq!(t.timeout(record, tag(5), 5), CW_OK);
+        assert_eq!(t.timeout(RECORD, tag(5), 5), CW_OK);
         assert_eq!(t.run(5), 3);
         let mut log = take_log();
         log.sort_unstable();
         assert_eq!(log, [1, 4, 5]);
         // The two one-shot records came back when they fired.
-        assert!(t.setcallout(record, tag(6), 1).is_ok());
+        assert!(t.setcallout(RECORD, tag(6), 1).is_ok());
         assert!(t.init().is_ok());
         assert_eq!(t.init(), Err(CW_ENOMEM));
     }
@@ -413,11 +424,11 @@ fn a_fixed_pool_runs_out_and_recovers() {
 fn huge_tick_counts_are_taken_or_refused_cleanly() {
     for backing in BACKINGS {
         let t = T::new(backing, 4, false);
-        let rc = t.timeout(record, tag(1), i64::MAX);
+        let rc = t.timeout(RECORD, tag(1), i64::MAX);
         assert!(rc == CW_OK || rc == CW_ERANGE, "{rc}");
         t.check();
         assert_eq!(t.run(5), 0);
-        assert_eq!(t.untimeout(record, tag(1)), c_int::from(rc == CW_OK));
+        assert_eq!(t.untimeout(RECORD, tag(1)), c_int::from(rc == CW_OK));
     }
 }
 
@@ -449,7 +460,7 @@ unsafe extern "C" fn cancel_next(arg: *mut c_void) {
     // SAFETY: the tests pass a `Reentrant` that outlives the table's handlers.
     let ctx = unsafe { &*arg.cast::<Reentrant>() };
     // SAFETY: the table is live while its handlers run.
-    let rc = unsafe { cw_untimeout(ctx.cw, f(record), tag(1)) };
+    let rc = unsafe { cw_untimeout(ctx.cw, f(RECORD), tag(1)) };
     ctx.results.borrow_mut().push(rc);
     ctx.runs.set(ctx.runs.get() + 1);
 }
@@ -459,9 +470,9 @@ fn a_handler_cancels_the_next_due_callout() {
     for backing in BACKINGS {
         let t = T::new(backing, 8, false);
         let ctx = Reentrant::new(&t);
-        assert_eq!(t.timeout(cancel_next, ctx.arg(), 2), CW_OK);
-        assert_eq!(t.timeout(record, tag(1), 2), CW_OK);
-        assert_eq!(t.timeout(record, tag(2), 2), CW_OK);
+        assert_eq!(t.timeout(CANCEL_NEXT, ctx.arg(), 2), CW_OK);
+        assert_eq!(t.timeout(RECORD, tag(1), 2), CW_OK);
+        assert_eq!(t.timeout(RECORD, tag(2), 2), CW_OK);
         assert_eq!(t.run(3), 2);
         assert_eq!(take_log(), [2]);
         assert_eq!(*ctx.results.borrow(), [1]);
@@ -486,7 +497,7 @@ unsafe extern "C" fn rearm(arg: *mut c_void) {
             cw_hardclock(cw),
             cw_ticks(cw, &mut ticks),
             if ctx.runs.get() < 3 {
-                cw_callout_reset(cw, h, 2, f(rearm), arg)
+                cw_callout_reset(cw, h, 2, f(REARM), arg)
             } else {
                 cw_callout_deactivate(cw, h)
             },
@@ -503,7 +514,7 @@ fn a_handler_rearms_itself_and_cannot_drain_itself() {
         let h = t.init().unwrap();
         ctx.handle.set(h);
         assert_eq!(t.active(h), 0);
-        assert_eq!(t.reset(h, 2, rearm, ctx.arg()), 0);
+        assert_eq!(t.reset(h, 2, REARM, ctx.arg()), 0);
         assert_eq!((t.pending(h), t.active(h)), (1, 1));
         // Each run advances the clock once more from inside (EBUSY, clock still moves).
         t.run(12);
@@ -574,11 +585,11 @@ fn freebsd_flags_direct_exec_absolute_and_prel() {
         assert_eq!(t.run(1), 1);
         assert_eq!(take_log(), [5]);
         // Stop, deactivate.
-        assert_eq!(t.reset(h, 3, record, tag(6)), 0);
+        assert_eq!(t.reset(h, 3, RECORD, tag(6)), 0);
         assert_eq!(t.stop(h), 1);
         assert_eq!(t.stop(h), 0);
         assert_eq!(t.active(h), 0);
-        assert_eq!(t.reset(h, 1, record, tag(7)), 0);
+        assert_eq!(t.reset(h, 1, RECORD, tag(7)), 0);
         assert_eq!(t.deactivate(h), CW_OK);
         assert_eq!((t.pending(h), t.active(h)), (1, 0));
         assert_eq!(t.drain(h), 1);
@@ -688,7 +699,7 @@ fn threads_share_one_table() {
                     for j in 0..EACH {
                         // Timeouts with one shared argument would cancel each other's; handles
                         // cancel exactly their own callout.
-                        let h = t.setcallout(count, arg, (j % 7) as i64 + 1).unwrap();
+                        let h = t.setcallout(COUNT, arg, (j % 7) as i64 + 1).unwrap();
                         if (i + j) % 3 == 0 {
                             match t.unsetcallout(h) {
                                 1 => {}
@@ -722,9 +733,10 @@ fn threads_share_one_table() {
     assert_eq!(t.table().records_in_use(), 0);
 }
 
-/// Runs long enough for another thread to try draining it meanwhile.
+/// Runs until told to go on, then long enough for a drain that does not wait to be caught.
 struct Slow {
     started: AtomicBool,
+    go: AtomicBool,
     finished: AtomicBool,
 }
 
@@ -732,6 +744,9 @@ unsafe extern "C" fn slow(arg: *mut c_void) {
     // SAFETY: the test passes a live `Slow`.
     let s = unsafe { &*arg.cast::<Slow>() };
     s.started.store(true, Ordering::SeqCst);
+    while !s.go.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
     std::thread::sleep(std::time::Duration::from_millis(20));
     s.finished.store(true, Ordering::SeqCst);
 }
@@ -741,11 +756,12 @@ fn drain_waits_for_a_handler_on_another_thread() {
     let t = T::new(CW_BACKING_WHEEL, 4, false);
     let s = Slow {
         started: AtomicBool::new(false),
+        go: AtomicBool::new(false),
         finished: AtomicBool::new(false),
     };
     let h = t.init().unwrap();
     let arg: *mut c_void = (&s as *const Slow).cast_mut().cast();
-    assert_eq!(t.reset(h, 1, slow, arg), 0);
+    assert_eq!(t.reset(h, 1, SLOW, arg), 0);
     assert_eq!(t.hardclock(), 1);
     let table = &t;
     std::thread::scope(|scope| {
@@ -753,8 +769,13 @@ fn drain_waits_for_a_handler_on_another_thread() {
         while !s.started.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
-        // The handler is running on the other thread: softclock is taken, drain waits.
+        // The handler is running on the other thread: the clock calls are refused (the tick
+        // still advances), and the callout is active but no longer pending.
         assert_eq!(table.softclock(), CW_EBUSY);
+        assert_eq!(table.hardclock(), CW_EBUSY);
+        assert_eq!(table.ticks().0, 2);
+        assert_eq!((table.pending(h), table.active(h)), (0, 1));
+        s.go.store(true, Ordering::SeqCst);
         assert_eq!(table.drain(h), 0);
         assert!(
             s.finished.load(Ordering::SeqCst),

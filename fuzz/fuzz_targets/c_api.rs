@@ -1,0 +1,652 @@
+//! Drives callwheel-ffi's C API — the extern functions, called as a C program would — with
+//! random sequences of calls on two tables: random backings and pool sizes, tick counts and
+//! sbt times up to the i64 edges, random flags and CPUs, live, stale, wrong-kind and forged
+//! handles, NULL tables, out-pointers and functions, and handlers that call back into their
+//! own table (and into the other one) from inside cw_softclock and cw_hardclock.
+//!
+//! A model follows what must happen and checks every return code against it: untimeout finds
+//! exactly the pending timeouts; a cancelled callout never runs and a one-shot runs at most
+//! once; a handle goes stale exactly when its callout ran, was cancelled or was freed; the
+//! pending and active flags of callout_init callouts; CW_EBUSY while the table's handlers run
+//! and CW_EDEADLK when a handler drains or frees its own callout; ticks never go back. The
+//! table's own invariants are checked after every call, inside handlers too. Any panic in the
+//! library (caught at the boundary or not) aborts the run: libfuzzer's hook sees it first.
+#![no_main]
+
+use core::cell::{Cell, RefCell};
+use core::ffi::{c_int, c_void, CStr};
+use core::ptr::{null, null_mut, without_provenance_mut};
+use std::collections::HashMap;
+
+use callwheel_ffi::{
+    cw_c_prel, cw_callout_active, cw_callout_deactivate, cw_callout_drain, cw_callout_free,
+    cw_callout_init, cw_callout_pending, cw_callout_reset, cw_callout_reset_sbt_on,
+    cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_new, cw_func, cw_hardclock,
+    cw_setcallout, cw_softclock, cw_softticks, cw_strerror, cw_ticks, cw_timeout, cw_unsetcallout,
+    cw_untimeout, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE,
+    CW_C_DIRECT_EXEC, CW_C_HARDCLOCK, CW_EBUSY, CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE,
+    CW_ESTALE, CW_OK, CW_SBT_1MS, CW_SBT_1S,
+};
+use libfuzzer_sys::fuzz_target;
+
+/// The flag bits the API accepts (C_PREL's field is bits 1 to 7).
+const KNOWN_FLAGS: u32 = (CW_C_DIRECT_EXEC | CW_C_ABSOLUTE | CW_C_HARDCLOCK) as u32 | 0xfe;
+
+/// The input as a stream of choices; zeros once it runs out.
+struct Bytes<'a> {
+    data: &'a [u8],
+    pos: Cell<usize>,
+}
+
+impl Bytes<'_> {
+    fn done(&self) -> bool {
+        self.pos.get() >= self.data.len()
+    }
+
+    fn u8(&self) -> u8 {
+        let b = self.data.get(self.pos.get()).copied().unwrap_or(0);
+        self.pos.set(self.pos.get() + 1);
+        b
+    }
+
+    fn below(&self, n: u8) -> u8 {
+        self.u8() % n
+    }
+
+    fn u64(&self) -> u64 {
+        (0..8).fold(0, |v, _| v << 8 | u64::from(self.u8()))
+    }
+
+    /// A tick count: mostly small (zero and negative included), sometimes anything.
+    fn ticks(&self) -> i64 {
+        match self.below(8) {
+            0 => self.u64() as i64,
+            1 => [i64::MIN, i64::MAX, -1, 0][self.below(4) as usize],
+            _ => i64::from(self.u8()) - 8,
+        }
+    }
+
+    /// An sbt time: mostly a few milliseconds, sometimes anything.
+    fn sbt(&self) -> i64 {
+        match self.below(6) {
+            0 => self.u64() as i64,
+            1 => [i64::MIN, i64::MAX, -CW_SBT_1S, 0][self.below(4) as usize],
+            _ => (i64::from(self.u8()) - 8) * CW_SBT_1MS,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum OneShot {
+    Live,
+    Cancelled,
+    Ran,
+}
+
+struct OneShotCallout {
+    table: usize,
+    handle: u64,
+    state: OneShot,
+}
+
+struct Persistent {
+    table: usize,
+    handle: u64,
+    freed: bool,
+    armed: bool,
+    active: bool,
+    /// Its handler is running now (so draining or freeing it from there would deadlock).
+    running: bool,
+}
+
+struct State<'a> {
+    bytes: Bytes<'a>,
+    tables: [*mut cw_callouts; 2],
+    /// Handler-running calls (cw_softclock, cw_hardclock) in progress, per table.
+    running: [Cell<u32>; 2],
+    /// Nesting of handlers.
+    depth: Cell<u32>,
+    /// Pending cw_timeout callouts by (table, function, argument).
+    timeouts: RefCell<HashMap<(usize, usize, usize), u32>>,
+    oneshots: RefCell<Vec<OneShotCallout>>,
+    persistents: RefCell<Vec<Persistent>>,
+    last_ticks: [Cell<u64>; 2],
+}
+
+thread_local! {
+    static STATE: Cell<*const State<'static>> = const { Cell::new(null()) };
+}
+
+/// The state of the run in progress, for the handlers.
+fn state() -> &'static State<'static> {
+    let p = STATE.with(Cell::get);
+    assert!(!p.is_null());
+    // SAFETY: `run` stores a pointer to its `State` before any handler can run and clears it
+    // only after both tables are freed, so the pointer is live whenever a handler runs; the
+    // state is only read through shared references (its fields are cells).
+    unsafe { &*p }
+}
+
+/// Argument of a handler: an index (timeout key, one-shot or persistent) and a table.
+fn arg(index: usize, table: usize) -> *mut c_void {
+    without_provenance_mut(index << 1 | table)
+}
+
+fn unarg(arg: *mut c_void) -> (usize, usize) {
+    (arg.addr() >> 1, arg.addr() & 1)
+}
+
+unsafe extern "C" fn timeout_a(arg: *mut c_void) {
+    timeout_ran(0, arg);
+}
+
+unsafe extern "C" fn timeout_b(arg: *mut c_void) {
+    timeout_ran(1, arg);
+}
+
+// A static, so each function has one address: untimeout compares them.
+static TIMEOUT_FUNCS: [unsafe extern "C" fn(*mut c_void); 2] = [timeout_a, timeout_b];
+
+fn timeout_ran(func: usize, arg: *mut c_void) {
+    let s = state();
+    let (key, table) = unarg(arg);
+    {
+        let mut timeouts = s.timeouts.borrow_mut();
+        let n = timeouts
+            .get_mut(&(table, func, key))
+            .expect("a timeout ran that was never set");
+        assert!(*n > 0, "a cancelled timeout ran");
+        *n -= 1;
+    }
+    reenter(s, table);
+}
+
+unsafe extern "C" fn oneshot_ran(arg: *mut c_void) {
+    let s = state();
+    let (i, table) = unarg(arg);
+    {
+        let mut oneshots = s.oneshots.borrow_mut();
+        let o = &mut oneshots[i];
+        assert_eq!(o.table, table);
+        assert_eq!(
+            o.state,
+            OneShot::Live,
+            "a setcallout callout ran after being cancelled or twice"
+        );
+        o.state = OneShot::Ran;
+    }
+    reenter(s, table);
+}
+
+unsafe extern "C" fn persistent_ran(arg: *mut c_void) {
+    let s = state();
+    let (i, table) = unarg(arg);
+    {
+        let mut persistents = s.persistents.borrow_mut();
+        let p = &mut persistents[i];
+        assert_eq!(p.table, table);
+        assert!(!p.freed, "a freed callout ran");
+        assert!(p.armed, "a stopped callout ran");
+        assert!(!p.running);
+        p.armed = false;
+        p.running = true;
+    }
+    reenter(s, table);
+    s.persistents.borrow_mut()[i].running = false;
+}
+
+/// A handler's calls back into the tables.
+fn reenter(s: &State<'_>, table: usize) {
+    check(s, table);
+    if s.depth.get() >= 3 {
+        return;
+    }
+    s.depth.set(s.depth.get() + 1);
+    for _ in 0..s.bytes.below(3) {
+        op(s);
+    }
+    s.depth.set(s.depth.get() - 1);
+}
+
+fn check(s: &State<'_>, table: usize) {
+    // SAFETY: the tables are live from `run`'s creation to its end.
+    let t = unsafe { &*s.tables[table] };
+    if let Err(e) = t.check_invariants() {
+        panic!("table {table}: {e}");
+    }
+    let (mut ticks, mut soft) = (0, 0);
+    // SAFETY: as above; the out-pointers are locals.
+    unsafe {
+        assert_eq!(cw_ticks(s.tables[table], &mut ticks), CW_OK);
+        assert_eq!(cw_softticks(s.tables[table], &mut soft), CW_OK);
+    }
+    assert!(soft <= ticks);
+    assert!(ticks >= s.last_ticks[table].get(), "time went back");
+    s.last_ticks[table].set(ticks);
+}
+
+fn expect_bool(rc: c_int, expected: bool, what: &str) {
+    assert_eq!(rc, c_int::from(expected), "{what}");
+}
+
+/// A handle that names no callout: an index possibly in range, and a generation no short run
+/// reaches.
+fn forged(s: &State<'_>) -> u64 {
+    let index = u64::from(s.bytes.u8() % 32);
+    let generation = u64::from(s.bytes.u8()) << 24 | 1 << 31;
+    index | generation << 32
+}
+
+/// One call, chosen by the input, with its result checked against the model.
+fn op(s: &State<'_>) {
+    let t = usize::from(s.bytes.below(2));
+    let cw = s.tables[t];
+    let code = s.bytes.below(20);
+    // SAFETY (for every extern call below): `cw` is one of the two live tables, out-pointers
+    // are locals, and the handlers passed accept any argument built by `arg`.
+    match code {
+        0 | 1 => {
+            // Run what it found due right away, or let it pile up for a later softclock.
+            if hardclock(s, t) == 1 && s.bytes.below(2) == 0 {
+                softclock(s, t);
+            }
+        }
+        2 => softclock(s, t),
+        3 => {
+            let (f, key, ticks) = (
+                usize::from(s.bytes.below(2)),
+                usize::from(s.bytes.below(4)),
+                s.bytes.ticks(),
+            );
+            let rc = unsafe { cw_timeout(cw, Some(TIMEOUT_FUNCS[f]), arg(key, t), ticks) };
+            match rc {
+                CW_OK => *s.timeouts.borrow_mut().entry((t, f, key)).or_default() += 1,
+                CW_ENOMEM | CW_ERANGE => {}
+                _ => panic!("timeout: {rc}"),
+            }
+        }
+        4 => {
+            let (f, key) = (usize::from(s.bytes.below(2)), usize::from(s.bytes.below(4)));
+            let rc = unsafe { cw_untimeout(cw, Some(TIMEOUT_FUNCS[f]), arg(key, t)) };
+            let mut timeouts = s.timeouts.borrow_mut();
+            let n = timeouts.entry((t, f, key)).or_default();
+            expect_bool(rc, *n > 0, "untimeout finds exactly the pending timeouts");
+            *n = n.saturating_sub(1);
+        }
+        5 => {
+            let i = s.oneshots.borrow().len();
+            let mut h = 0;
+            let rc =
+                unsafe { cw_setcallout(cw, Some(oneshot_ran), arg(i, t), s.bytes.ticks(), &mut h) };
+            match rc {
+                CW_OK => s.oneshots.borrow_mut().push(OneShotCallout {
+                    table: t,
+                    handle: h,
+                    state: OneShot::Live,
+                }),
+                CW_ENOMEM | CW_ERANGE => {}
+                _ => panic!("setcallout: {rc}"),
+            }
+        }
+        6 => {
+            let chosen = pick(s, &s.oneshots.borrow(), |o| o.table == t)
+                .map(|i| (i, s.oneshots.borrow()[i].handle));
+            match chosen {
+                Some((i, h)) => {
+                    let rc = unsafe { cw_unsetcallout(cw, h) };
+                    let mut oneshots = s.oneshots.borrow_mut();
+                    match oneshots[i].state {
+                        OneShot::Live => {
+                            assert_eq!(rc, 1, "a live handle cancels");
+                            oneshots[i].state = OneShot::Cancelled;
+                        }
+                        _ => assert_eq!(
+                            rc, CW_ESTALE,
+                            "a handle goes stale when its callout ran or was cancelled"
+                        ),
+                    }
+                }
+                None => assert_eq!(unsafe { cw_unsetcallout(cw, forged(s)) }, CW_ESTALE),
+            }
+        }
+        7 => {
+            let mut h = 0;
+            let rc = unsafe { cw_callout_init(cw, &mut h) };
+            match rc {
+                CW_OK => s.persistents.borrow_mut().push(Persistent {
+                    table: t,
+                    handle: h,
+                    freed: false,
+                    armed: false,
+                    active: false,
+                    running: false,
+                }),
+                CW_ENOMEM => {}
+                _ => panic!("callout_init: {rc}"),
+            }
+        }
+        8..=15 => persistent_op(s, t, code),
+        16 => {
+            // A handle of the wrong kind.
+            if let Some(i) = pick(s, &s.persistents.borrow(), |p| p.table == t) {
+                let p = &s.persistents.borrow()[i];
+                let rc = unsafe { cw_unsetcallout(cw, p.handle) };
+                assert_eq!(rc, if p.freed { CW_ESTALE } else { CW_EINVAL });
+            }
+            if let Some(i) = pick(s, &s.oneshots.borrow(), |o| o.table == t) {
+                let o = &s.oneshots.borrow()[i];
+                let rc = unsafe { cw_callout_stop(cw, o.handle) };
+                assert_eq!(
+                    rc,
+                    if o.state == OneShot::Live {
+                        CW_EINVAL
+                    } else {
+                        CW_ESTALE
+                    }
+                );
+            }
+        }
+        17 => null_calls(s, cw),
+        18 => {
+            let code = s.bytes.u64() as c_int;
+            let text = cw_strerror(code);
+            assert!(!text.is_null());
+            // SAFETY: cw_strerror returns a static NUL-terminated string.
+            assert!(!unsafe { CStr::from_ptr(text) }.is_empty());
+            let n = c_int::from(s.bytes.u8()) - 1;
+            let prel = cw_c_prel(n);
+            assert!(if (0..=126).contains(&n) {
+                prel > 0
+            } else {
+                prel == CW_EINVAL
+            });
+        }
+        _ => {
+            for _ in 0..s.bytes.below(64) {
+                if hardclock(s, t) == 1 {
+                    softclock(s, t);
+                }
+            }
+        }
+    }
+    check(s, t);
+}
+
+/// cw_hardclock: CW_EBUSY while this table's handlers run (the tick still advances), else
+/// whether softclock has work.
+fn hardclock(s: &State<'_>, t: usize) -> c_int {
+    let busy = s.running[t].get() > 0;
+    s.running[t].set(s.running[t].get() + 1);
+    // SAFETY: `t` names a live table.
+    let rc = unsafe { cw_hardclock(s.tables[t]) };
+    s.running[t].set(s.running[t].get() - 1);
+    if busy {
+        assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
+    } else {
+        assert!(rc == 0 || rc == 1, "hardclock: {rc}");
+    }
+    rc
+}
+
+fn softclock(s: &State<'_>, t: usize) {
+    let busy = s.running[t].get() > 0;
+    s.running[t].set(s.running[t].get() + 1);
+    // SAFETY: `t` names a live table.
+    let rc = unsafe { cw_softclock(s.tables[t]) };
+    s.running[t].set(s.running[t].get() - 1);
+    if busy {
+        assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
+    } else {
+        assert!(rc >= 0, "softclock: {rc}");
+    }
+}
+
+/// An index of `items` matching `keep`, chosen by the input, if any.
+fn pick<T>(s: &State<'_>, items: &[T], keep: impl Fn(&T) -> bool) -> Option<usize> {
+    let candidates: Vec<usize> = (0..items.len()).filter(|&i| keep(&items[i])).collect();
+    if candidates.is_empty() || s.bytes.below(8) == 0 {
+        return None; // sometimes a forged handle instead
+    }
+    Some(candidates[usize::from(s.bytes.u8()) % candidates.len()])
+}
+
+/// The callout_* calls on a callout_init callout (or a forged handle).
+fn persistent_op(s: &State<'_>, t: usize, code: u8) {
+    let cw = s.tables[t];
+    let chosen = pick(s, &s.persistents.borrow(), |p| p.table == t);
+    let (h, freed, armed, running) = match chosen {
+        Some(i) => {
+            let p = &s.persistents.borrow()[i];
+            (p.handle, p.freed, p.armed, p.running)
+        }
+        None => (forged(s), true, false, false),
+    };
+    let update = |f: &dyn Fn(&mut Persistent)| {
+        if let Some(i) = chosen {
+            f(&mut s.persistents.borrow_mut()[i]);
+        }
+    };
+    let index = chosen.unwrap_or(0);
+    // SAFETY (for every extern call below): `cw` is a live table; the handler accepts the
+    // argument built by `arg` for this callout's index.
+    match code {
+        8 => {
+            let ticks = s.bytes.ticks();
+            let rc = unsafe { cw_callout_reset(cw, h, ticks, Some(persistent_ran), arg(index, t)) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else if rc != CW_ERANGE {
+                expect_bool(rc, armed, "reset reports whether it was pending");
+                update(&|p| {
+                    p.armed = true;
+                    p.active = true;
+                });
+            }
+        }
+        9 => {
+            let (sbt, precision) = (s.bytes.sbt(), s.bytes.sbt());
+            let cpu = c_int::from(s.bytes.below(4)) - 2;
+            let mut flags = match s.bytes.below(4) {
+                0 => s.bytes.u64() as u32,
+                1 => CW_C_ABSOLUTE as u32,
+                2 => CW_C_DIRECT_EXEC as u32,
+                _ => 0,
+            };
+            if s.bytes.below(2) == 0 {
+                flags |= cw_c_prel(c_int::from(s.bytes.below(130))) as u32;
+            }
+            let rc = unsafe {
+                cw_callout_reset_sbt_on(
+                    cw,
+                    h,
+                    sbt,
+                    precision,
+                    Some(persistent_ran),
+                    arg(index, t),
+                    cpu,
+                    flags as c_int,
+                )
+            };
+            if flags & !KNOWN_FLAGS != 0 || !(cpu == 0 || cpu == -1) {
+                assert_eq!(rc, CW_EINVAL, "flags {flags:#x} cpu {cpu}");
+            } else if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else if rc != CW_ERANGE {
+                expect_bool(rc, armed, "reset_sbt_on reports whether it was pending");
+                update(&|p| {
+                    p.armed = true;
+                    p.active = true;
+                });
+            }
+        }
+        10 => {
+            let rc = unsafe { cw_callout_stop(cw, h) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else {
+                expect_bool(rc, armed, "stop reports whether it was pending");
+                update(&|p| {
+                    p.armed = false;
+                    p.active = false;
+                });
+            }
+        }
+        11 => {
+            let rc = unsafe { cw_callout_drain(cw, h) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else if running {
+                assert_eq!(rc, CW_EDEADLK, "draining from its own handler");
+            } else {
+                expect_bool(rc, armed, "drain reports whether it was pending");
+                update(&|p| {
+                    p.armed = false;
+                    p.active = false;
+                });
+            }
+        }
+        12 => {
+            let rc = unsafe { cw_callout_free(cw, h) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else if running {
+                assert_eq!(rc, CW_EDEADLK, "freeing from its own handler");
+            } else {
+                assert_eq!(rc, CW_OK);
+                update(&|p| {
+                    p.freed = true;
+                    p.armed = false;
+                });
+            }
+        }
+        13 => {
+            let rc = unsafe { cw_callout_pending(cw, h) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else {
+                expect_bool(rc, armed, "pending");
+            }
+        }
+        14 => {
+            let rc = unsafe { cw_callout_active(cw, h) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else {
+                let active = s.persistents.borrow()[index].active;
+                expect_bool(rc, active, "active");
+            }
+        }
+        _ => {
+            let rc = unsafe { cw_callout_deactivate(cw, h) };
+            if freed {
+                assert_eq!(rc, CW_ESTALE);
+            } else {
+                assert_eq!(rc, CW_OK);
+                update(&|p| p.active = false);
+            }
+        }
+    }
+}
+
+/// NULL tables, out-pointers and functions: refused, nothing changes.
+fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
+    let none: cw_func = None;
+    let h = s.bytes.u64();
+    let mut out = 0u64;
+    // SAFETY: every function accepts NULL for the table, out-pointers and functions; `cw` is
+    // a live table; `out` is a local.
+    let rcs = unsafe {
+        match s.bytes.below(4) {
+            0 => [
+                cw_hardclock(null_mut()),
+                cw_softclock(null_mut()),
+                cw_ticks(null(), &mut out),
+                cw_timeout(null_mut(), Some(timeout_a), null_mut(), 1),
+                cw_setcallout(null_mut(), Some(oneshot_ran), null_mut(), 1, &mut out),
+                cw_callout_init(null_mut(), &mut out),
+            ],
+            1 => [
+                cw_unsetcallout(null_mut(), h),
+                cw_callout_free(null_mut(), h),
+                cw_callout_stop(null_mut(), h),
+                cw_callout_drain(null_mut(), h),
+                cw_callout_pending(null(), h),
+                cw_callout_deactivate(null_mut(), h),
+            ],
+            2 => [
+                cw_timeout(cw, none, null_mut(), 1),
+                cw_untimeout(cw, none, null_mut()),
+                cw_setcallout(cw, none, null_mut(), 1, &mut out),
+                cw_setcallout(cw, Some(oneshot_ran), null_mut(), 1, null_mut()),
+                cw_callout_reset(cw, h, 1, none, null_mut()),
+                cw_callout_reset_sbt_on(cw, h, 1, 0, none, null_mut(), 0, 0),
+            ],
+            _ => [
+                cw_ticks(cw, null_mut()),
+                cw_softticks(cw, null_mut()),
+                cw_callout_init(cw, null_mut()),
+                cw_callout_active(null(), h),
+                cw_untimeout(null_mut(), Some(timeout_a), null_mut()),
+                cw_callout_reset(null_mut(), h, 1, Some(persistent_ran), null_mut()),
+            ],
+        }
+    };
+    assert_eq!(rcs, [CW_EINVAL; 6]);
+    assert_eq!(out, 0, "nothing written through a refused call");
+}
+
+fn new_table(bytes: &Bytes<'_>) -> *mut cw_callouts {
+    let backing =
+        [CW_BACKING_LIST, CW_BACKING_HASHED, CW_BACKING_WHEEL, 3][bytes.below(4) as usize];
+    let calloutsize = usize::from(bytes.below(16));
+    let fixed = c_int::from(bytes.below(2));
+    let hz = [1, 100, 1000, 1 << 16, u32::MAX, 0][bytes.below(6) as usize];
+    let mut cw = null_mut();
+    // SAFETY: `&mut cw` is valid for writing a pointer.
+    let rc = unsafe { cw_callouts_new(backing, calloutsize, fixed, hz, &mut cw) };
+    if backing == 3 || hz == 0 || (fixed != 0 && calloutsize == 0) {
+        assert_eq!(rc, CW_EINVAL);
+        assert!(cw.is_null());
+        // SAFETY: as above.
+        let rc =
+            unsafe { cw_callouts_new(CW_BACKING_WHEEL, calloutsize.max(1), fixed, 1000, &mut cw) };
+        assert_eq!(rc, CW_OK);
+    } else {
+        assert_eq!(rc, CW_OK);
+    }
+    assert!(!cw.is_null());
+    cw
+}
+
+fn run(data: &[u8]) {
+    let bytes = Bytes {
+        data,
+        pos: Cell::new(0),
+    };
+    let tables = [new_table(&bytes), new_table(&bytes)];
+    let state = State {
+        bytes,
+        tables,
+        running: [Cell::new(0), Cell::new(0)],
+        depth: Cell::new(0),
+        timeouts: RefCell::new(HashMap::new()),
+        oneshots: RefCell::new(Vec::new()),
+        persistents: RefCell::new(Vec::new()),
+        last_ticks: [Cell::new(0), Cell::new(0)],
+    };
+    // The handlers find the state here; it is cleared before `state` goes away.
+    STATE.with(|p| p.set((&state as *const State<'_>).cast()));
+    let mut ops = 0;
+    while !state.bytes.done() && ops < 2000 {
+        op(&state);
+        ops += 1;
+    }
+    for t in 0..2 {
+        check(&state, t);
+        // SAFETY: created above, freed once, nothing else uses it now.
+        unsafe { cw_callouts_free(state.tables[t]) };
+    }
+    STATE.with(|p| p.set(null()));
+}
+
+fuzz_target!(|data: &[u8]| run(data));
