@@ -287,10 +287,8 @@ fn bad_configurations_are_einval_and_clear_out() {
         assert!(cw.is_null());
     }
     // SAFETY: NULL `out` is checked.
-    assert_eq!(
-        unsafe { cw_callouts_new(CW_BACKING_LIST, 1, 0, 1, null_mut()) },
-        CW_EINVAL
-    );
+    let rc = unsafe { cw_callouts_new(CW_BACKING_LIST, 1, 0, 1, null_mut()) };
+    assert_eq!(rc, CW_EINVAL);
     // A growing pool of 0 records is fine: it grows.
     let t = T::new(CW_BACKING_LIST, 0, false);
     assert_eq!(t.timeout(RECORD, tag(1), 1), CW_OK);
