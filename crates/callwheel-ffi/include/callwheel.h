@@ -151,11 +151,8 @@
 // One nanosecond in sbintime_t units (SBT_1S / 1000000000, truncated, as FreeBSD's SBT_1NS).
 #define CW_SBT_1NS 4
 
-// A callout table for C: one CPU's callout queue, shareable between threads.
-//
-// C sees an opaque `cw_callouts`, made by `cw_callouts_new` and destroyed by
-// `cw_callouts_free`. Rust code holding a pointer from `cw_callouts_new` may also use the
-// methods here.
+// A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
+// cw_callouts_new, destroyed by cw_callouts_free.
 typedef struct cw_callouts cw_callouts;
 
 // A callout handler: called once with the argument it was set with.

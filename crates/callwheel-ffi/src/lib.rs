@@ -249,16 +249,14 @@ fn hashed_bits(calloutsize: usize) -> u32 {
         .clamp(HASHED_MIN_BITS, HASHED_MAX_BITS)
 }
 
-/// A callout table for C: one CPU's callout queue, shareable between threads.
-///
-/// C sees an opaque `cw_callouts`, made by `cw_callouts_new` and destroyed by
-/// `cw_callouts_free`. Rust code holding a pointer from `cw_callouts_new` may also use the
-/// methods here.
+/// A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
+/// cw_callouts_new, destroyed by cw_callouts_free.
 #[derive(Debug)]
 pub struct cw_callouts {
     table: Table,
 }
 
+/// For Rust code (tests, fuzzing) holding a pointer from [`cw_callouts_new`].
 impl cw_callouts {
     /// Verifies, by brute force, that the table's pool, hash chains, queues and backing scheme
     /// agree (`Callouts::check_invariants` under the table's lock). For tests and fuzzing;
