@@ -1,0 +1,255 @@
+//! Clocks and the way a driver sleeps on them.
+//!
+//! A [`Clock`] gives readings in nanoseconds (the wheel's ticks) and makes one [`Waiter`] per
+//! shard. A waiter sleeps until an absolute reading or until another thread wakes it early, and
+//! says which happened — or that the clock was set, so absolute timers must be re-evaluated.
+//!
+//! [`SystemClock`] is the kernel's: `CLOCK_MONOTONIC`, `CLOCK_BOOTTIME` (counts suspend) or
+//! `CLOCK_REALTIME`. Its waiter is a timerfd armed with `TFD_TIMER_ABSTIME` on that clock (plus
+//! `TFD_TIMER_CANCEL_ON_SET` on the realtime clock, whose read then fails with `ECANCELED` when
+//! the wall clock is set) and an eventfd for early wake-ups, both in one `poll`.
+//!
+//! Why not `clock_nanosleep(TIMER_ABSTIME)` for the driver, as the raw reference loop uses:
+//! nothing but a signal interrupts it, and a signal sent between the driver's last look at its
+//! wheel and its entering the sleep is lost (there is no `pselect`-style atomic mask for it), so
+//! a new, earlier timer would wait for the old wake-up. Both the timerfd and the eventfd are
+//! level-triggered, so a wake-up posted at any moment after the driver computed its plan is
+//! seen. The timerfd's hrtimer is started with zero slack and fires in hard-interrupt context,
+//! like `clock_nanosleep`'s; it alone can report a realtime clock change; and it covers
+//! `CLOCK_BOOTTIME`, which a futex timeout cannot.
+//!
+//! [`ManualClock`](crate::ManualClock) is the simulated clock for tests.
+
+use std::fmt::Debug;
+use std::io;
+
+use crate::sys;
+
+/// A kernel clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClockId {
+    /// `CLOCK_MONOTONIC`: never set, stops during suspend.
+    Monotonic,
+    /// `CLOCK_BOOTTIME`: like monotonic, but counts time spent suspended.
+    Boottime,
+    /// `CLOCK_REALTIME`: the wall clock, which an administrator or NTP may set.
+    Realtime,
+}
+
+impl ClockId {
+    fn raw(self) -> libc::clockid_t {
+        match self {
+            ClockId::Monotonic => libc::CLOCK_MONOTONIC,
+            ClockId::Boottime => libc::CLOCK_BOOTTIME,
+            ClockId::Realtime => libc::CLOCK_REALTIME,
+        }
+    }
+
+    /// Reads the clock, in nanoseconds since its epoch.
+    ///
+    /// # Errors
+    ///
+    /// The `clock_gettime` error (none is expected for these clocks).
+    pub fn read(self) -> io::Result<u64> {
+        sys::clock_gettime(self.raw())
+    }
+
+    /// Sleeps until the clock reads `deadline` with `clock_nanosleep(TIMER_ABSTIME)`: the raw
+    /// kernel reference the latency experiments compare the runtime with.
+    ///
+    /// # Errors
+    ///
+    /// The `clock_nanosleep` error (signals are retried, not errors).
+    pub fn sleep_until(self, deadline: u64) -> io::Result<()> {
+        sys::clock_nanosleep_abs(self.raw(), deadline)
+    }
+
+    /// Sets the calling thread's timer slack to its minimum (1 ns), as the drivers do, so that
+    /// the kernel adds no lateness of its own to a sleep.
+    ///
+    /// # Errors
+    ///
+    /// The `prctl` error.
+    pub fn minimise_timer_slack() -> io::Result<()> {
+        sys::set_timer_slack(1)
+    }
+}
+
+/// Why a [`Waiter::wait`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// The clock reached the requested reading.
+    Deadline,
+    /// [`Waiter::wake`] was called.
+    Early,
+    /// The clock was set (the realtime clock's `ECANCELED`): re-read it and re-plan.
+    ClockSet,
+}
+
+/// A time source for the runtime.
+pub trait Clock: Send + Sync + Debug + 'static {
+    /// The current reading in nanoseconds. It may go backwards (the runtime clamps it); it
+    /// must not panic.
+    fn now(&self) -> u64;
+
+    /// A new waiter, one per shard.
+    ///
+    /// # Errors
+    ///
+    /// Whatever creating the waiter's resources failed with.
+    fn waiter(&self) -> io::Result<Box<dyn Waiter>>;
+
+    /// Work outside any driver started (`true`) or finished (`false`): a deferred callback.
+    /// A simulated clock must not jump while such work runs; real clocks ignore it.
+    fn busy(&self, _started: bool) {}
+}
+
+/// One shard's way of sleeping.
+pub trait Waiter: Send + Sync + Debug {
+    /// Sleeps until the clock reads `until` (or past it; `None`: until woken), or until
+    /// [`Waiter::wake`] is called — including a call made before this one started, since the
+    /// last `wait` returned.
+    ///
+    /// # Errors
+    ///
+    /// A failing system call.
+    fn wait(&self, until: Option<u64>) -> io::Result<Wake>;
+
+    /// Ends the current (or the next) `wait` early. Callable from any thread.
+    fn wake(&self);
+}
+
+/// A kernel clock, with timerfd + eventfd waiters (see the [module documentation](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemClock {
+    id: ClockId,
+}
+
+impl SystemClock {
+    /// The kernel clock `id`.
+    pub fn new(id: ClockId) -> SystemClock {
+        SystemClock { id }
+    }
+
+    /// Which clock.
+    pub fn id(self) -> ClockId {
+        self.id
+    }
+}
+
+impl Clock for SystemClock {
+    fn now(&self) -> u64 {
+        // These clocks cannot fail to read; were one to, 0 reads as "backwards" and is clamped
+        // to the last good reading by the shard.
+        self.id.read().unwrap_or(0)
+    }
+
+    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
+        Ok(Box::new(SystemWaiter {
+            timer: sys::TimerFd::new(self.id.raw())?,
+            event: sys::EventFd::new()?,
+            cancel_on_set: self.id == ClockId::Realtime,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct SystemWaiter {
+    timer: sys::TimerFd,
+    event: sys::EventFd,
+    cancel_on_set: bool,
+}
+
+impl Waiter for SystemWaiter {
+    fn wait(&self, until: Option<u64>) -> io::Result<Wake> {
+        if let Some(t) = until {
+            self.timer.arm_abs(t, self.cancel_on_set)?;
+        }
+        loop {
+            let (timer, event) = sys::poll_two(until.map(|_| &self.timer), &self.event)?;
+            if event {
+                self.event.clear();
+                return Ok(Wake::Early);
+            }
+            if timer {
+                match self.timer.read()? {
+                    sys::TimerRead::Expired => return Ok(Wake::Deadline),
+                    sys::TimerRead::ClockSet => return Ok(Wake::ClockSet),
+                    sys::TimerRead::NotYet => {}
+                }
+            }
+        }
+    }
+
+    fn wake(&self) {
+        self.event.signal();
+    }
+}
+
+/// Keeps a clock's readings from going backwards: a reading below the last one is replaced by
+/// the last one, and counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Clamp {
+    last: u64,
+    clamped: u64,
+}
+
+impl Clamp {
+    /// The reading the facility sees for the raw reading `raw`.
+    pub(crate) fn read(&mut self, raw: u64) -> u64 {
+        if raw < self.last {
+            self.clamped += 1;
+        } else {
+            self.last = raw;
+        }
+        self.last
+    }
+
+    /// How many readings were clamped.
+    pub(crate) fn clamped(&self) -> u64 {
+        self.clamped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backwards_readings_are_clamped_and_counted() {
+        let mut c = Clamp::default();
+        assert_eq!(c.read(100), 100);
+        assert_eq!(c.read(40), 100);
+        assert_eq!(c.read(100), 100);
+        assert_eq!(c.read(0), 100);
+        assert_eq!(c.read(u64::MAX), u64::MAX);
+        assert_eq!(c.read(5), u64::MAX);
+        assert_eq!(c.clamped(), 3);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn system_clocks_read_and_wait() {
+        for id in [ClockId::Monotonic, ClockId::Boottime, ClockId::Realtime] {
+            let clock = SystemClock::new(id);
+            let w = clock.waiter().unwrap();
+            let t = clock.now();
+            assert_eq!(w.wait(Some(t + 1_000)).unwrap(), Wake::Deadline);
+            assert!(clock.now() >= t + 1_000);
+            // A wake posted before the wait is not lost.
+            w.wake();
+            assert_eq!(w.wait(Some(t + 60_000_000_000)).unwrap(), Wake::Early);
+            w.wake();
+            assert_eq!(w.wait(None).unwrap(), Wake::Early);
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn the_raw_reference_sleeps_until_its_deadline() {
+        ClockId::minimise_timer_slack().unwrap();
+        let t = ClockId::Monotonic.read().unwrap();
+        ClockId::Monotonic.sleep_until(t + 100_000).unwrap();
+        assert!(ClockId::Monotonic.read().unwrap() >= t + 100_000);
+    }
+}

@@ -1,0 +1,172 @@
+//! Loom models of one shard: `stop`, `drain` and re-arming racing the driver's expiry step.
+//! The shard code is the real one, built on loom's locks and atomics (`--cfg loom`); the clock
+//! is a constant and there is no worker pool, so the driver step runs every callback itself.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p callwheel-rt --lib --release loom`.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};
+use std::sync::Arc;
+
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::thread;
+
+use callwheel::Timers;
+
+use crate::runtime::Shared;
+use crate::timer::{Exec, Stop, Timer};
+use crate::{Clock, Tolerance, Waiter, Wake};
+
+/// A clock stuck at 10: a timer due at 10 is due at every step.
+#[derive(Debug)]
+struct Fixed;
+
+#[derive(Debug)]
+struct NoSleep;
+
+impl Waiter for NoSleep {
+    fn wait(&self, _: Option<u64>) -> io::Result<Wake> {
+        Ok(Wake::Deadline)
+    }
+    fn wake(&self) {}
+}
+
+impl Clock for Fixed {
+    fn now(&self) -> u64 {
+        10
+    }
+    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
+        Ok(Box::new(NoSleep))
+    }
+}
+
+fn setup(rearm: bool) -> (Arc<Shared>, Timer, Arc<AtomicUsize>) {
+    let s = Arc::new(Shared::new(Arc::new(Fixed), 1, 64, Tolerance::EXACT, None).unwrap());
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    let t = Timer {
+        core: s.new_timer(
+            0,
+            Exec::Direct,
+            Box::new(move |t, _| {
+                if rearm {
+                    t.start_at(30).unwrap();
+                }
+                r.fetch_add(1, Ordering::SeqCst);
+            }),
+        ),
+        shared: Arc::clone(&s),
+    };
+    t.start_at(10).unwrap();
+    (s, t, ran)
+}
+
+fn pending_on_wheel(s: &Shared) -> usize {
+    crate::sync::lock(&s.shards[0].state).wheel.len()
+}
+
+/// `stop` against the expiry step: Cancelled means the callback never runs, NotPending that
+/// it has finished, Running that it was taken; every outcome occurs in some interleaving.
+#[test]
+fn loom_stop_racing_expiry_reports_one_of_three_outcomes() {
+    static SEEN: [AtomicBool; 3] = [
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+        AtomicBool::new(false),
+    ];
+    loom::model(|| {
+        let (s, t, ran) = setup(false);
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        let outcome = t.stop();
+        let ran_at_stop = ran.load(Ordering::SeqCst);
+        let fired = driver.join().unwrap();
+        match outcome {
+            Stop::Cancelled => {
+                assert_eq!(fired, 0);
+                assert_eq!(ran.load(Ordering::SeqCst), 0);
+            }
+            Stop::Running => assert_eq!(fired, 1),
+            Stop::NotPending => {
+                assert_eq!(fired, 1);
+                assert_eq!(ran_at_stop, 1, "NotPending before the callback finished");
+            }
+        }
+        assert_eq!(ran.load(Ordering::SeqCst), fired);
+        assert_eq!(pending_on_wheel(&s), 0);
+        let i = match outcome {
+            Stop::Cancelled => 0,
+            Stop::Running => 1,
+            Stop::NotPending => 2,
+        };
+        SEEN[i].store(true, StdOrdering::SeqCst);
+    });
+    for (i, seen) in SEEN.iter().enumerate() {
+        assert!(seen.load(StdOrdering::SeqCst), "outcome {i} never occurred");
+    }
+}
+
+/// `drain` against the expiry step: when it returns, the callback has either finished or
+/// will never run.
+#[test]
+fn loom_drain_never_returns_while_the_callback_runs() {
+    loom::model(|| {
+        let (s, t, ran) = setup(false);
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        let outcome = t.drain();
+        let ran_at_drain = ran.load(Ordering::SeqCst);
+        let fired = driver.join().unwrap();
+        if outcome == Stop::Cancelled {
+            assert_eq!(fired, 0);
+        } else {
+            assert_eq!(fired, 1);
+            assert_eq!(
+                ran_at_drain, 1,
+                "drain returned before the callback finished"
+            );
+        }
+        assert!(!t.is_pending());
+    });
+}
+
+/// Re-arming from another thread against the expiry step: either the re-arm came first (it
+/// was pending, nothing fires) or the firing did (it was not pending); pending afterwards
+/// either way, and the wheel holds exactly that one arming.
+#[test]
+fn loom_rearm_racing_expiry_leaves_one_arming() {
+    loom::model(|| {
+        let (s, t, ran) = setup(false);
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        let was_pending = t.start_at(20).unwrap();
+        let fired = driver.join().unwrap();
+        assert_eq!(was_pending, fired == 0);
+        assert_eq!(ran.load(Ordering::SeqCst), fired);
+        assert!(t.is_pending());
+        assert_eq!(pending_on_wheel(&s), 1);
+    });
+}
+
+/// A callback that re-arms itself, drained from another thread: when `drain` returns no
+/// callback runs and the re-arm (if it happened) has been cancelled.
+#[test]
+fn loom_drain_against_a_self_rearming_callback_leaves_nothing_pending() {
+    loom::model(|| {
+        let (s, t, _ran) = setup(true);
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        let _ = t.drain();
+        assert!(!t.is_pending());
+        assert_eq!(pending_on_wheel(&s), 0);
+        driver.join().unwrap();
+    });
+}

@@ -1,0 +1,256 @@
+//! A clock that moves only when told: for deterministic tests and simulations.
+//!
+//! Time moves by [`ManualClock::advance`] and [`ManualClock::set`] (which, like setting the
+//! wall clock, may go backwards and makes every waiter report [`Wake::ClockSet`] — the path the
+//! realtime clock's `ECANCELED` takes). With auto-advance on, the clock jumps to the earliest
+//! wake-up any driver asked for as soon as every driver is asleep and no deferred callback
+//! runs: a discrete-event simulation whose time moves only through the timers.
+//!
+//! The clock always uses `std`'s primitives (never loom's): it is for tests of the runtime,
+//! not part of the model-checked shard code.
+
+use std::io;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::clock::{Clock, Waiter, Wake};
+
+#[derive(Debug, Default)]
+struct Slot {
+    waiting: bool,
+    until: Option<u64>,
+    woken: bool,
+    /// The clock's `sets` this waiter has reported.
+    sets_seen: u64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    now: u64,
+    auto: bool,
+    /// Deferred callbacks running (see [`Clock::busy`]).
+    busy: usize,
+    sets: u64,
+    jumps: u64,
+    slots: Vec<Slot>,
+}
+
+impl State {
+    /// Jumps to the earliest requested wake-up when nothing can happen before it.
+    fn auto_advance(&mut self) -> bool {
+        if !self.auto || self.busy > 0 || self.slots.is_empty() {
+            return false;
+        }
+        if self.slots.iter().any(|s| !s.waiting || s.woken) {
+            return false;
+        }
+        match self.slots.iter().filter_map(|s| s.until).min() {
+            Some(t) if t > self.now => {
+                self.now = t;
+                self.jumps += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A simulated clock (see the [module documentation](self)). Clones share one time.
+///
+/// ```
+/// use callwheel_rt::{Clock, ManualClock};
+///
+/// let clock = ManualClock::new(1_000);
+/// clock.advance(500);
+/// assert_eq!(clock.now(), 1_500);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock {
+    shared: Arc<Shared>,
+}
+
+impl ManualClock {
+    /// A clock reading `start`, with auto-advance off.
+    pub fn new(start: u64) -> ManualClock {
+        let c = ManualClock::default();
+        c.shared.lock().now = start;
+        c
+    }
+
+    /// Moves time forward by `ns` (saturating at `u64::MAX`).
+    pub fn advance(&self, ns: u64) {
+        let mut s = self.shared.lock();
+        s.now = s.now.saturating_add(ns);
+        self.shared.changed.notify_all();
+    }
+
+    /// Sets the time to `t`, forwards or backwards, as an administrator sets the wall clock:
+    /// every waiter reports [`Wake::ClockSet`].
+    pub fn set(&self, t: u64) {
+        let mut s = self.shared.lock();
+        s.now = t;
+        s.sets += 1;
+        self.shared.changed.notify_all();
+    }
+
+    /// Turns auto-advance on or off (see the [module documentation](self)). Start the timers
+    /// of a test before turning it on: an idle runtime jumps at once.
+    pub fn set_auto_advance(&self, on: bool) {
+        let mut s = self.shared.lock();
+        s.auto = on;
+        if s.auto_advance() {
+            self.shared.changed.notify_all();
+        }
+    }
+
+    /// How many times auto-advance has moved the clock.
+    pub fn jumps(&self) -> u64 {
+        self.shared.lock().jumps
+    }
+
+    /// Whether every waiter is asleep with no early wake-up pending and no deferred callback
+    /// runs: the runtime is quiescent until the clock moves.
+    pub fn idle(&self) -> bool {
+        let s = self.shared.lock();
+        s.busy == 0 && s.slots.iter().all(|w| w.waiting && !w.woken)
+    }
+
+    /// Blocks until [`ManualClock::idle`] holds (with at least `waiters` waiters created).
+    pub fn wait_idle(&self, waiters: usize) {
+        let mut s = self.shared.lock();
+        while !(s.slots.len() >= waiters
+            && s.busy == 0
+            && s.slots
+                .iter()
+                .all(|w| w.waiting && !w.woken && w.sets_seen == s.sets))
+        {
+            s = self
+                .shared
+                .changed
+                .wait(s)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> u64 {
+        self.shared.lock().now
+    }
+
+    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
+        let mut s = self.shared.lock();
+        let sets_seen = s.sets;
+        s.slots.push(Slot {
+            sets_seen,
+            ..Slot::default()
+        });
+        Ok(Box::new(ManualWaiter {
+            shared: Arc::clone(&self.shared),
+            index: s.slots.len() - 1,
+        }))
+    }
+
+    fn busy(&self, started: bool) {
+        let mut s = self.shared.lock();
+        if started {
+            s.busy += 1;
+        } else {
+            s.busy = s.busy.saturating_sub(1);
+            if s.auto_advance() {
+                self.shared.changed.notify_all();
+            }
+        }
+        // wait_idle may be waiting for this.
+        self.shared.changed.notify_all();
+    }
+}
+
+#[derive(Debug)]
+struct ManualWaiter {
+    shared: Arc<Shared>,
+    index: usize,
+}
+
+impl Waiter for ManualWaiter {
+    fn wait(&self, until: Option<u64>) -> io::Result<Wake> {
+        let mut s = self.shared.lock();
+        s.slots[self.index].waiting = true;
+        s.slots[self.index].until = until;
+        let wake = loop {
+            let sets = s.sets;
+            let now = s.now;
+            let slot = &mut s.slots[self.index];
+            if slot.woken {
+                slot.woken = false;
+                break Wake::Early;
+            }
+            if slot.sets_seen != sets {
+                slot.sets_seen = sets;
+                break Wake::ClockSet;
+            }
+            if until.is_some_and(|t| now >= t) {
+                break Wake::Deadline;
+            }
+            if s.auto_advance() {
+                continue;
+            }
+            // Tell wait_idle that this waiter is asleep.
+            self.shared.changed.notify_all();
+            s = self
+                .shared
+                .changed
+                .wait(s)
+                .unwrap_or_else(|p| p.into_inner());
+        };
+        s.slots[self.index].waiting = false;
+        s.slots[self.index].until = None;
+        self.shared.changed.notify_all();
+        Ok(wake)
+    }
+
+    fn wake(&self) {
+        let mut s = self.shared.lock();
+        s.slots[self.index].woken = true;
+        self.shared.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_returns_at_its_deadline_when_time_is_advanced() {
+        let c = ManualClock::new(0);
+        let w = c.waiter().unwrap();
+        c.advance(10);
+        assert_eq!(w.wait(Some(10)).unwrap(), Wake::Deadline);
+        w.wake();
+        assert_eq!(w.wait(Some(100)).unwrap(), Wake::Early);
+        c.set(5);
+        assert_eq!(w.wait(Some(100)).unwrap(), Wake::ClockSet);
+        assert_eq!(c.now(), 5);
+    }
+
+    #[test]
+    fn auto_advance_jumps_to_the_earliest_wakeup() {
+        let c = ManualClock::new(0);
+        c.set_auto_advance(true);
+        let w = c.waiter().unwrap();
+        assert_eq!(w.wait(Some(70)).unwrap(), Wake::Deadline);
+        assert_eq!(c.now(), 70);
+        assert_eq!(c.jumps(), 1);
+    }
+}

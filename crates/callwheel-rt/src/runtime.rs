@@ -1,0 +1,681 @@
+//! The runtime: its configuration, its shards' shared operations (arm, stop, drain, move,
+//! and the driver's fire step), and the owner that starts and stops the threads.
+//!
+//! # Locking
+//!
+//! Lock order: shard locks in index order, then a timer's lock; a thread holding a timer's
+//! lock takes no shard lock. The driver takes its shard's lock once per step, and a step fires
+//! at most `max_expiries_per_lock` timers (the wheel's [`Budget`]); callbacks run with no lock
+//! held. So a `start` from another thread waits for at most one bounded step.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use callwheel::wheel::Wheel;
+use callwheel::{Budget, Scheme, Timers};
+
+use crate::clock::{Clock, ClockId, SystemClock, Wake};
+use crate::pool::{self, Pool};
+use crate::shard::{Plan, Shard, ShardState};
+use crate::stats::{self, Counters, ShardStats};
+use crate::sync::{self, current, AtomicBool, AtomicU64, AtomicUsize, MutexGuard, Ordering};
+use crate::timer::{next_deadline, Arm, Callback, Exec, Fire, Stop, Timer, TimerCore, TimerState};
+use crate::{Error, Tolerance};
+
+/// The most shards a runtime accepts.
+pub const MAX_SHARDS: usize = 1024;
+
+/// How a [`Runtime`] is built.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The time source ([`SystemClock`] on `CLOCK_MONOTONIC` by default).
+    pub clock: Arc<dyn Clock>,
+    /// Number of shards, each with its own driver thread; 0 (the default) means one per CPU.
+    pub shards: usize,
+    /// Worker threads for deferred callbacks (default 2; at least 1).
+    pub workers: usize,
+    /// K: the most timers a driver fires before releasing its shard's lock (default 64; at
+    /// least 1). The bound on how long a `start` from another thread can wait.
+    pub max_expiries_per_lock: u64,
+    /// The default tolerance of timers armed without one (default exact).
+    pub tolerance: Tolerance,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
+            shards: 0,
+            workers: 2,
+            max_expiries_per_lock: 64,
+            tolerance: Tolerance::EXACT,
+        }
+    }
+}
+
+impl Config {
+    /// The default configuration on `clock`.
+    pub fn with_clock(clock: impl Clock) -> Config {
+        Config {
+            clock: Arc::new(clock),
+            ..Config::default()
+        }
+    }
+}
+
+/// What one driver step did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Step {
+    /// Timers fired (their callbacks have run or been queued).
+    pub(crate) fired: usize,
+    /// `Some(until)` when there was nothing to do: the driver may sleep until `until`.
+    pub(crate) sleep: Option<Option<u64>>,
+}
+
+/// The part of the runtime that timers and drivers share.
+pub(crate) struct Shared {
+    pub(crate) shards: Vec<Shard>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) tolerance: Tolerance,
+    budget: Budget,
+    pool: Option<Arc<Pool>>,
+    pub(crate) shutdown: AtomicBool,
+    /// The latest reading handed out by [`Shared::now`], so it never goes backwards either.
+    last_now: AtomicU64,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("shards", &self.shards.len())
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(
+        clock: Arc<dyn Clock>,
+        shards: usize,
+        k: u64,
+        tolerance: Tolerance,
+        pool: Option<Arc<Pool>>,
+    ) -> Result<Shared, Error> {
+        let shards = (0..shards)
+            .map(|_| Ok(Shard::new(clock.waiter()?, stats::new_histogram()?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok(Shared {
+            shards,
+            clock,
+            tolerance,
+            budget: Budget::steps(k),
+            pool,
+            shutdown: AtomicBool::new(false),
+            last_now: AtomicU64::new(0),
+        })
+    }
+
+    /// The clock's reading, never below one handed out before.
+    pub(crate) fn now(&self) -> u64 {
+        let raw = self.clock.now();
+        let prev = self.last_now.fetch_max(raw, Ordering::AcqRel);
+        prev.max(raw)
+    }
+
+    fn check_shard(&self, shard: usize) -> Result<(), Error> {
+        if shard < self.shards.len() {
+            Ok(())
+        } else {
+            Err(Error::NoSuchShard {
+                shard,
+                shards: self.shards.len(),
+            })
+        }
+    }
+
+    fn lock_shard(&self, i: usize) -> MutexGuard<'_, ShardState> {
+        sync::lock(&self.shards[i].state)
+    }
+
+    /// Locks the shard that holds `core` (see the timer module on why the re-check suffices).
+    fn lock_home(&self, core: &TimerCore) -> (usize, MutexGuard<'_, ShardState>) {
+        loop {
+            let i = core.shard.load(Ordering::Acquire);
+            let guard = self.lock_shard(i);
+            if core.shard.load(Ordering::Acquire) == i {
+                return (i, guard);
+            }
+        }
+    }
+
+    /// Runs `f` on a timer's state under its shard's lock.
+    pub(crate) fn with_state<R>(&self, core: &TimerCore, f: impl FnOnce(&TimerState) -> R) -> R {
+        let (_, _shard) = self.lock_home(core);
+        let state = sync::lock(&core.state);
+        f(&state)
+    }
+
+    pub(crate) fn new_timer(&self, shard: usize, exec: Exec, callback: Callback) -> Arc<TimerCore> {
+        Arc::new(TimerCore {
+            exec,
+            callback,
+            shard: AtomicUsize::new(shard),
+            state: sync::Mutex::new(TimerState::default()),
+            idle: sync::Condvar::new(),
+        })
+    }
+
+    /// Places `arm` on the wheel of `dest` (`st`), cancelling the timer's pending arming on
+    /// `src` (`None`: the same shard). Returns whether the timer was pending.
+    fn place(
+        core: &Arc<TimerCore>,
+        state: &mut TimerState,
+        dest: &mut ShardState,
+        src: Option<&mut ShardState>,
+        arm: Arm,
+    ) -> Result<bool, Error> {
+        let was_pending = state.pending.is_some();
+        // Same shard, one-shot to one-shot: move the window in place, keeping the handle.
+        if let (None, Some(h), None, None) = (&src, state.pending, state.periodic, arm.periodic) {
+            if dest.wheel.reset(h, arm.deadline, arm.tolerance) {
+                state.deadline = arm.deadline;
+                state.tolerance = arm.tolerance;
+                return Ok(true);
+            }
+        }
+        let value = Arc::clone(core);
+        let handle = match arm.periodic {
+            Some((period, missed)) => {
+                dest.wheel
+                    .start_periodic(arm.deadline, period, arm.tolerance, missed, value)?
+            }
+            None => dest.wheel.start_with(arm.deadline, arm.tolerance, value)?,
+        };
+        if let Some(old) = state.pending.replace(handle) {
+            match src {
+                Some(src) => drop(src.wheel.stop(old)),
+                None => drop(dest.wheel.stop(old)),
+            }
+        }
+        state.periodic = arm.periodic;
+        state.deadline = arm.deadline;
+        state.tolerance = arm.tolerance;
+        Ok(was_pending)
+    }
+
+    /// Marks the driver of `st` for waking when a window ending at `end` comes before its plan.
+    fn needs_wake(st: &mut ShardState, end: u64) -> bool {
+        if st.plan.must_wake_for(end) {
+            st.plan = Plan::Awake;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Locks shards `a != b` in index order; returns the guards as (a, b).
+    fn lock_two(
+        &self,
+        a: usize,
+        b: usize,
+    ) -> (MutexGuard<'_, ShardState>, MutexGuard<'_, ShardState>) {
+        if a < b {
+            let ga = self.lock_shard(a);
+            (ga, self.lock_shard(b))
+        } else {
+            let gb = self.lock_shard(b);
+            (self.lock_shard(a), gb)
+        }
+    }
+
+    pub(crate) fn arm(&self, core: &Arc<TimerCore>, arm: Arm) -> Result<bool, Error> {
+        if self.shutdown.load(Ordering::Acquire) {
+            return Err(Error::ShutDown);
+        }
+        if let Some(s) = arm.shard {
+            self.check_shard(s)?;
+        }
+        let end = arm.deadline.saturating_add(arm.tolerance);
+        loop {
+            let cur = core.shard.load(Ordering::Acquire);
+            let dest = arm.shard.unwrap_or(cur);
+            let (was, wake) = if dest == cur {
+                let mut st = self.lock_shard(cur);
+                if core.shard.load(Ordering::Acquire) != cur {
+                    continue;
+                }
+                let mut state = sync::lock(&core.state);
+                let was = Self::place(core, &mut state, &mut st, None, arm)?;
+                (was, Self::needs_wake(&mut st, end))
+            } else {
+                let (mut src, mut dst) = self.lock_two(cur, dest);
+                if core.shard.load(Ordering::Acquire) != cur {
+                    continue;
+                }
+                let mut state = sync::lock(&core.state);
+                let was = Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
+                core.shard.store(dest, Ordering::Release);
+                (was, Self::needs_wake(&mut dst, end))
+            };
+            if wake {
+                self.shards[dest].waiter.wake();
+            }
+            return Ok(was);
+        }
+    }
+
+    pub(crate) fn stop(&self, core: &TimerCore) -> Stop {
+        let (_, mut st) = self.lock_home(core);
+        let mut state = sync::lock(&core.state);
+        if let Some(h) = state.pending.take() {
+            // A stopped arming needs no wake-up: the driver may wake for nothing (its plan can
+            // only be early), which costs less than waking it now to re-plan.
+            drop(st.wheel.stop(h));
+            state.periodic = None;
+            Stop::Cancelled
+        } else if state.running > 0 {
+            Stop::Running
+        } else {
+            Stop::NotPending
+        }
+    }
+
+    pub(crate) fn drain(&self, core: &TimerCore) -> Stop {
+        let first = self.stop(core);
+        let me = current().id();
+        loop {
+            let mut state = sync::lock(&core.state);
+            loop {
+                let mine = state.runners.iter().filter(|&&t| t == me).count();
+                if state.running <= mine {
+                    break;
+                }
+                state = sync::wait(&core.idle, state);
+            }
+            let rearmed = state.pending.is_some();
+            drop(state);
+            // A callback that re-armed its timer while we waited: cancel that too.
+            if !rearmed || self.stop(core) != Stop::Cancelled {
+                return first;
+            }
+        }
+    }
+
+    pub(crate) fn move_to(&self, core: &Arc<TimerCore>, dest: usize) -> Result<bool, Error> {
+        self.check_shard(dest)?;
+        loop {
+            let cur = core.shard.load(Ordering::Acquire);
+            if cur == dest {
+                return Ok(self.with_state(core, |s| s.pending.is_some()));
+            }
+            let (mut src, mut dst) = self.lock_two(cur, dest);
+            if core.shard.load(Ordering::Acquire) != cur {
+                continue;
+            }
+            let mut state = sync::lock(&core.state);
+            let Some(h) = state.pending else {
+                core.shard.store(dest, Ordering::Release);
+                return Ok(false);
+            };
+            // Re-arm the same window (and schedule) on the destination before giving up the
+            // source, so a full destination leaves the timer where it was.
+            let arm = Arm {
+                deadline: state.deadline,
+                tolerance: state.tolerance,
+                shard: Some(dest),
+                periodic: state.periodic,
+            };
+            let end = arm.deadline.saturating_add(arm.tolerance);
+            debug_assert!(src.wheel.len() > 0, "{h:?} pending on an empty wheel");
+            Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
+            core.shard.store(dest, Ordering::Release);
+            let wake = Self::needs_wake(&mut dst, end);
+            drop((state, src, dst));
+            if wake {
+                self.shards[dest].waiter.wake();
+            }
+            return Ok(true);
+        }
+    }
+
+    /// One driver step on shard `i`: read the clock, fire what is due (at most the budget),
+    /// release the lock, run the direct callbacks and queue the deferred ones.
+    pub(crate) fn step(self: &Arc<Self>, i: usize) -> Step {
+        let shard = &self.shards[i];
+        let mut due = Vec::new();
+        let (now, sleep) = {
+            let mut st = self.lock_shard(i);
+            let now = {
+                let raw = self.clock.now();
+                st.clamp.read(raw)
+            };
+            let progress = st
+                .wheel
+                .advance(now, self.budget, |_, expired| due.push(expired));
+            if !progress.complete {
+                Counters::bump(&shard.counters.budget_yields);
+            }
+            let me = current().id();
+            for e in &due {
+                let mut state = sync::lock(&e.value.state);
+                if state.pending == Some(e.handle) {
+                    match state.periodic {
+                        None => state.pending = None,
+                        Some(schedule) => {
+                            match next_deadline(e.deadline, now, e.overruns, schedule) {
+                                Some(next) => state.deadline = next,
+                                // Its last firing: the wheel has let it go.
+                                None => {
+                                    state.pending = None;
+                                    state.periodic = None;
+                                }
+                            }
+                        }
+                    }
+                }
+                state.running += 1;
+                state.fired += 1;
+                state.overruns = e.overruns;
+                if e.value.exec == Exec::Direct {
+                    state.runners.push(me);
+                }
+            }
+            let sleep = if due.is_empty() && progress.complete {
+                let next = st.wheel.next_wakeup();
+                st.plan = Plan::Asleep(next);
+                Some(next)
+            } else {
+                st.plan = Plan::Awake;
+                None
+            };
+            (now, sleep)
+        };
+        if !due.is_empty() {
+            let mut h = sync::lock(&shard.lateness);
+            for e in &due {
+                h.saturating_record(now.saturating_sub(e.deadline));
+            }
+        }
+        let fired = due.len();
+        for e in due {
+            let fire = Fire {
+                deadline: e.deadline,
+                now,
+                overruns: e.overruns,
+                shard: i,
+            };
+            let timer = Timer {
+                core: e.value,
+                shared: Arc::clone(self),
+            };
+            match (timer.core.exec, &self.pool) {
+                (Exec::Deferred, Some(pool)) => {
+                    self.clock.busy(true);
+                    pool.submit(Box::new(move || {
+                        {
+                            let mut state = sync::lock(&timer.core.state);
+                            state.runners.push(current().id());
+                        }
+                        timer.shared.run_callback(&timer, &fire);
+                        timer.shared.clock.busy(false);
+                    }));
+                }
+                // Without a pool (model checking), deferred callbacks run here too.
+                _ => self.run_callback(&timer, &fire),
+            }
+        }
+        Step { fired, sleep }
+    }
+
+    /// Runs one callback whose run was registered in the timer's state, then marks it done.
+    fn run_callback(&self, timer: &Timer, fire: &Fire) {
+        if timer.core.exec == Exec::Deferred && self.pool.is_none() {
+            sync::lock(&timer.core.state).runners.push(current().id());
+        }
+        let ran = catch_unwind(AssertUnwindSafe(|| (timer.core.callback)(timer, fire)));
+        if ran.is_err() {
+            Counters::bump(&self.shards[fire.shard].counters.panics);
+        }
+        let mut state = sync::lock(&timer.core.state);
+        state.running = state.running.saturating_sub(1);
+        let me = current().id();
+        if let Some(pos) = state.runners.iter().position(|&t| t == me) {
+            state.runners.swap_remove(pos);
+        }
+        drop(state);
+        timer.core.idle.notify_all();
+    }
+
+    /// The driver of shard `i`: steps until there is nothing due, sleeps until the next
+    /// wake-up, and counts why it woke.
+    pub(crate) fn drive(self: &Arc<Self>, i: usize) {
+        let shard = &self.shards[i];
+        let c = &shard.counters;
+        while !self.shutdown.load(Ordering::Acquire) {
+            let Some(until) = self.step(i).sleep else {
+                continue;
+            };
+            match shard.waiter.wait(until) {
+                Ok(Wake::Deadline) => Counters::bump(&c.wakeups),
+                Ok(Wake::Early) => {
+                    Counters::bump(&c.wakeups);
+                    Counters::bump(&c.early_wakeups);
+                }
+                // The next step re-reads the clock: deadlines now passed fire, others are
+                // re-planned against the new time.
+                Ok(Wake::ClockSet) => {
+                    Counters::bump(&c.wakeups);
+                    Counters::bump(&c.clock_sets);
+                }
+                Err(_) => {
+                    Counters::bump(&c.wait_errors);
+                    // Do not spin on a failing sleep: fall back to a coarse one.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn stats(&self, i: usize) -> ShardStats {
+        let shard = &self.shards[i];
+        let (w, pending, clamped) = {
+            let st = self.lock_shard(i);
+            (st.wheel.stats(), st.wheel.len(), st.clamp.clamped())
+        };
+        let c = &shard.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        ShardStats {
+            started: w.started,
+            stopped: w.stopped,
+            reset: w.reset,
+            fired: w.fired,
+            cascades: w.cascades,
+            clamped,
+            wakeups: get(&c.wakeups),
+            early_wakeups: get(&c.early_wakeups),
+            clock_sets: get(&c.clock_sets),
+            budget_yields: get(&c.budget_yields),
+            panics: get(&c.panics),
+            wait_errors: get(&c.wait_errors),
+            pending,
+            lateness: sync::lock(&shard.lateness).clone(),
+        }
+    }
+
+    /// Stops the drivers: raise the flag, then wake each (a wake-up is never lost).
+    fn begin_shutdown(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        for s in &self.shards {
+            s.waiter.wake();
+        }
+    }
+}
+
+/// A running timer runtime: one driver thread per shard and a pool of workers for deferred
+/// callbacks. Dropping it stops the threads (after queued deferred callbacks have run) and
+/// cancels every pending timer.
+///
+/// ```
+/// use std::sync::mpsc;
+/// use std::time::Duration;
+/// use callwheel_rt::{Config, Exec, Runtime};
+///
+/// let rt = Runtime::new(Config { shards: 1, ..Config::default() })?;
+/// let (tx, rx) = mpsc::channel();
+/// let tx = std::sync::Mutex::new(tx);
+/// let t = rt.timer(Exec::Direct, move |_timer, fire| {
+///     let _ = tx.lock().unwrap().send(fire.lateness());
+/// });
+/// t.start_after(Duration::from_millis(1))?;
+/// let lateness_ns = rx.recv_timeout(Duration::from_secs(10))?;
+/// println!("fired {lateness_ns} ns late");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+    pool: Option<Arc<Pool>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Runtime {
+    /// Builds the runtime and starts its threads.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for zero workers, a zero K or more than [`MAX_SHARDS`] shards;
+    /// [`Error::Io`] when a waiter or a thread cannot be created.
+    pub fn new(config: Config) -> Result<Runtime, Error> {
+        let shards = match config.shards {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        if shards > MAX_SHARDS {
+            return Err(Error::Config {
+                reason: "more shards than MAX_SHARDS",
+            });
+        }
+        if config.workers == 0 {
+            return Err(Error::Config {
+                reason: "deferred callbacks need at least one worker",
+            });
+        }
+        if config.max_expiries_per_lock == 0 {
+            return Err(Error::Config {
+                reason: "max_expiries_per_lock must be at least 1",
+            });
+        }
+        let pool = Arc::new(Pool::default());
+        let shared = Arc::new(Shared::new(
+            config.clock,
+            shards,
+            config.max_expiries_per_lock,
+            config.tolerance,
+            Some(Arc::clone(&pool)),
+        )?);
+        let mut rt = Runtime {
+            shared,
+            pool: Some(Arc::clone(&pool)),
+            threads: Vec::new(),
+        };
+        // On an error below, dropping `rt` stops whatever already started.
+        rt.threads = pool::spawn(&pool, config.workers)?;
+        for i in 0..shards {
+            let shared = Arc::clone(&rt.shared);
+            let driver = std::thread::Builder::new()
+                .name(format!("callwheel-rt-driver-{i}"))
+                .spawn(move || {
+                    // Tolerance is the runtime's to apply: ask the kernel for no slack of its
+                    // own. A kernel that refuses leaves the default 50 µs, which only makes
+                    // timers later, never early.
+                    let _ = ClockId::minimise_timer_slack();
+                    shared.drive(i);
+                })?;
+            rt.threads.push(driver);
+        }
+        Ok(rt)
+    }
+
+    /// A new timer that runs `callback` (given the timer itself, so it can re-arm or stop
+    /// itself, and the firing) as `exec` says. It belongs to the calling thread's shard.
+    pub fn timer<F>(&self, exec: Exec, callback: F) -> Timer
+    where
+        F: Fn(&Timer, &Fire) + Send + Sync + 'static,
+    {
+        let shard = self.current_shard();
+        Timer {
+            core: self.shared.new_timer(shard, exec, Box::new(callback)),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// A new timer belonging to `shard` (see [`Runtime::timer`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchShard`].
+    pub fn timer_on<F>(&self, shard: usize, exec: Exec, callback: F) -> Result<Timer, Error>
+    where
+        F: Fn(&Timer, &Fire) + Send + Sync + 'static,
+    {
+        self.shared.check_shard(shard)?;
+        Ok(Timer {
+            core: self.shared.new_timer(shard, exec, Box::new(callback)),
+            shared: Arc::clone(&self.shared),
+        })
+    }
+
+    /// The shard of the CPU the calling thread runs on.
+    pub fn current_shard(&self) -> usize {
+        #[cfg(not(miri))]
+        let cpu = crate::sys::current_cpu().unwrap_or(0);
+        #[cfg(miri)]
+        let cpu = 0;
+        cpu % self.shared.shards.len()
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.shared.shards.len()
+    }
+
+    /// The clock's reading in nanoseconds, never below an earlier one.
+    pub fn now(&self) -> u64 {
+        self.shared.now()
+    }
+
+    /// A snapshot of shard `shard`'s counters and lateness histogram.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchShard`].
+    pub fn shard_stats(&self, shard: usize) -> Result<ShardStats, Error> {
+        self.shared.check_shard(shard)?;
+        Ok(self.shared.stats(shard))
+    }
+
+    /// Snapshots of every shard.
+    pub fn stats(&self) -> Vec<ShardStats> {
+        (0..self.shards()).map(|i| self.shared.stats(i)).collect()
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shared.begin_shutdown();
+        if let Some(pool) = &self.pool {
+            pool.shutdown();
+        }
+        for t in self.threads.drain(..) {
+            // A driver or worker that panicked has nothing left to clean up.
+            let _ = t.join();
+        }
+        // Drop every pending timer: their callbacks may hold timers, which hold the shared
+        // state, and would otherwise keep it alive in a cycle.
+        for i in 0..self.shared.shards.len() {
+            let old = std::mem::replace(&mut self.shared.lock_shard(i).wheel, Wheel::new());
+            drop(old);
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Per-shard counters and the lateness histogram, readable while the runtime runs.
+
+use hdrhistogram::Histogram;
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// The driver's own counters (the wheel keeps the rest), bumped without any lock.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) wakeups: AtomicU64,
+    pub(crate) early_wakeups: AtomicU64,
+    pub(crate) clock_sets: AtomicU64,
+    pub(crate) budget_yields: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) wait_errors: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A snapshot of one shard's counters.
+#[derive(Clone, Debug)]
+pub struct ShardStats {
+    /// Timers armed on this shard (every start, and the arrival of a moved timer).
+    pub started: u64,
+    /// Armings cancelled (every stop that found the timer pending, and a moved timer leaving).
+    pub stopped: u64,
+    /// Pending armings moved to a new window in place.
+    pub reset: u64,
+    /// Timers fired.
+    pub fired: u64,
+    /// Timers moved down a level by the wheel.
+    pub cascades: u64,
+    /// Clock readings that went backwards and were clamped.
+    pub clamped: u64,
+    /// Returns from the driver's sleep, for any reason.
+    pub wakeups: u64,
+    /// Of those, the ones caused by a new timer whose window ended before the planned wake-up.
+    pub early_wakeups: u64,
+    /// Sleeps ended because the clock was set (realtime `ECANCELED`, or a manual clock's
+    /// [`set`](crate::ManualClock::set)).
+    pub clock_sets: u64,
+    /// Times the driver released the shard's lock because it had used its expiry budget.
+    pub budget_yields: u64,
+    /// Callbacks that panicked (caught; the shard keeps running).
+    pub panics: u64,
+    /// Sleeps that failed with a system error.
+    pub wait_errors: u64,
+    /// Armings pending on the shard now.
+    pub pending: usize,
+    /// Lateness of each firing (wake-up reading minus deadline), in nanoseconds.
+    pub lateness: Histogram<u64>,
+}
+
+/// A lateness histogram: 3 significant digits, growing as needed.
+pub(crate) fn new_histogram() -> Result<Histogram<u64>, crate::Error> {
+    Histogram::new(3).map_err(|_| crate::Error::Config {
+        reason: "cannot create the lateness histogram",
+    })
+}

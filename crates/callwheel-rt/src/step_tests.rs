@@ -1,0 +1,349 @@
+//! Driver-step logic without threads: each test calls the driver's step by hand on a manual
+//! clock, so every outcome is deterministic (and the tests run under Miri).
+
+use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
+use std::sync::{Arc, Mutex as StdMutex};
+
+use callwheel::wheel::Missed;
+
+use crate::runtime::Shared;
+use crate::timer::{Exec, Fire, Stop, Timer};
+use crate::{Clock, ManualClock, Tolerance};
+
+fn shared(clock: &ManualClock, shards: usize, k: u64) -> Arc<Shared> {
+    Arc::new(Shared::new(Arc::new(clock.clone()), shards, k, Tolerance::EXACT, None).unwrap())
+}
+
+type Log = Arc<StdMutex<Vec<(usize, Fire)>>>;
+
+/// A timer on `shard` that logs its firings with `tag`.
+fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log) -> Timer {
+    let log = Arc::clone(log);
+    Timer {
+        core: s.new_timer(
+            shard,
+            Exec::Direct,
+            Box::new(move |_, f| log.lock().unwrap().push((tag, *f))),
+        ),
+        shared: Arc::clone(s),
+    }
+}
+
+fn tags(log: &Log) -> Vec<usize> {
+    log.lock().unwrap().iter().map(|(t, _)| *t).collect()
+}
+
+#[test]
+fn timers_fire_at_the_first_step_at_or_after_their_deadline() {
+    let clock = ManualClock::new(1_000);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    let a = logging_timer(&s, 0, 1, &log);
+    let b = logging_timer(&s, 0, 2, &log);
+    assert!(!a.start_at(1_300).unwrap());
+    assert!(!b.start_at(1_200).unwrap());
+    assert_eq!(s.step(0).sleep, Some(Some(1_200)));
+    clock.advance(199);
+    assert_eq!(s.step(0).fired, 0);
+    clock.advance(1);
+    assert_eq!(s.step(0).fired, 1);
+    clock.advance(500);
+    assert_eq!(s.step(0).fired, 1);
+    assert_eq!(tags(&log), [2, 1]);
+    let fires: Vec<Fire> = log.lock().unwrap().iter().map(|(_, f)| *f).collect();
+    assert_eq!((fires[0].deadline, fires[0].lateness()), (1_200, 0));
+    assert_eq!((fires[1].deadline, fires[1].lateness()), (1_300, 400));
+    assert_eq!(s.step(0).sleep, Some(None));
+}
+
+#[test]
+fn the_driver_plans_the_earliest_window_end() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    // Windows [100, 300] and [200, 250]: one wake-up at 250 serves both.
+    logging_timer(&s, 0, 1, &log)
+        .start_with(100, 200, None)
+        .unwrap();
+    logging_timer(&s, 0, 2, &log)
+        .start_with(200, 50, None)
+        .unwrap();
+    assert_eq!(s.step(0).sleep, Some(Some(250)));
+    clock.advance(250);
+    assert_eq!(s.step(0).fired, 2);
+    assert_eq!(tags(&log), [1, 2]);
+}
+
+#[test]
+fn a_new_earlier_window_wakes_a_sleeping_driver_and_a_later_one_does_not() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let waiter = &s.shards[0].waiter;
+    let log = Log::default();
+    logging_timer(&s, 0, 1, &log).start_at(1_000).unwrap();
+    assert_eq!(s.step(0).sleep, Some(Some(1_000)));
+    logging_timer(&s, 0, 2, &log).start_at(2_000).unwrap();
+    // No wake-up was posted: a wait on an already-due deadline returns Deadline, not Early.
+    clock.advance(1_000);
+    assert_eq!(waiter.wait(Some(1_000)).unwrap(), crate::Wake::Deadline);
+    assert_eq!(s.step(0).fired, 1);
+    assert_eq!(s.step(0).sleep, Some(Some(2_000)));
+    logging_timer(&s, 0, 3, &log).start_at(1_500).unwrap();
+    assert_eq!(waiter.wait(Some(2_000)).unwrap(), crate::Wake::Early);
+}
+
+#[test]
+fn stop_reports_cancelled_then_not_pending() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    let t = logging_timer(&s, 0, 1, &log);
+    assert_eq!(t.stop(), Stop::NotPending);
+    t.start_at(10).unwrap();
+    assert!(t.is_pending());
+    assert_eq!(t.stop(), Stop::Cancelled);
+    assert_eq!(t.stop(), Stop::NotPending);
+    clock.advance(10);
+    assert_eq!(s.step(0).fired, 0);
+    assert!(tags(&log).is_empty());
+}
+
+#[test]
+fn stop_from_inside_the_callback_reports_running() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let seen = Arc::new(StdMutex::new(Vec::new()));
+    let seen2 = Arc::clone(&seen);
+    let t = Timer {
+        core: s.new_timer(
+            0,
+            Exec::Direct,
+            Box::new(move |t, _| {
+                let mut v = seen2.lock().unwrap();
+                v.push(t.stop());
+                v.push(t.drain());
+            }),
+        ),
+        shared: Arc::clone(&s),
+    };
+    t.start_at(5).unwrap();
+    clock.advance(5);
+    assert_eq!(s.step(0).fired, 1);
+    assert_eq!(*seen.lock().unwrap(), [Stop::Running, Stop::Running]);
+    assert_eq!(t.stop(), Stop::NotPending);
+}
+
+#[test]
+fn a_callback_may_rearm_itself() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let count = Arc::new(AtomicU64::new(0));
+    let c = Arc::clone(&count);
+    let t = Timer {
+        core: s.new_timer(
+            0,
+            Exec::Direct,
+            Box::new(move |t, f| {
+                if c.fetch_add(1, StdOrdering::SeqCst) < 2 {
+                    t.start_at(f.deadline + 100).unwrap();
+                }
+            }),
+        ),
+        shared: Arc::clone(&s),
+    };
+    t.start_at(100).unwrap();
+    for _ in 0..5 {
+        clock.advance(100);
+        let _ = s.step(0);
+    }
+    assert_eq!(count.load(StdOrdering::SeqCst), 3);
+    assert_eq!(t.fired(), 3);
+    assert!(!t.is_pending());
+}
+
+#[test]
+fn rearming_a_pending_timer_moves_its_window() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    let t = logging_timer(&s, 0, 1, &log);
+    assert!(!t.start_at(100).unwrap());
+    assert!(t.start_at(300).unwrap());
+    clock.advance(200);
+    assert_eq!(s.step(0).fired, 0);
+    clock.advance(100);
+    assert_eq!(s.step(0).fired, 1);
+    assert_eq!(log.lock().unwrap()[0].1.deadline, 300);
+}
+
+#[test]
+fn a_moved_timer_fires_on_its_new_shard_only() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 2, 64);
+    let log = Log::default();
+    let t = logging_timer(&s, 0, 1, &log);
+    t.start_at(100).unwrap();
+    assert!(t.move_to(1).unwrap());
+    assert_eq!(t.shard(), 1);
+    clock.advance(100);
+    assert_eq!(s.step(0).fired, 0);
+    assert_eq!(s.step(1).fired, 1);
+    assert_eq!(log.lock().unwrap()[0].1.shard, 1);
+    // Not pending: moves the timer, returns false; a start on a chosen shard moves it too.
+    assert!(!t.move_to(0).unwrap());
+    t.start_with(150, 0, Some(1)).unwrap();
+    assert_eq!(t.shard(), 1);
+    assert!(matches!(
+        t.move_to(2),
+        Err(crate::Error::NoSuchShard {
+            shard: 2,
+            shards: 2
+        })
+    ));
+}
+
+#[test]
+fn a_moved_periodic_timer_keeps_its_grid() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 2, 64);
+    let log = Log::default();
+    let t = logging_timer(&s, 0, 1, &log);
+    t.start_periodic(100, 100, Missed::Skip).unwrap();
+    clock.advance(100);
+    assert_eq!(s.step(0).fired, 1);
+    assert!(t.move_to(1).unwrap());
+    clock.advance(100);
+    assert_eq!(s.step(0).fired, 0);
+    assert_eq!(s.step(1).fired, 1);
+    let deadlines: Vec<u64> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, f)| f.deadline)
+        .collect();
+    assert_eq!(deadlines, [100, 200]);
+}
+
+#[test]
+fn periodic_policies_handle_missed_periods() {
+    for (missed, expect) in [
+        // Late by 2.5 periods: Burst replays each period; Delay and Skip fire once.
+        (Missed::Burst, vec![(100, 2), (200, 1), (300, 0)]),
+        (Missed::Delay, vec![(100, 2)]),
+        (Missed::Skip, vec![(100, 2)]),
+    ] {
+        let clock = ManualClock::new(0);
+        let s = shared(&clock, 1, 64);
+        let log = Log::default();
+        let t = logging_timer(&s, 0, 1, &log);
+        t.start_periodic(100, 100, missed).unwrap();
+        clock.advance(350);
+        while s.step(0).sleep.is_none() {}
+        let got: Vec<(u64, u64)> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, f)| (f.deadline, f.overruns))
+            .collect();
+        assert_eq!(got, expect, "{missed:?}");
+        // The next deadline: Burst and Skip stay on the grid, Delay restarts from now.
+        let next = match missed {
+            Missed::Delay => 450,
+            _ => 400,
+        };
+        assert_eq!(s.step(0).sleep, Some(Some(next)), "{missed:?}");
+        assert_eq!(t.stop(), Stop::Cancelled);
+    }
+}
+
+#[test]
+fn a_driver_releases_its_lock_every_k_expiries() {
+    let clock = ManualClock::new(0);
+    let k = 8;
+    let s = shared(&clock, 1, k);
+    let log = Log::default();
+    for i in 0..100 {
+        logging_timer(&s, 0, i, &log).start_at(10).unwrap();
+    }
+    clock.advance(10);
+    let mut steps = 0;
+    loop {
+        let step = s.step(0);
+        assert!(step.fired as u64 <= k);
+        if step.sleep.is_some() {
+            break;
+        }
+        steps += 1;
+    }
+    assert_eq!(tags(&log), (0..100).collect::<Vec<_>>());
+    assert!(steps >= 100 / k, "{steps} steps");
+    assert!(s.stats(0).budget_yields >= 100 / k - 1);
+}
+
+#[test]
+fn a_backwards_clock_is_clamped_counted_and_fires_nothing_early() {
+    let clock = ManualClock::new(1_000);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    logging_timer(&s, 0, 1, &log).start_at(1_500).unwrap();
+    let _ = s.step(0);
+    clock.set(200);
+    assert_eq!(s.step(0).sleep, Some(Some(1_500)));
+    assert_eq!(s.stats(0).clamped, 1);
+    clock.set(1_499);
+    assert_eq!(s.step(0).fired, 0);
+    clock.set(1_500);
+    assert_eq!(s.step(0).fired, 1);
+    assert_eq!(s.stats(0).clamped, 1);
+    // Shared::now never goes backwards either.
+    let before = s.now();
+    clock.set(0);
+    assert!(s.now() >= before);
+    assert_eq!(clock.now(), 0);
+}
+
+#[test]
+fn a_zero_period_is_an_error_not_a_panic() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let t = logging_timer(&s, 0, 1, &Log::default());
+    assert!(matches!(
+        t.start_periodic(0, 0, Missed::Skip),
+        Err(crate::Error::Wheel(callwheel::Error::ZeroPeriod))
+    ));
+    assert!(matches!(
+        t.start_with(0, 0, Some(7)),
+        Err(crate::Error::NoSuchShard { shard: 7, .. })
+    ));
+}
+
+#[test]
+fn default_tolerance_is_a_share_of_the_interval() {
+    let clock = ManualClock::new(0);
+    let s = Arc::new(
+        Shared::new(Arc::new(clock.clone()), 1, 64, Tolerance::percent(10), None).unwrap(),
+    );
+    let t = logging_timer(&s, 0, 1, &Log::default());
+    t.start_at(1_000).unwrap();
+    assert_eq!(s.step(0).sleep, Some(Some(1_100)));
+    t.start_periodic(2_000, 500, Missed::Skip).unwrap();
+    assert_eq!(s.step(0).sleep, Some(Some(2_050)));
+}
+
+#[test]
+fn a_panicking_callback_is_counted_and_the_shard_goes_on() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    let bad = Timer {
+        core: s.new_timer(0, Exec::Direct, Box::new(|_, _| panic!("callback failure"))),
+        shared: Arc::clone(&s),
+    };
+    bad.start_at(10).unwrap();
+    logging_timer(&s, 0, 2, &log).start_at(10).unwrap();
+    clock.advance(10);
+    assert_eq!(s.step(0).fired, 2);
+    assert_eq!(tags(&log), [2]);
+    assert_eq!(s.stats(0).panics, 1);
+    assert_eq!(bad.drain(), Stop::NotPending);
+}

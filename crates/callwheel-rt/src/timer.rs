@@ -1,0 +1,348 @@
+//! Timers: the user's handle ([`Timer`]) and the state the shards keep for it.
+//!
+//! A timer is created once with its callback and execution mode and then armed, re-armed,
+//! stopped, drained and moved as often as needed (a FreeBSD `struct callout`, not a one-shot
+//! future). Its state — the wheel handle of its pending arming, how many of its callbacks are
+//! running and on which threads — lives in the timer, behind its own lock, and is only changed
+//! while the lock of the shard that holds it is also held (shard lock first, then timer lock).
+//! The index of that shard is an atomic in the timer that changes only while both the old and
+//! the new shard are locked, so a caller that locks the shard it read and finds the index
+//! unchanged has the right one.
+//!
+//! Because the running state is the timer's own, not the shard's, a timer moves at once even
+//! while its callback runs: that callback finishes where it started, and every later firing
+//! (including a re-arm made by the callback itself) happens on the new shard.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use callwheel::wheel::Missed;
+use callwheel::Handle;
+
+use crate::runtime::Shared;
+use crate::sync::{AtomicUsize, Condvar, Mutex, ThreadId};
+use crate::Error;
+
+/// Where a timer's callback runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exec {
+    /// On the shard's driver thread, between wake-up and sleep (calloutng's `C_DIRECT_EXEC`):
+    /// the lowest latency, but a slow callback delays the shard's other timers.
+    Direct,
+    /// On the runtime's worker pool (the software-interrupt thread): the driver only queues it,
+    /// so a slow callback delays no other timer's firing.
+    Deferred,
+}
+
+/// What [`Timer::stop`] or [`Timer::drain`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The timer was pending and will not fire for that arming.
+    Cancelled,
+    /// The timer was not pending, but its callback had been taken for running (and, for
+    /// `drain`, has now finished — unless `drain` was called from that callback itself).
+    Running,
+    /// The timer was neither pending nor running.
+    NotPending,
+}
+
+/// What a callback is told about its firing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fire {
+    /// The deadline it fired for, in clock nanoseconds.
+    pub deadline: u64,
+    /// The (clamped) clock reading at the wake-up that fired it.
+    pub now: u64,
+    /// For a periodic timer, the whole periods this firing missed; 0 otherwise.
+    pub overruns: u64,
+    /// The shard that fired it.
+    pub shard: usize,
+}
+
+impl Fire {
+    /// How late the timer fired: `now - deadline` (0 when on time).
+    pub fn lateness(&self) -> u64 {
+        self.now.saturating_sub(self.deadline)
+    }
+}
+
+/// A timer's callback.
+pub(crate) type Callback = Box<dyn Fn(&Timer, &Fire) + Send + Sync>;
+
+/// The state of one timer; see the [module documentation](self) for who may change it.
+#[derive(Debug, Default)]
+pub(crate) struct TimerState {
+    /// The wheel handle of the pending arming, on the timer's shard.
+    pub(crate) pending: Option<Handle>,
+    /// The pending arming's current deadline and tolerance (kept here because the wheel does
+    /// not report them, and a move re-arms the same window elsewhere).
+    pub(crate) deadline: u64,
+    /// See `deadline`.
+    pub(crate) tolerance: u64,
+    /// The pending arming's period and policy, when periodic.
+    pub(crate) periodic: Option<(u64, Missed)>,
+    /// Callbacks taken for running (queued or running) and not yet finished.
+    pub(crate) running: usize,
+    /// The threads currently inside this timer's callback.
+    pub(crate) runners: Vec<ThreadId>,
+    /// Times fired.
+    pub(crate) fired: u64,
+    /// Overruns reported by the latest firing.
+    pub(crate) overruns: u64,
+}
+
+pub(crate) struct TimerCore {
+    pub(crate) exec: Exec,
+    pub(crate) callback: Callback,
+    /// The shard whose lock guards `state`.
+    pub(crate) shard: AtomicUsize,
+    pub(crate) state: Mutex<TimerState>,
+    /// Signalled when a callback finishes (for `drain`).
+    pub(crate) idle: Condvar,
+}
+
+impl fmt::Debug for TimerCore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimerCore")
+            .field("exec", &self.exec)
+            .field("shard", &self.shard)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What to arm: one window, optionally periodic, optionally on a chosen shard.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arm {
+    pub(crate) deadline: u64,
+    pub(crate) tolerance: u64,
+    pub(crate) shard: Option<usize>,
+    pub(crate) periodic: Option<(u64, Missed)>,
+}
+
+/// A timer of a [`Runtime`](crate::Runtime): cheap to clone (all clones are the same timer),
+/// usable from any thread, including from its own callback.
+///
+/// Arming a pending timer again moves its window (FreeBSD's `callout_reset`); every `start`
+/// returns whether the timer was pending.
+#[derive(Clone)]
+pub struct Timer {
+    pub(crate) core: Arc<TimerCore>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Timer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timer").field("core", &self.core).finish()
+    }
+}
+
+impl Timer {
+    /// Arms the timer for the absolute clock reading `deadline`, with the runtime's default
+    /// tolerance for the interval from now, on the timer's current shard. A deadline already
+    /// past fires at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Wheel`] when the shard's wheel refuses it, [`Error::ShutDown`] after the runtime
+    /// is gone.
+    pub fn start_at(&self, deadline: u64) -> Result<bool, Error> {
+        let tolerance = self.default_tolerance(deadline);
+        self.start_with(deadline, tolerance, None)
+    }
+
+    /// Arms the timer `after` from now (see [`Timer::start_at`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Timer::start_at`].
+    pub fn start_after(&self, after: Duration) -> Result<bool, Error> {
+        let ns = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
+        self.start_at(self.shared.now().saturating_add(ns))
+    }
+
+    /// Arms the timer with window `[deadline, deadline + tolerance]` (nanoseconds), on `shard`
+    /// (`None`: the timer's current shard; [`Runtime::current_shard`](crate::Runtime::current_shard)
+    /// for the caller's). A pending arming on another shard moves there.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchShard`], and as [`Timer::start_at`].
+    pub fn start_with(
+        &self,
+        deadline: u64,
+        tolerance: u64,
+        shard: Option<usize>,
+    ) -> Result<bool, Error> {
+        self.shared.arm(
+            &self.core,
+            Arm {
+                deadline,
+                tolerance,
+                shard,
+                periodic: None,
+            },
+        )
+    }
+
+    /// Arms the timer periodically: first at `first`, then every `period` nanoseconds after
+    /// the previous deadline (no drift), with the runtime's default tolerance for the period
+    /// (for [`Missed::Burst`], capped below the period: a wider window would replay periods at
+    /// once). `missed` decides what happens to periods missed by a late wake-up; each firing's
+    /// [`Fire::overruns`] counts them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Wheel`] with [`callwheel::Error::ZeroPeriod`] for a zero period; as
+    /// [`Timer::start_at`].
+    pub fn start_periodic(&self, first: u64, period: u64, missed: Missed) -> Result<bool, Error> {
+        let tolerance = self.shared.tolerance.for_interval(period);
+        self.start_periodic_with(first, period, tolerance, missed, None)
+    }
+
+    /// [`Timer::start_periodic`] with an explicit tolerance and shard.
+    ///
+    /// # Errors
+    ///
+    /// As [`Timer::start_periodic`] and [`Timer::start_with`].
+    pub fn start_periodic_with(
+        &self,
+        first: u64,
+        period: u64,
+        tolerance: u64,
+        missed: Missed,
+        shard: Option<usize>,
+    ) -> Result<bool, Error> {
+        if period == 0 {
+            return Err(Error::Wheel(callwheel::Error::ZeroPeriod));
+        }
+        let tolerance = if missed == Missed::Burst {
+            tolerance.min(period - 1)
+        } else {
+            tolerance
+        };
+        self.shared.arm(
+            &self.core,
+            Arm {
+                deadline: first,
+                tolerance,
+                shard,
+                periodic: Some((period, missed)),
+            },
+        )
+    }
+
+    /// Cancels the pending arming, if any. Never waits.
+    pub fn stop(&self) -> Stop {
+        self.shared.stop(&self.core)
+    }
+
+    /// Cancels the pending arming and waits until no callback of this timer runs on another
+    /// thread (from inside its own callback it cannot wait for itself, and returns
+    /// [`Stop::Running`] once the arming is cancelled). A callback that re-arms the timer while
+    /// `drain` waits has that arming cancelled too.
+    pub fn drain(&self) -> Stop {
+        self.shared.drain(&self.core)
+    }
+
+    /// Moves the timer to `shard`: its pending arming (if any) now fires there, and so do
+    /// later armings that name no shard. Returns whether it was pending.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchShard`]; [`Error::Wheel`] when the destination's wheel is full (the
+    /// timer then stays where it was).
+    pub fn move_to(&self, shard: usize) -> Result<bool, Error> {
+        self.shared.move_to(&self.core, shard)
+    }
+
+    /// Whether an arming is pending.
+    pub fn is_pending(&self) -> bool {
+        self.shared.with_state(&self.core, |s| s.pending.is_some())
+    }
+
+    /// The shard the timer belongs to.
+    pub fn shard(&self) -> usize {
+        self.core.shard.load(crate::sync::Ordering::Acquire)
+    }
+
+    /// How many times the timer has fired.
+    pub fn fired(&self) -> u64 {
+        self.shared.with_state(&self.core, |s| s.fired)
+    }
+
+    /// The overruns of the latest firing (see [`Fire::overruns`]).
+    pub fn overruns(&self) -> u64 {
+        self.shared.with_state(&self.core, |s| s.overruns)
+    }
+
+    /// The execution mode chosen at creation.
+    pub fn exec(&self) -> Exec {
+        self.core.exec
+    }
+
+    fn default_tolerance(&self, deadline: u64) -> u64 {
+        let interval = deadline.saturating_sub(self.shared.now());
+        self.shared.tolerance.for_interval(interval)
+    }
+}
+
+/// The deadline a periodic timer is re-armed for after firing for `deadline` at `now` with
+/// `overruns` missed periods: the wheel's rule (see [`Missed`]), repeated here so the runtime
+/// knows where a pending periodic timer stands when it moves it. `None` past the end of time.
+pub(crate) fn next_deadline(
+    deadline: u64,
+    now: u64,
+    overruns: u64,
+    (period, missed): (u64, Missed),
+) -> Option<u64> {
+    if overruns == 0 {
+        return deadline.checked_add(period);
+    }
+    match missed {
+        Missed::Burst => deadline.checked_add(period),
+        Missed::Delay => now.checked_add(period),
+        Missed::Skip => overruns
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(period))
+            .and_then(|d| deadline.checked_add(d)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use callwheel::wheel::Wheel;
+    use callwheel::{Budget, Scheme};
+
+    /// The runtime's copy of the re-arm rule agrees with the wheel's, for every policy and a
+    /// spread of late wake-ups.
+    #[test]
+    fn next_deadline_agrees_with_the_wheel() {
+        for missed in [Missed::Burst, Missed::Delay, Missed::Skip] {
+            for late in [0u64, 1, 99, 100, 101, 250, 1_000] {
+                let mut w = Wheel::new();
+                w.start_periodic(1_000, 100, 0, missed, ()).unwrap();
+                let mut got = Vec::new();
+                let now = 1_000 + late;
+                let _ = w.advance(now, Budget::UNLIMITED, |_, e| got.push(e));
+                let first = got.first().unwrap();
+                let expect = next_deadline(first.deadline, now, first.overruns, (100, missed));
+                // The wheel's next deadline: advance to just before it (nothing more fires
+                // beyond what Burst replays) and then to it.
+                let mut next = None;
+                let mut t = now;
+                while next.is_none() && t < now + 10_000 {
+                    t += 1;
+                    let _ = w.advance(t, Budget::UNLIMITED, |_, e| {
+                        if next.is_none() && e.deadline > first.deadline {
+                            next = Some(e.deadline)
+                        }
+                    });
+                }
+                let from_wheel = got.get(1).map(|e| e.deadline).or(next);
+                assert_eq!(from_wheel, expect, "{missed:?} late by {late}");
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! How late a timer may fire: calloutng's precision, an absolute amount and a share of the
+//! interval (`C_PREL`), whichever is larger.
+
+/// The default or per-timer tolerance: the window of a timer due in `interval` nanoseconds is
+/// `[deadline, deadline + max(absolute, interval × ppm / 10^6)]`.
+///
+/// ```
+/// use callwheel_rt::Tolerance;
+///
+/// let t = Tolerance::percent(5).with_absolute(1_000);
+/// assert_eq!(t.for_interval(10_000_000), 500_000); // 5 % of 10 ms
+/// assert_eq!(t.for_interval(10_000), 1_000); // the absolute floor
+/// assert_eq!(Tolerance::EXACT.for_interval(u64::MAX), 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Tolerance {
+    /// The absolute part, in nanoseconds.
+    pub absolute: u64,
+    /// The relative part, in millionths of the interval.
+    pub ppm: u32,
+}
+
+impl Tolerance {
+    /// No tolerance: every timer fires as close to its deadline as the clock allows.
+    pub const EXACT: Tolerance = Tolerance {
+        absolute: 0,
+        ppm: 0,
+    };
+
+    /// An absolute tolerance of `ns` nanoseconds.
+    pub const fn absolute(ns: u64) -> Tolerance {
+        Tolerance {
+            absolute: ns,
+            ppm: 0,
+        }
+    }
+
+    /// A tolerance of `percent` per cent of the interval (values above 100 read as 100: a
+    /// window longer than the wait itself buys nothing a coarser clock would not).
+    pub const fn percent(percent: u32) -> Tolerance {
+        let p = if percent > 100 { 100 } else { percent };
+        Tolerance {
+            absolute: 0,
+            ppm: p * 10_000,
+        }
+    }
+
+    /// This tolerance with its absolute part set to `ns`.
+    pub const fn with_absolute(self, ns: u64) -> Tolerance {
+        Tolerance {
+            absolute: ns,
+            ppm: self.ppm,
+        }
+    }
+
+    /// The tolerance in nanoseconds for a timer due `interval` nanoseconds from now.
+    pub fn for_interval(self, interval: u64) -> u64 {
+        // 128-bit product: an interval near u64::MAX times a million does not fit in 64 bits.
+        let relative = (u128::from(interval) * u128::from(self.ppm) / 1_000_000) as u64;
+        self.absolute.max(relative)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_larger_of_absolute_and_relative_wins() {
+        let t = Tolerance {
+            absolute: 300,
+            ppm: 100_000,
+        };
+        assert_eq!(t.for_interval(1_000), 300);
+        assert_eq!(t.for_interval(10_000), 1_000);
+    }
+
+    #[test]
+    fn percent_is_capped_and_huge_intervals_do_not_overflow() {
+        assert_eq!(Tolerance::percent(250), Tolerance::percent(100));
+        assert_eq!(Tolerance::percent(100).for_interval(u64::MAX), u64::MAX);
+        assert_eq!(Tolerance::percent(1).for_interval(u64::MAX), u64::MAX / 100);
+    }
+}
