@@ -66,6 +66,16 @@ impl Bytes<'_> {
         }
     }
 
+    /// A timeout's argument key: a few small ones, or one of many sharing their low bits (so
+    /// that (func, arg) hash chains are shared).
+    fn key(&self) -> usize {
+        if self.below(2) == 0 {
+            usize::from(self.below(4))
+        } else {
+            usize::from(self.u8()) << 6
+        }
+    }
+
     /// An sbt time: mostly a few milliseconds, sometimes anything.
     fn sbt(&self) -> i64 {
         match self.below(6) {
@@ -255,7 +265,7 @@ fn op(s: &State<'_>) {
         3 => {
             let (f, key, ticks) = (
                 usize::from(s.bytes.below(2)),
-                usize::from(s.bytes.below(4)),
+                s.bytes.key(),
                 s.bytes.ticks(),
             );
             let rc = unsafe { cw_timeout(cw, Some(TIMEOUT_FUNCS[f]), arg(key, t), ticks) };
@@ -266,7 +276,7 @@ fn op(s: &State<'_>) {
             }
         }
         4 => {
-            let (f, key) = (usize::from(s.bytes.below(2)), usize::from(s.bytes.below(4)));
+            let (f, key) = (usize::from(s.bytes.below(2)), s.bytes.key());
             let rc = unsafe { cw_untimeout(cw, Some(TIMEOUT_FUNCS[f]), arg(key, t)) };
             let mut timeouts = s.timeouts.borrow_mut();
             let n = timeouts.entry((t, f, key)).or_default();

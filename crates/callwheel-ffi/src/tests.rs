@@ -342,6 +342,42 @@ fn timeouts_fire_in_order_and_untimeout_cancels() {
 }
 
 #[test]
+fn untimeout_cancels_exactly_its_own_among_many() {
+    // More timeouts than a small table's hash buckets: chains are shared, and each untimeout
+    // must still find its own (func, arg) and no other.
+    const N: usize = 48;
+    for backing in BACKINGS {
+        let t = T::new(backing, 8, false);
+        for i in 0..N {
+            let func = if i % 3 == 0 { RECORD_OTHER } else { RECORD };
+            assert_eq!(t.timeout(func, tag(i * 4096 + 1), 2), CW_OK);
+        }
+        let mut expected = Vec::new();
+        for i in 0..N {
+            let (func, bias) = if i % 3 == 0 {
+                (RECORD_OTHER, 1000)
+            } else {
+                (RECORD, 0)
+            };
+            // The other function with the same argument is not this callout.
+            let other = if i % 3 == 0 { RECORD } else { RECORD_OTHER };
+            assert_eq!(t.untimeout(other, tag(i * 4096 + 1)), 0, "{i}");
+            if i % 2 == 0 {
+                assert_eq!(t.untimeout(func, tag(i * 4096 + 1)), 1, "{i}");
+            } else {
+                expected.push(i * 4096 + 1 + bias);
+            }
+        }
+        t.check();
+        assert_eq!(t.run(2), expected.len() as c_int);
+        let mut log = take_log();
+        log.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(log, expected);
+    }
+}
+
+#[test]
 fn setcallout_handles_go_stale_and_forgeries_are_refused() {
     for backing in BACKINGS {
         let t = T::new(backing, 4, false);
