@@ -58,7 +58,8 @@ pub(crate) fn set_timer_slack(ns: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// The CPU the calling thread runs on, if the kernel says.
+/// The CPU the calling thread runs on, if the kernel says (Miri cannot ask).
+#[cfg_attr(miri, allow(dead_code))]
 pub(crate) fn current_cpu() -> Option<usize> {
     // SAFETY: sched_getcpu takes no arguments and only returns a number.
     let cpu = unsafe { libc::sched_getcpu() };

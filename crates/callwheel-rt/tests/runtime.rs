@@ -1,0 +1,352 @@
+//! The runtime with its threads: driver behaviour on the manual clock (deterministic counts),
+//! execution modes, drain, clock changes and configuration errors. No test asserts a latency.
+#![cfg(not(miri))]
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use callwheel_rt::{
+    ClockId, Config, Error, Exec, Fire, ManualClock, Runtime, ShardStats, Stop, SystemClock,
+    Tolerance, MAX_SHARDS,
+};
+
+/// Generous liveness bound for waits on real threads (never a latency assertion).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn manual_runtime(clock: &ManualClock, shards: usize, tolerance: Tolerance) -> Runtime {
+    Runtime::new(Config {
+        shards,
+        tolerance,
+        ..Config::with_clock(clock.clone())
+    })
+    .unwrap()
+}
+
+fn total(stats: &[ShardStats], f: impl Fn(&ShardStats) -> u64) -> u64 {
+    stats.iter().map(f).sum()
+}
+
+/// A deterministic spread of values (a linear congruential generator).
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn an_idle_runtime_makes_zero_wakeups() {
+    let clock = ManualClock::new(0);
+    let rt = manual_runtime(&clock, 3, Tolerance::EXACT);
+    clock.wait_idle(3);
+    clock.advance(10_000_000_000);
+    clock.set_auto_advance(true);
+    clock.wait_idle(3);
+    assert_eq!(total(&rt.stats(), |s| s.wakeups), 0);
+
+    // On the real clock too: nothing pending, nothing wakes.
+    let rt = Runtime::new(Config {
+        shards: 2,
+        ..Config::default()
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(total(&rt.stats(), |s| s.wakeups), 0);
+}
+
+/// The minimum number of instants that stab every window: wake at the earliest window end,
+/// drop every window that contains it, repeat.
+fn optimal_wakeups(windows: &mut [(u64, u64)]) -> u64 {
+    windows.sort_by_key(|&(_, end)| end);
+    let mut wakeups = 0;
+    let mut last = None;
+    for &(deadline, end) in windows.iter() {
+        if last.is_some_and(|t| deadline <= t) {
+            continue;
+        }
+        last = Some(end);
+        wakeups += 1;
+    }
+    wakeups
+}
+
+fn coalescing_run(tolerance: Tolerance) -> (u64, u64, Vec<(u64, u64, Fire)>) {
+    let clock = ManualClock::new(0);
+    let rt = manual_runtime(&clock, 1, tolerance);
+    clock.wait_idle(1);
+    let fires = Arc::new(Mutex::new(Vec::new()));
+    let mut rng = Lcg(7);
+    let mut windows = Vec::new();
+    // 1,000 timers spread over 10 s, each with an interval of 1 ms to 10 s from time 0.
+    for _ in 0..1_000 {
+        let deadline = 1_000_000 + rng.below(9_999_000_000);
+        let tol = tolerance.for_interval(deadline);
+        windows.push((deadline, deadline + tol));
+        let fires = Arc::clone(&fires);
+        let t = rt.timer(Exec::Direct, move |_, f| {
+            fires.lock().unwrap().push((f.deadline, tol, *f));
+        });
+        t.start_at(deadline).unwrap();
+    }
+    clock.wait_idle(1);
+    let before = rt.stats()[0].wakeups;
+    clock.set_auto_advance(true);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while fires.lock().unwrap().len() < 1_000 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    clock.wait_idle(1);
+    let s = &rt.stats()[0];
+    assert_eq!(
+        s.early_wakeups, before,
+        "no early wake-ups once every timer is armed"
+    );
+    let fires = fires.lock().unwrap().clone();
+    (s.wakeups - before, optimal_wakeups(&mut windows), fires)
+}
+
+#[test]
+fn coalesced_wakeups_equal_the_optimal_stabbing_and_fire_inside_windows() {
+    for tolerance in [Tolerance::EXACT, Tolerance::percent(5)] {
+        let (wakeups, optimum, fires) = coalescing_run(tolerance);
+        assert_eq!(fires.len(), 1_000);
+        for (deadline, tol, f) in &fires {
+            assert!(
+                f.now >= *deadline && f.now <= deadline + tol,
+                "{f:?} outside window"
+            );
+        }
+        assert_eq!(wakeups, optimum, "{tolerance:?}");
+        eprintln!("{tolerance:?}: {wakeups} wake-ups for 1000 timers (optimum {optimum})");
+    }
+    // Tolerance is what makes coalescing possible at all.
+    let (exact, _, _) = coalescing_run(Tolerance::EXACT);
+    let (tolerant, _, _) = coalescing_run(Tolerance::percent(5));
+    assert!(tolerant < exact / 2, "{tolerant} vs {exact}");
+}
+
+#[test]
+fn a_clock_set_wakes_the_driver_to_reevaluate_absolute_timers() {
+    // The realtime clock's ECANCELED path, through the manual clock's `set` (this test cannot
+    // set the machine's wall clock): the sleeping driver wakes with Wake::ClockSet, re-reads
+    // the clock and fires what the new time has made due.
+    let clock = ManualClock::new(1_000);
+    let rt = manual_runtime(&clock, 1, Tolerance::EXACT);
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let t = rt.timer(Exec::Direct, move |_, f| {
+        tx.lock().unwrap().send(*f).unwrap()
+    });
+    t.start_at(1_000_000).unwrap();
+    clock.wait_idle(1);
+    clock.set(2_000_000);
+    let f = rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!((f.deadline, f.now), (1_000_000, 2_000_000));
+    clock.wait_idle(1);
+    assert_eq!(rt.stats()[0].clock_sets, 1);
+
+    // Set backwards: readings are clamped (and counted), an absolute timer waits for the clock
+    // to reach it, and nothing fires early.
+    t.start_at(3_000_000).unwrap();
+    clock.wait_idle(1);
+    clock.set(500);
+    clock.wait_idle(1);
+    assert!(rx.try_recv().is_err());
+    assert!(rt.stats()[0].clamped >= 1);
+    clock.set(3_000_000);
+    let f = rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!((f.deadline, f.now), (3_000_000, 3_000_000));
+}
+
+#[test]
+fn realtime_and_boottime_runtimes_fire_absolute_timers() {
+    for id in [ClockId::Realtime, ClockId::Boottime] {
+        let rt = Runtime::new(Config {
+            shards: 1,
+            ..Config::with_clock(SystemClock::new(id))
+        })
+        .unwrap();
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        let t = rt.timer(Exec::Direct, move |_, f| {
+            tx.lock().unwrap().send(*f).unwrap()
+        });
+        let deadline = id.read().unwrap() + 2_000_000;
+        t.start_at(deadline).unwrap();
+        let f = rx.recv_timeout(PATIENCE).unwrap();
+        assert_eq!(f.deadline, deadline);
+        assert!(f.now >= deadline, "{id:?} fired early");
+    }
+}
+
+#[test]
+fn a_slow_deferred_callback_delays_no_other_timer() {
+    let clock = ManualClock::new(0);
+    let rt = manual_runtime(&clock, 1, Tolerance::EXACT);
+    let (started_tx, started_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let (done_tx, done_rx) = mpsc::channel();
+    let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
+    let slow = rt.timer(Exec::Deferred, move |_, _| {
+        started_tx.lock().unwrap().send(()).unwrap();
+        // Blocks its worker until the test lets it go.
+        release_rx.lock().unwrap().recv().unwrap();
+    });
+    let done = Mutex::new(done_tx.clone());
+    let other_deferred = rt.timer(Exec::Deferred, move |_, _| {
+        done.lock().unwrap().send("deferred").unwrap()
+    });
+    let done = Mutex::new(done_tx);
+    let direct = rt.timer(Exec::Direct, move |_, _| {
+        done.lock().unwrap().send("direct").unwrap()
+    });
+    slow.start_at(100).unwrap();
+    other_deferred.start_at(200).unwrap();
+    direct.start_at(300).unwrap();
+    clock.advance(100);
+    started_rx.recv_timeout(PATIENCE).unwrap();
+    clock.advance(200);
+    let mut got = [
+        done_rx.recv_timeout(PATIENCE).unwrap(),
+        done_rx.recv_timeout(PATIENCE).unwrap(),
+    ];
+    got.sort();
+    assert_eq!(got, ["deferred", "direct"]);
+    // The slow one is still running: stop says so, and drain waits for it.
+    assert_eq!(slow.stop(), Stop::Running);
+    release_tx.send(()).unwrap();
+    assert_eq!(slow.drain(), Stop::Running);
+    assert_eq!(slow.stop(), Stop::NotPending);
+}
+
+#[test]
+fn drain_waits_for_a_running_callback() {
+    let rt = Runtime::new(Config {
+        shards: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let release = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started_rx) = mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    let (r, f) = (Arc::clone(&release), Arc::clone(&finished));
+    let t = rt.timer(Exec::Deferred, move |_, _| {
+        started_tx.lock().unwrap().send(()).unwrap();
+        while r.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        f.store(1, Ordering::SeqCst);
+    });
+    t.start_after(Duration::ZERO).unwrap();
+    started_rx.recv_timeout(PATIENCE).unwrap();
+    let drainer = {
+        let t = t.clone();
+        let finished = Arc::clone(&finished);
+        std::thread::spawn(move || (t.drain(), finished.load(Ordering::SeqCst)))
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        !drainer.is_finished(),
+        "drain returned while the callback ran"
+    );
+    release.store(1, Ordering::SeqCst);
+    assert_eq!(drainer.join().unwrap(), (Stop::Running, 1));
+}
+
+#[test]
+fn timers_start_on_the_chosen_shard() {
+    let clock = ManualClock::new(0);
+    let rt = manual_runtime(&clock, 3, Tolerance::EXACT);
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let t = rt
+        .timer_on(2, Exec::Direct, move |_, f| {
+            tx.lock().unwrap().send(f.shard).unwrap()
+        })
+        .unwrap();
+    t.start_at(10).unwrap();
+    clock.advance(10);
+    assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), 2);
+    t.start_with(20, 0, Some(1)).unwrap();
+    clock.advance(10);
+    assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), 1);
+    assert!(rt.current_shard() < 3);
+    assert!(matches!(
+        rt.timer_on(3, Exec::Direct, |_, _| {}),
+        Err(Error::NoSuchShard {
+            shard: 3,
+            shards: 3
+        })
+    ));
+}
+
+#[test]
+fn bad_configurations_are_errors() {
+    for config in [
+        Config {
+            workers: 0,
+            ..Config::default()
+        },
+        Config {
+            max_expiries_per_lock: 0,
+            ..Config::default()
+        },
+        Config {
+            shards: MAX_SHARDS + 1,
+            ..Config::default()
+        },
+    ] {
+        assert!(matches!(Runtime::new(config), Err(Error::Config { .. })));
+    }
+}
+
+#[test]
+fn a_dropped_runtime_refuses_new_armings() {
+    let rt = Runtime::new(Config {
+        shards: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let t = rt.timer(Exec::Direct, |_, _| {});
+    t.start_after(Duration::from_secs(60)).unwrap();
+    drop(rt);
+    assert!(matches!(
+        t.start_after(Duration::ZERO),
+        Err(Error::ShutDown)
+    ));
+}
+
+#[test]
+fn stats_count_fired_timers_and_their_lateness() {
+    let clock = ManualClock::new(0);
+    let rt = manual_runtime(&clock, 1, Tolerance::EXACT);
+    let fired = Arc::new(AtomicU64::new(0));
+    for i in 0..10u64 {
+        let fired = Arc::clone(&fired);
+        rt.timer(Exec::Direct, move |_, _| {
+            fired.fetch_add(1, Ordering::SeqCst);
+        })
+        .start_at(100 + i)
+        .unwrap();
+    }
+    clock.advance(1_000);
+    while fired.load(Ordering::SeqCst) < 10 {
+        std::thread::yield_now();
+    }
+    clock.wait_idle(1);
+    let s = rt.shard_stats(0).unwrap();
+    assert_eq!((s.started, s.fired, s.pending), (10, 10, 0));
+    assert_eq!(s.lateness.len(), 10);
+    // All ten fired at one wake-up at 1,000: lateness 900 down to 891.
+    assert_eq!(s.lateness.max(), 900);
+    assert_eq!(s.lateness.min(), 891);
+    assert!(rt.shard_stats(1).is_err());
+}
