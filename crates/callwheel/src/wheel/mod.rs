@@ -339,7 +339,7 @@ impl<T> Wheel<T> {
         let end = deadline.saturating_add(tolerance);
         let (idx, generation) = self.alloc(deadline, end, value)?;
         self.stats.started += 1;
-        self.arm(idx, deadline);
+        self.arm(idx, deadline, end);
         Ok(Handle::new(idx, generation))
     }
 
@@ -420,7 +420,7 @@ impl<T> Wheel<T> {
         let t = self.timer_mut(idx);
         t.deadline = deadline;
         t.end = end;
-        self.arm(idx, deadline);
+        self.arm(idx, deadline, end);
         true
     }
 
@@ -650,7 +650,6 @@ impl<T> Wheel<T> {
         if *word == 0 {
             self.levels &= !(1u16 << level);
         }
-        self.minimum[list as usize] = NO_MIN;
     }
 
     #[inline(always)]
@@ -663,7 +662,7 @@ impl<T> Wheel<T> {
     /// Links a timer (on no list) where its deadline says: overdue, deferred while a slot is
     /// processed, or its digit's slot.
     #[inline(always)]
-    fn arm(&mut self, idx: u32, deadline: Tick) {
+    fn arm(&mut self, idx: u32, deadline: Tick, end: Tick) {
         if deadline <= self.cursor {
             self.push_overdue(idx);
         } else if self.phase == Phase::Tick {
@@ -671,7 +670,7 @@ impl<T> Wheel<T> {
             // it. Place this one once the slot is done, behind it.
             self.push_back(DEFERRED, BASE + idx);
         } else {
-            self.place(idx, self.cursor);
+            self.place_at(idx, self.cursor, deadline, end);
         }
     }
 
@@ -690,9 +689,17 @@ impl<T> Wheel<T> {
         let slot = slot_for(level, deadline);
         let list = (level * SLOTS + slot) as u32;
         self.push_back(list, BASE + idx);
-        self.occupied[level] |= 1u64 << slot;
+        let word = self.occupied[level];
+        let bit = 1u64 << slot;
+        if word & bit == 0 {
+            // The first timer of an empty slot: its minimums start from this one (emptying a
+            // slot leaves them stale rather than pay a store for it).
+            self.minimum[list as usize] = SlotMin { end, deadline };
+        } else {
+            self.lower(list, deadline, end);
+        }
+        self.occupied[level] = word | bit;
         self.levels |= 1u16 << level;
-        self.lower(list, deadline, end);
     }
 
     /// Queues a live, unlinked timer as overdue (it fires in the next drain).
@@ -807,9 +814,10 @@ impl<T> Wheel<T> {
         t.deadline = next;
         t.end = next.saturating_add(tolerance);
         let value = copy(&t.value);
+        let end = t.end;
         // Already due on the cursor (it fired from the overdue queue): the next drain. Burst
         // replays the missed deadlines in order, as the cursor reaches them.
-        self.arm(idx, next);
+        self.arm(idx, next, end);
         Some((value, missed))
     }
 
