@@ -33,6 +33,12 @@
 //! marks the non-empty levels and one over that level's occupancy word (the "busy" marks of V&L
 //! Appendix A). `advance` jumps any empty stretch in O(1) per slot it processes.
 //!
+//! That slot need not be processed at its own start: nothing else is due before it ends, and
+//! nothing in it before its smallest deadline. The wheel processes it as late as the start of
+//! that deadline's level-0 window (or the time asked for, if earlier), so a sparse timer moves
+//! down in one cascade instead of one per level, and a jump from one deadline to the next
+//! costs two slot visits whatever the gap.
+//!
 //! # Tolerance and coalesced wake-ups
 //!
 //! A timer has a window `[deadline, deadline + tolerance]` (calloutng's precision). The wheel
