@@ -391,14 +391,11 @@ impl Shared {
             };
             (now, sleep)
         };
-        if !due.is_empty() {
-            let mut h = sync::lock(&shard.lateness);
-            for e in &due {
-                h.saturating_record(now.saturating_sub(e.deadline));
-            }
-        }
         let fired = due.len();
+        // Lateness is recorded after the callbacks are dispatched, so it adds nothing to theirs.
+        let mut lateness = Vec::with_capacity(fired);
         for e in due {
+            lateness.push(now.saturating_sub(e.deadline));
             let fire = Fire {
                 deadline: e.deadline,
                 now,
@@ -423,6 +420,12 @@ impl Shared {
                 }
                 // Without a pool (model checking), deferred callbacks run here too.
                 _ => self.run_callback(&timer, &fire),
+            }
+        }
+        if fired > 0 {
+            let mut h = sync::lock(&shard.lateness);
+            for l in lateness {
+                h.saturating_record(l);
             }
         }
         Step { fired, sleep }
