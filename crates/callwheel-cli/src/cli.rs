@@ -42,6 +42,9 @@ pub enum Command {
     /// Runs one Table I measurement in this process (what `table1` runs in each child).
     #[command(hide = true)]
     Table1One(Table1OneArgs),
+    /// The hrtimers latency table: lateness of callwheel-rt timers against a bare
+    /// `clock_nanosleep(TIMER_ABSTIME)` loop, interleaved in one run.
+    Latency(crate::latency::LatencyArgs),
 }
 
 /// The options of `callwheel table1`.
@@ -163,6 +166,7 @@ pub fn run() -> ExitCode {
         Command::BenchOne(args) => bench_one(&args),
         Command::Table1(args) => table1_command(&args),
         Command::Table1One(args) => table1_one(&args),
+        Command::Latency(args) => crate::latency::command(&args),
     }
 }
 

@@ -11,10 +11,12 @@
 //! | [`runner`] | one child process per measurement, and its result line |
 //! | [`report`] | the tables |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
+//! | [`latency`] | `callwheel latency`: callwheel-rt timer lateness against a raw `clock_nanosleep` loop |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod latency;
 pub mod peers;
 pub mod plan;
 pub mod registry;

@@ -1,0 +1,339 @@
+//! `callwheel latency`: the hrtimers latency table. Timers due every period (10 ms by
+//! default) fire on a callwheel-rt driver while this thread sleeps with a bare
+//! `clock_nanosleep(TIMER_ABSTIME)` for the slots in between, so both see the same host noise
+//! in the same run: callwheel owns the even slots of a `2 × period` grid, the raw loop the odd
+//! ones. Lateness is the clock reading minus the deadline, in µs:
+//!
+//! - *callwheel-rt (callback)*: read at the start of the callback (wake-up, lock, wheel, and
+//!   dispatch to a direct callback);
+//! - *callwheel-rt (wake-up)*: the driver's own reading on waking ([`Fire::lateness`]);
+//! - *clock_nanosleep (raw)*: read right after the sleep returns.
+//!
+//! Both the driver and this thread run with 1 ns timer slack. With `--load`, one busy thread
+//! per CPU spins for the whole run. The figures are benchmarks, never pass/fail: the verdict
+//! lines compare the same run's numbers with the targets.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use callwheel_rt::{ClockId, Config, Exec, Fire, Missed, Runtime, Stop};
+use clap::Args;
+
+/// The options of `callwheel latency`.
+#[derive(Clone, Debug, Args)]
+pub struct LatencyArgs {
+    /// Samples per source (the hrtimers table used 10000).
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub loops: u64,
+    /// Period between timers, in µs.
+    #[arg(long = "period-us", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub period_us: u64,
+    /// Keep every CPU busy with a spinning thread during the run.
+    #[arg(long)]
+    pub load: bool,
+}
+
+/// One source's lateness figures, in nanoseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    /// What was measured.
+    pub source: &'static str,
+    /// Number of samples.
+    pub samples: usize,
+    /// Smallest lateness.
+    pub min: u64,
+    /// Mean lateness.
+    pub avg: u64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest lateness.
+    pub max: u64,
+}
+
+impl Row {
+    /// The figures of `samples` (nearest-rank percentiles); `None` when there are none.
+    pub fn of(source: &'static str, mut samples: Vec<u64>) -> Option<Row> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_unstable();
+        let n = samples.len();
+        let rank = |per_mille: usize| samples[(n * per_mille).div_ceil(1000).clamp(1, n) - 1];
+        let sum: u128 = samples.iter().map(|&s| u128::from(s)).sum();
+        Some(Row {
+            source,
+            samples: n,
+            min: samples[0],
+            avg: (sum / n as u128) as u64,
+            p50: rank(500),
+            p99: rank(990),
+            p999: rank(999),
+            max: samples[n - 1],
+        })
+    }
+
+    fn figures(&self) -> [u64; 6] {
+        [self.min, self.avg, self.p50, self.p99, self.p999, self.max]
+    }
+}
+
+/// The result of one run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The options it ran with.
+    pub args: LatencyArgs,
+    /// Callback, wake-up and raw rows, in that order.
+    pub rows: Vec<Row>,
+    /// Wake-ups the callwheel driver made.
+    pub wakeups: u64,
+}
+
+/// Why a run failed.
+#[derive(Debug)]
+pub struct LatencyError(pub String);
+
+impl std::fmt::Display for LatencyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LatencyError {}
+
+fn fail(what: &str, e: impl std::fmt::Display) -> LatencyError {
+    LatencyError(format!("{what}: {e}"))
+}
+
+/// Spinning threads, one per CPU, stopped on drop.
+struct Load {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Load {
+    fn start(on: bool) -> Load {
+        let stop = Arc::new(AtomicBool::new(false));
+        let n = if on {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            0
+        };
+        let threads = (0..n)
+            .map(|_| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                    }
+                })
+            })
+            .collect();
+        Load { stop, threads }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Samples recorded by the callwheel timer's callback.
+#[derive(Default)]
+struct Samples {
+    callback: Vec<u64>,
+    wakeup: Vec<u64>,
+}
+
+/// Runs the measurement.
+///
+/// # Errors
+///
+/// When the runtime cannot start, a clock cannot be read or a sleep fails.
+pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
+    let clock = ClockId::Monotonic;
+    let period = args.period_us * 1_000;
+    let loops = args.loops;
+    let rt = Runtime::new(Config {
+        shards: 1,
+        workers: 1,
+        ..Config::default()
+    })
+    .map_err(|e| fail("starting the runtime", e))?;
+    ClockId::minimise_timer_slack().map_err(|e| fail("setting the timer slack", e))?;
+    let _load = Load::start(args.load);
+
+    let samples = Arc::new(Mutex::new(Samples::default()));
+    let recorder = Arc::clone(&samples);
+    let timer = rt.timer(Exec::Direct, move |timer, fire: &Fire| {
+        let read = clock.read().unwrap_or(fire.now);
+        let mut s = recorder.lock().unwrap_or_else(|p| p.into_inner());
+        s.callback.push(read.saturating_sub(fire.deadline));
+        s.wakeup.push(fire.lateness());
+        if s.callback.len() as u64 >= loops {
+            let _ = timer.stop();
+        }
+    });
+    // Start a few periods out, so the first sample is not taken while threads still start.
+    let base = clock.read().map_err(|e| fail("reading the clock", e))? + 5 * period;
+    timer
+        .start_periodic_with(base, 2 * period, 0, Missed::Skip, None)
+        .map_err(|e| fail("arming the timer", e))?;
+    let mut raw = Vec::with_capacity(loops as usize);
+    let mut deadline = base + period;
+    for _ in 0..loops {
+        clock
+            .sleep_until(deadline)
+            .map_err(|e| fail("clock_nanosleep", e))?;
+        let now = clock.read().map_err(|e| fail("reading the clock", e))?;
+        raw.push(now.saturating_sub(deadline));
+        // The next odd slot after now: a sample more than a slot late is one late sample, as
+        // the callwheel timer's Missed::Skip makes it, not a backlog that makes the next ones
+        // late too.
+        let slots_past = (now - base) / (2 * period);
+        deadline = base + (2 * slots_past + 1) * period;
+        if deadline <= now {
+            deadline += 2 * period;
+        }
+    }
+    // The last callwheel slot is one period after the last raw one; wait for it (bounded: a
+    // timer that never fires would be a runtime bug, reported as an error).
+    let give_up =
+        std::time::Instant::now() + Duration::from_secs(10) + Duration::from_nanos(4 * period);
+    while (samples
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .callback
+        .len() as u64)
+        < loops
+    {
+        if std::time::Instant::now() > give_up {
+            return Err(LatencyError("the callwheel timer stopped firing".into()));
+        }
+        std::thread::sleep(Duration::from_nanos(period / 4));
+    }
+    if timer.drain() == Stop::Cancelled {
+        return Err(LatencyError(
+            "the timer was still armed after its last sample".into(),
+        ));
+    }
+    let wakeups = rt
+        .shard_stats(0)
+        .map_err(|e| fail("reading the statistics", e))?
+        .wakeups;
+    let s = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
+    let rows = [
+        Row::of("callwheel-rt (callback)", s.callback),
+        Row::of("callwheel-rt (wake-up)", s.wakeup),
+        Row::of("clock_nanosleep (raw)", raw),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Ok(Report {
+        args: args.clone(),
+        rows,
+        wakeups,
+    })
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1_000.0)
+}
+
+fn ratio(a: u64, b: u64) -> String {
+    if b == 0 {
+        "n/a".into()
+    } else {
+        format!("{:.2}", a as f64 / b as f64)
+    }
+}
+
+/// The report as a Markdown table, the ratios to the raw loop, and the target verdicts.
+pub fn render(report: &Report) -> String {
+    use std::fmt::Write;
+    let a = &report.args;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "callwheel latency: {} samples per source, period {} µs, interleaved (callwheel on even slots, raw on odd), load: {}\n",
+        a.loops,
+        a.period_us,
+        if a.load { "one spinning thread per CPU" } else { "none" }
+    );
+    let _ = writeln!(
+        out,
+        "| source | samples | min µs | avg µs | p50 µs | p99 µs | p99.9 µs | max µs |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &report.rows {
+        let f = r.figures().map(us);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.source, r.samples, f[0], f[1], f[2], f[3], f[4], f[5]
+        );
+    }
+    let raw = report
+        .rows
+        .iter()
+        .find(|r| r.source.starts_with("clock_nanosleep"));
+    if let Some(raw) = raw {
+        for r in report.rows.iter().filter(|r| !std::ptr::eq(*r, raw)) {
+            let (x, y) = (r.figures(), raw.figures());
+            let _ = writeln!(
+                out,
+                "| ratio {} / raw | | {} | {} | {} | {} | {} | {} |",
+                r.source,
+                ratio(x[0], y[0]),
+                ratio(x[1], y[1]),
+                ratio(x[2], y[2]),
+                ratio(x[3], y[3]),
+                ratio(x[4], y[4]),
+                ratio(x[5], y[5])
+            );
+        }
+        if let Some(cb) = report.rows.first() {
+            let p50_diff = cb.p50 as f64 / 1_000.0 - raw.p50 as f64 / 1_000.0;
+            let p99_ratio = cb.p99 as f64 / raw.p99.max(1) as f64;
+            let _ = writeln!(
+                out,
+                "\ntargets (callback vs raw, same run): p50 {:+.1} µs (target ≤ +5.0): {}; p99 × {:.2} (target ≤ 1.20): {}",
+                p50_diff,
+                if p50_diff <= 5.0 { "met" } else { "missed" },
+                p99_ratio,
+                if p99_ratio <= 1.2 { "met" } else { "missed" }
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "driver wake-ups: {} for {} timers",
+        report.wakeups, a.loops
+    );
+    out
+}
+
+/// `callwheel latency`: measure and print.
+pub fn command(args: &LatencyArgs) -> ExitCode {
+    match measure(args) {
+        Ok(report) => {
+            print!("{}", render(&report));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("callwheel latency: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `callwheel latency`: the table's structure and sample counts at a tiny size (never
+//! timing), the percentile arithmetic, and bad input.
+
+use std::process::{Command, Output};
+
+use callwheel_cli::latency::{self, LatencyArgs, Row};
+
+fn callwheel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_callwheel"))
+        .args(args)
+        .output()
+        .expect("the callwheel binary runs")
+}
+
+#[test]
+fn every_source_gets_every_sample() {
+    let args = LatencyArgs {
+        loops: 20,
+        period_us: 1_000,
+        load: false,
+    };
+    let report = latency::measure(&args).unwrap();
+    let sources: Vec<&str> = report.rows.iter().map(|r| r.source).collect();
+    assert_eq!(
+        sources,
+        [
+            "callwheel-rt (callback)",
+            "callwheel-rt (wake-up)",
+            "clock_nanosleep (raw)"
+        ]
+    );
+    for r in &report.rows {
+        assert_eq!(r.samples, 20, "{}", r.source);
+        assert!(r.min <= r.p50 && r.p50 <= r.p99 && r.p99 <= r.p999 && r.p999 <= r.max);
+        assert!(r.min <= r.avg && r.avg <= r.max);
+    }
+    // One wake-up per firing at least (a periodic timer on an otherwise idle shard).
+    assert!(report.wakeups >= 20, "{} wake-ups", report.wakeups);
+    let text = latency::render(&report);
+    assert!(text
+        .contains("| source | samples | min µs | avg µs | p50 µs | p99 µs | p99.9 µs | max µs |"));
+    assert_eq!(text.matches("| ratio ").count(), 2);
+    assert!(text.contains("targets (callback vs raw, same run)"));
+}
+
+#[test]
+fn percentiles_are_nearest_rank() {
+    let r = Row::of("x", (1..=1000).rev().collect()).unwrap();
+    assert_eq!(
+        (r.samples, r.min, r.avg, r.p50, r.p99, r.p999, r.max),
+        (1000, 1, 500, 500, 990, 999, 1000)
+    );
+    let one = Row::of("y", vec![7]).unwrap();
+    assert_eq!((one.p50, one.p99, one.p999), (7, 7, 7));
+    assert!(Row::of("z", Vec::new()).is_none());
+}
+
+#[test]
+fn the_command_prints_the_table_and_rejects_bad_input() {
+    let out = callwheel(&["latency", "--loops", "5", "--period-us", "1000", "--load"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("load: one spinning thread per CPU"));
+    assert_eq!(text.matches("| callwheel-rt (").count(), 2);
+    assert_eq!(text.matches("| clock_nanosleep (raw) | 5 |").count(), 1);
+    for bad in [
+        &["latency", "--loops", "0"][..],
+        &["latency", "--period-us", "5"],
+    ] {
+        let out = callwheel(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
