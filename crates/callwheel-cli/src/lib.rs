@@ -4,23 +4,29 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`cli`] | argument parsing and the `bench` driver |
+//! | [`repro`] | `callwheel repro`: every experiment, the report, the plots and the JSON |
+//! | [`compare`] | `callwheel compare`: ratios between two `results.json` |
 //! | [`registry`] | the one list of structures: schemes, the facility, the peers |
 //! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
 //! | [`workload`] | SplitMix64, W1–W5 (the timed loops), their reference figures, the wake-up and tolerance traits |
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`runner`] | one child process per measurement, and its result line |
 //! | [`report`] | the tables |
+//! | [`sections`] | each workload's measurements and Markdown section, shared by `bench` and `repro` |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
 //! | [`latency`] | `callwheel latency`: callwheel-rt timer lateness against a raw `clock_nanosleep` loop |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod cli;
+pub mod compare;
 pub mod latency;
 pub mod peers;
 pub mod plan;
 pub mod registry;
 pub mod report;
+pub mod repro;
 pub mod runner;
+pub mod sections;
 pub mod table1;
 pub mod workload;

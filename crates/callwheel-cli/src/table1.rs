@@ -408,6 +408,7 @@ pub fn verdicts(rows: &[Row]) -> Vec<String> {
 pub fn plot(rows: &[Row], path: &Path) -> Result<(), String> {
     use plotters::prelude::*;
 
+    crate::repro::plots::ensure_font()?;
     let series: Vec<(Interface, Vec<(u64, f64)>)> = Interface::ALL
         .iter()
         .enumerate()
@@ -522,4 +523,61 @@ pub fn plot(rows: &[Row], path: &Path) -> Result<(), String> {
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// Runs every interface at every size (one child process each) under a progress bar and
+/// returns the rows and the Markdown section: the table, its verdicts and the plot written to
+/// `out/table1.svg`. Failures are counted in `failures` and reported on stderr.
+pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (Vec<Row>, String) {
+    let bar = crate::sections::progress_bar(sizes.len() * Interface::ALL.len());
+    let rows: Vec<Row> = sizes
+        .iter()
+        .map(|&n| Row {
+            n,
+            cells: Interface::ALL
+                .iter()
+                .map(|&iface| {
+                    bar.set_message(format!("table1 {} N={n}", iface.name()));
+                    let cell = run_in_child(iface, n, reps);
+                    if let Err(e) = &cell {
+                        *failures += 1;
+                        bar.suspend(|| eprintln!("error: table1 {} N={n}: {e}", iface.name()));
+                    }
+                    bar.inc(1);
+                    cell
+                })
+                .collect(),
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut md = String::new();
+    crate::sections::heading(
+        &mut md,
+        &format!(
+            "## Table I (Costello & Varghese): ns per (cancel + set) of one callout, N others outstanding; median of {reps} repetition{}, each table in its own process",
+            if reps == 1 { "" } else { "s" }
+        ),
+    );
+    md.push_str(&table(&rows));
+    let _ = write!(
+        md,
+        "\nTimed pairs: {PAIRS} per repetition; the old list {OLD_WORK} / N, clamped to [{OLD_MIN_PAIRS}, {PAIRS}] (its insert walks all N). Outstanding callouts are due in [2^30, 2^31) ticks, the timed one after all of them.\n"
+    );
+    for line in verdicts(&rows) {
+        let _ = writeln!(md, "- {line}");
+    }
+    let path = out.join("table1.svg");
+    let written = std::fs::create_dir_all(out)
+        .map_err(|e| format!("cannot create {}: {e}", out.display()))
+        .and_then(|()| plot(&rows, &path));
+    match written {
+        Ok(()) => {
+            let _ = writeln!(md, "\nFigure 8: {}", path.display());
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            *failures += 1;
+        }
+    }
+    (rows, md)
 }

@@ -1,0 +1,231 @@
+//! Line charts for the report, each written as SVG and PNG with the same drawing code.
+//!
+//! Text needs a TrueType font: the first of a few usual system paths (DejaVu Sans, Liberation
+//! Sans) is registered once. Without one, no chart is drawn and the report says why.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+const FONT_PATHS: [&str; 5] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
+];
+
+/// Registers a system font for chart text, once. `Err` says that no font was found.
+pub fn ensure_font() -> Result<(), String> {
+    static FONT: OnceLock<Result<(), String>> = OnceLock::new();
+    FONT.get_or_init(|| {
+        for path in FONT_PATHS {
+            if let Ok(bytes) = std::fs::read(path) {
+                // The registry keeps the bytes for the life of the process.
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        Err(format!(
+            "no TrueType font for chart text (looked for {}); install fonts-dejavu-core",
+            FONT_PATHS.join(", ")
+        ))
+    })
+    .clone()
+}
+
+/// Line colors, chosen to stay apart from one another on white (Palette99 puts yellow on
+/// white early).
+const COLORS: [RGBColor; 14] = [
+    RGBColor(228, 26, 28),
+    RGBColor(55, 126, 184),
+    RGBColor(77, 175, 74),
+    RGBColor(0, 0, 0),
+    RGBColor(255, 127, 0),
+    RGBColor(152, 78, 163),
+    RGBColor(166, 86, 40),
+    RGBColor(247, 129, 191),
+    RGBColor(120, 120, 120),
+    RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 100, 0),
+];
+
+/// An axis label: integers as they are up to 10^4, powers of ten beyond, three significant
+/// digits otherwise.
+fn label(v: &f64) -> String {
+    let v = *v;
+    if v == 0.0 {
+        "0".to_string()
+    } else if v.abs() >= 1e4 {
+        format!("{v:.0e}")
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// The legend text.
+    pub label: String,
+    /// The points, in x order.
+    pub points: Vec<(f64, f64)>,
+    /// Dashed reference line (an optimum, a bound) rather than a measurement.
+    pub reference: bool,
+}
+
+/// A chart: title, axis descriptions with units, scales and lines.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// The title.
+    pub title: String,
+    /// The x axis, with its unit.
+    pub x_desc: String,
+    /// The y axis, with its unit.
+    pub y_desc: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+    /// Put the legend in the upper right corner instead of the upper left (where the data
+    /// leaves room).
+    pub legend_right: bool,
+}
+
+/// Writes `chart` to `dir/stem.svg` and `dir/stem.png`; returns the two paths.
+pub fn write(chart: &Chart, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
+    ensure_font()?;
+    let svg = dir.join(format!("{stem}.svg"));
+    let png = dir.join(format!("{stem}.png"));
+    let size = (1000, 620);
+    draw(chart, SVGBackend::new(&svg, size).into_drawing_area())
+        .map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
+    draw(chart, BitMapBackend::new(&png, size).into_drawing_area())
+        .map_err(|e| format!("cannot draw {}: {e}", png.display()))?;
+    Ok(vec![svg, png])
+}
+
+fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
+    let pts = chart.series.iter().flat_map(|s| &s.points);
+    let keep = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
+    let xs: Vec<f64> = pts
+        .clone()
+        .map(|p| p.0)
+        .filter(|&v| keep(v, chart.log_x))
+        .collect();
+    let ys: Vec<f64> = pts.map(|p| p.1).filter(|&v| keep(v, chart.log_y)).collect();
+    let span = |v: &[f64], log: bool| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !lo.is_finite() {
+            return if log { (1.0, 10.0) } else { (0.0, 1.0) };
+        }
+        if log {
+            (lo / 1.5, hi * 1.5)
+        } else {
+            let pad = ((hi - lo) * 0.05).max(1e-9);
+            (
+                (lo - pad)
+                    .min(0.0)
+                    .max(if lo >= 0.0 { 0.0 } else { f64::MIN }),
+                hi + pad,
+            )
+        }
+    };
+    (span(&xs, chart.log_x), span(&ys, chart.log_y))
+}
+
+fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |err: &dyn std::fmt::Display| err.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let ((x0, x1), (y0, y1)) = bounds(chart);
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(&chart.title, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80);
+    macro_rules! body {
+        ($ctx:expr) => {{
+            let mut ctx = $ctx;
+            ctx.configure_mesh()
+                .x_desc(chart.x_desc.as_str())
+                .y_desc(chart.y_desc.as_str())
+                .label_style(("sans-serif", 15))
+                .x_label_formatter(&label)
+                .y_label_formatter(&label)
+                .axis_desc_style(("sans-serif", 17))
+                .draw()
+                .map_err(|x| e(&x))?;
+            for (i, s) in chart.series.iter().enumerate() {
+                let color = COLORS[i % COLORS.len()].to_rgba();
+                let style = color.stroke_width(2);
+                let points: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|p| (!chart.log_x || p.0 > 0.0) && (!chart.log_y || p.1 > 0.0))
+                    .collect();
+                if s.reference {
+                    // Dashed with crosses, so it stays visible where a measurement lies on it.
+                    ctx.draw_series(DashedLineSeries::new(points.clone(), 8, 6, style))
+                        .map_err(|x| e(&x))?
+                        .label(s.label.as_str())
+                        .legend(move |(x, y)| Cross::new((x + 10, y), 5, style));
+                    ctx.draw_series(points.iter().map(|&p| Cross::new(p, 7, style)))
+                        .map_err(|x| e(&x))?;
+                } else {
+                    ctx.draw_series(LineSeries::new(points.clone(), style))
+                        .map_err(|x| e(&x))?
+                        .label(s.label.as_str())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                    ctx.draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(|x| e(&x))?;
+                }
+            }
+            ctx.configure_series_labels()
+                .position(if chart.legend_right {
+                    SeriesLabelPosition::UpperRight
+                } else {
+                    SeriesLabelPosition::UpperLeft
+                })
+                .label_font(("sans-serif", 14))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|x| e(&x))?;
+        }};
+    }
+    match (chart.log_x, chart.log_y) {
+        (true, true) => body!(builder
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(|x| e(&x))?),
+        (true, false) => body!(builder
+            .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+            .map_err(|x| e(&x))?),
+        (false, true) => body!(builder
+            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+            .map_err(|x| e(&x))?),
+        (false, false) => body!(builder
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|x| e(&x))?),
+    }
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}

@@ -1,0 +1,500 @@
+//! Each workload's measurements and its Markdown section: what `callwheel bench` prints and
+//! what `callwheel repro` writes into its report.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::plan::{self, Settings};
+use crate::registry::SchemeInfo;
+use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row};
+use crate::runner::{self, Task};
+use crate::workload;
+
+/// A progress bar for `total` measurements (hidden when stderr is not a terminal).
+pub fn progress_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::new(total as u64);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed_precise}] {wide_msg}")
+    {
+        bar.set_style(style);
+    }
+    if !bar.is_hidden() {
+        bar.enable_steady_tick(Duration::from_secs(1));
+    }
+    bar
+}
+
+/// Runs one planned task in a child process under the progress bar, reporting a failure on
+/// stderr as it happens.
+pub fn measure(bar: &ProgressBar, task: &Task, failures: &mut usize) -> Outcome {
+    bar.set_message(task.describe());
+    let outcome = match runner::run_in_child(task) {
+        Ok(report) => Outcome::Done(report),
+        Err(message) => {
+            *failures += 1;
+            bar.suspend(|| eprintln!("error: {}: {message}", task.describe()));
+            Outcome::Failed(message)
+        }
+    };
+    bar.inc(1);
+    outcome
+}
+
+/// Counts a wrong result as a failure and says so on stderr.
+fn complain(bar: &ProgressBar, failures: &mut usize, what: String) {
+    *failures += 1;
+    bar.suspend(|| eprintln!("error: {what}"));
+}
+
+/// Appends the ratio table under a workload's table, when the run holds the facility and a peer.
+fn ratios(md: &mut String, entries: &[RatioEntry], columns: &[String]) {
+    if let Some(table) = report::ratio_table(entries, columns) {
+        md.push('\n');
+        md.push_str("Peers against the facility: each peer's median divided by the wheel's median, from this run (above 1: the wheel is faster)\n\n");
+        md.push_str(&table);
+    }
+}
+
+/// Appends a heading with a blank line on each side.
+pub fn heading(md: &mut String, text: &str) {
+    let _ = write!(md, "\n{text}\n\n");
+}
+
+/// The number of measurements a section will run (for the progress bar).
+pub fn jobs(settings: &Settings, schemes: &[&'static SchemeInfo], which: &[&str]) -> usize {
+    let has = |w: &str| which.contains(&w);
+    let mut total = 0;
+    if has("w1") {
+        total += schemes
+            .iter()
+            .flat_map(|&s| settings.w1_sizes.iter().map(move |&n| (s, n)))
+            .filter(|&(s, n)| settings.w1(s, n).is_ok())
+            .count();
+    }
+    if has("w2") {
+        total += schemes.iter().filter(|s| settings.w2(s).is_ok()).count();
+    }
+    if has("w3") {
+        total += schemes.len();
+    }
+    if has("w4") {
+        total += schemes.iter().filter(|s| settings.w4(s).is_ok()).count();
+    }
+    if has("w5") {
+        total += schemes.iter().filter(|s| settings.w5(s).is_ok()).count();
+    }
+    total
+}
+
+/// W1, set/cancel: the table, the matrix (schemes by N) and the ratios.
+pub fn w1(
+    settings: &Settings,
+    schemes: &[&'static SchemeInfo],
+    bar: &ProgressBar,
+    failures: &mut usize,
+) -> (Vec<W1Row>, String) {
+    let mut md = String::new();
+    let schemes_n: Vec<(&'static SchemeInfo, u64)> = schemes
+        .iter()
+        .flat_map(|&s| settings.w1_sizes.iter().map(move |&n| (s, n)))
+        .collect();
+
+    let rows: Vec<W1Row> = schemes_n
+        .iter()
+        .map(|&(scheme, n)| match settings.w1(scheme, n) {
+            Ok(params) => W1Row {
+                scheme,
+                n,
+                iters: Some(params.iters),
+                outcome: measure(bar, &Task::W1 { scheme, params }, failures),
+            },
+            Err(reason) => W1Row {
+                scheme,
+                n,
+                iters: None,
+                outcome: Outcome::Skipped(reason),
+            },
+        })
+        .collect();
+    let linear_note = schemes.iter().any(|s| s.complexity.linear_start);
+    let unmeasured = schemes.iter().any(|s| !s.caps.memory);
+    {
+        heading(
+            &mut md,
+            "## W1 set/cancel: ns per (cancel + start) pair, I timed pairs after N untimed starts",
+        );
+        md.push_str(&report::w1_table(&rows));
+        if linear_note {
+            let limit = if settings.full {
+                plan::LINEAR_W1_MAX_N_FULL
+            } else {
+                plan::LINEAR_W1_MAX_N
+            };
+            md.push('\n');
+            let _ = writeln!(
+                md,
+                "O(n)-start schemes: I = clamp({} / max(N, 1), {}, {}); N > {limit} skipped{}.",
+                plan::LINEAR_W1_WORK,
+                plan::LINEAR_W1_MIN_ITERS,
+                plan::W1_ITERS,
+                if settings.full {
+                    ""
+                } else {
+                    " (--full raises the limit to 100000)"
+                },
+            );
+        }
+        if unmeasured {
+            md.push('\n');
+            let _ = writeln!(md,
+                    "bytes/timer n/a: the peer's memory is not observable from outside, and is not guessed."
+                );
+        }
+        heading(
+            &mut md,
+            "W1 matrix: median ns per (cancel + start) pair (rows = schemes, columns = N)",
+        );
+        md.push_str(&report::w1_matrix(&rows, &settings.w1_sizes));
+        let entries: Vec<RatioEntry> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.scheme,
+                    format!("N={}", r.n),
+                    report::median_of(&r.outcome),
+                )
+            })
+            .collect();
+        let columns: Vec<String> = settings.w1_sizes.iter().map(|n| format!("N={n}")).collect();
+        ratios(&mut md, &entries, &columns);
+    }
+
+    (rows, md)
+}
+
+/// W2, churn: the table with expiry counts checked against the replay, and the ratios.
+pub fn w2(
+    settings: &Settings,
+    schemes: &[&'static SchemeInfo],
+    bar: &ProgressBar,
+    failures: &mut usize,
+) -> (Vec<W2Row>, String) {
+    let mut md = String::new();
+
+    let mut expected: Vec<(u64, u64)> = Vec::new();
+    let rows: Vec<W2Row> = schemes
+        .iter()
+        .map(|&scheme| match settings.w2(scheme) {
+            Ok(params) => {
+                let want = match expected.iter().find(|e| e.0 == params.n) {
+                    Some(&(_, count)) => count,
+                    None => {
+                        let count = workload::w2_expected(params.n, params.steps);
+                        expected.push((params.n, count));
+                        let standard = (params.n, params.steps) == (plan::W2_N, plan::W2_STEPS);
+                        if standard && count != plan::W2_EXPECTED {
+                            complain(
+                                bar,
+                                failures,
+                                format!(
+                                    "the W2 replay gives {count} expiries, WORKLOADS.md says {}",
+                                    plan::W2_EXPECTED
+                                ),
+                            );
+                        }
+                        count
+                    }
+                };
+                let task = Task::W2 { scheme, params };
+                let row = W2Row {
+                    scheme,
+                    n: Some(params.n),
+                    steps: params.steps,
+                    expected: want,
+                    outcome: measure(bar, &task, failures),
+                };
+                if !row.count_ok() {
+                    let got = match &row.outcome {
+                        Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
+                        _ => "no".into(),
+                    };
+                    complain(
+                        bar,
+                        failures,
+                        format!("{}: {got} expiries, expected {want}", task.describe()),
+                    );
+                }
+                row
+            }
+            Err(reason) => W2Row {
+                scheme,
+                n: None,
+                steps: settings.w2_steps,
+                expected: 0,
+                outcome: Outcome::Skipped(reason),
+            },
+        })
+        .collect();
+    let reduced_n =
+        settings.w2_n > plan::LINEAR_W2_N && schemes.iter().any(|s| s.complexity.any_linear());
+    let skipped = schemes.iter().any(|s| settings.w2(s).is_err());
+    {
+        heading(&mut md, &format!(
+                "## W2 churn: ns per step (start, pop the oldest, cancel it 95 % of the time; 1 tick per {} steps), N timers in flight",
+                workload::W2_STEPS_PER_TICK
+            ));
+        md.push_str(&report::w2_table(&rows));
+        md.push('\n');
+        let counts: Vec<String> = expected
+            .iter()
+            .map(|(n, c)| format!("{c} at N = {n}"))
+            .collect();
+        if !counts.is_empty() {
+            let _ = writeln!(md,
+                    "Expected expiries for every exact structure (replayed from the draws alone, no timer structure): {}.",
+                    counts.join(", ")
+                );
+        }
+        let _ = writeln!(md,
+                "A lossy structure (Scheme 7 with one or no migration) fires timers late: its count is reported, flagged, not checked."
+            );
+        if reduced_n {
+            let _ = writeln!(md,
+                    "Structures with an O(n) tick or an O(n) start run W2 with N = {} in flight instead of {} (the N column says which).",
+                    plan::LINEAR_W2_N,
+                    settings.w2_n,
+                );
+        }
+        if skipped {
+            let _ = writeln!(md,
+                    "O(n)-start structures are skipped above {} steps: even at N = {} they hold about 12 000 timers (the 5 % left to expire stay some 200 ticks) and every start walks them: 70-80 us per step, some 2.5 minutes per repetition.",
+                    plan::LINEAR_START_W2_MAX_STEPS,
+                    plan::LINEAR_W2_N,
+                );
+        }
+        let entries: Vec<RatioEntry> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.scheme,
+                    "ns/step".to_string(),
+                    report::median_of(&r.outcome),
+                )
+            })
+            .collect();
+        ratios(&mut md, &entries, &["ns/step".to_string()]);
+    }
+
+    (rows, md)
+}
+
+/// W3, expire: the table with fired counts checked, and the ratios.
+pub fn w3(
+    settings: &Settings,
+    schemes: &[&'static SchemeInfo],
+    bar: &ProgressBar,
+    failures: &mut usize,
+) -> (Vec<W3Row>, String) {
+    let mut md = String::new();
+
+    let rows: Vec<W3Row> = schemes
+        .iter()
+        .map(|&scheme| {
+            let params = settings.w3(scheme);
+            let task = Task::W3 { scheme, params };
+            let row = W3Row {
+                scheme,
+                timers: params.timers,
+                ticks: params.ticks,
+                outcome: measure(bar, &task, failures),
+            };
+            if !row.fired_ok() {
+                let fired = match &row.outcome {
+                    Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
+                    _ => "no".into(),
+                };
+                complain(
+                    bar,
+                    failures,
+                    format!(
+                        "{}: fired {fired} timers, expected {}",
+                        task.describe(),
+                        params.timers
+                    ),
+                );
+            }
+            row
+        })
+        .collect();
+    let reduced = schemes.iter().any(|s| s.complexity.any_linear());
+    {
+        heading(&mut md,
+                "## W3 expire: ns per timer, starts plus a tick-by-tick advance over every tick, all timed",
+            );
+        md.push_str(&report::w3_table(&rows));
+        if reduced {
+            md.push('\n');
+            let _ = writeln!(
+                md,
+                "Schemes with an O(n) start or an O(n) tick run at most {} timers (same ticks).",
+                plan::LINEAR_W3_TIMERS
+            );
+        }
+        let entries: Vec<RatioEntry> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.scheme,
+                    "ns/timer".to_string(),
+                    report::median_of(&r.outcome),
+                )
+            })
+            .collect();
+        ratios(&mut md, &entries, &["ns/timer".to_string()]);
+    }
+
+    (rows, md)
+}
+
+/// W4, sparse advance: the table with jump counts, and the ratios.
+pub fn w4(
+    settings: &Settings,
+    schemes: &[&'static SchemeInfo],
+    bar: &ProgressBar,
+    failures: &mut usize,
+) -> (Vec<W4Row>, String) {
+    let mut md = String::new();
+
+    let rows: Vec<W4Row> = schemes
+        .iter()
+        .map(|&scheme| match settings.w4(scheme) {
+            Ok(params) => {
+                let task = Task::W4 { scheme, params };
+                let row = W4Row {
+                    scheme,
+                    timers: params.timers,
+                    outcome: measure(bar, &task, failures),
+                };
+                if !row.fired_ok() {
+                    complain(
+                        bar,
+                        failures,
+                        format!(
+                            "{}: did not fire all {} timers",
+                            task.describe(),
+                            params.timers
+                        ),
+                    );
+                }
+                row
+            }
+            Err(reason) => W4Row {
+                scheme,
+                timers: settings.w4_timers,
+                outcome: Outcome::Skipped(reason),
+            },
+        })
+        .collect();
+    {
+        heading(&mut md, &format!(
+                "## W4 sparse advance: ns per timer, {} starts in [1, {}) then advance(d) at every d the structure's wake-up query names, all timed",
+                settings.w4_timers, settings.w4_ticks
+            ));
+        md.push_str(&report::w4_table(&rows));
+        md.push('\n');
+        let _ = writeln!(md,
+                "Wake-up query: next_wakeup() for the wheel, next_expiry() for every other structure; a coarse answer (a slot or cascade boundary) only adds jumps. Scheme 7's binary layouts run W4 with 5 levels of 64 slots (4 levels span 2^24 ticks)."
+            );
+        let entries: Vec<RatioEntry> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.scheme,
+                    "ns/timer".to_string(),
+                    report::median_of(&r.outcome),
+                )
+            })
+            .collect();
+        ratios(&mut md, &entries, &["ns/timer".to_string()]);
+    }
+
+    (rows, md)
+}
+
+/// W5, coalescing: wake-ups against the optimum, window violations, and the ratios.
+pub fn w5(
+    settings: &Settings,
+    schemes: &[&'static SchemeInfo],
+    bar: &ProgressBar,
+    failures: &mut usize,
+) -> (Vec<W5Row>, String) {
+    let mut md = String::new();
+
+    let rows: Vec<W5Row> = schemes
+        .iter()
+        .map(|&scheme| match settings.w5(scheme) {
+            Ok(params) => {
+                let task = Task::W5 { scheme, params };
+                let row = W5Row {
+                    scheme,
+                    timers: params.timers,
+                    tolerance_percent: params.tolerance_percent,
+                    outcome: measure(bar, &task, failures),
+                };
+                if let Some(problem) = row.problem() {
+                    complain(bar, failures, format!("{}: {problem}", task.describe()));
+                }
+                row
+            }
+            Err(reason) => W5Row {
+                scheme,
+                timers: settings.w5_timers,
+                tolerance_percent: settings.w5_tolerance_percent,
+                outcome: Outcome::Skipped(reason),
+            },
+        })
+        .collect();
+    let reduced = settings.w5_timers > plan::LINEAR_W5_TIMERS
+        && schemes
+            .iter()
+            .any(|s| s.complexity.linear_start && settings.w5(s).is_ok());
+    {
+        heading(&mut md, &format!(
+                "## W5 coalescing: {} timers at d in [1, {}), window [d, d + tol]; wake repeatedly at the structure's wake-up query and advance there until empty",
+                settings.w5_timers, settings.w5_ticks
+            ));
+        md.push_str(&report::w5_table(&rows));
+        md.push('\n');
+        let _ = writeln!(md,
+                "wake-ups: advance calls. optimum: the fewest instants stabbing every window (greedy: sort by end, take the end of the first unstabbed window); at tolerance 0, the distinct deadlines. ratio = wake-ups / optimum."
+            );
+        let _ = writeln!(md,
+                "violations: timers whose wake-up instant or callback time (timers.now()) fell outside [d, d + tol]; an error for an exact structure, reported for a lossy one."
+            );
+        let _ = writeln!(md,
+                "Tolerance {} % (tol = d * {} / 100) needs start_with: only the wheel takes it, every other structure runs tolerance 0 only. ns/timer covers the starts and the whole drive; the counts are what W5 is about.",
+                settings.w5_tolerance_percent, settings.w5_tolerance_percent
+            );
+        if reduced {
+            let _ = writeln!(md,
+                    "O(n)-start structures run W5 with at most {} timers (the timers column says which): at 100000 their sorted inserts take about two minutes per repetition.",
+                    plan::LINEAR_W5_TIMERS
+                );
+        }
+        let entries: Vec<RatioEntry> = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.scheme,
+                    "ns/timer, tol 0".to_string(),
+                    report::median_of(&r.outcome),
+                )
+            })
+            .collect();
+        ratios(&mut md, &entries, &["ns/timer, tol 0".to_string()]);
+    }
+
+    (rows, md)
+}

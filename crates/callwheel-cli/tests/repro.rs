@@ -1,0 +1,171 @@
+//! `callwheel repro` at tiny sizes: the report's structure and counts (never timing), the
+//! plots, the JSON round trip through `compare`, and bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use callwheel_cli::compare;
+use callwheel_cli::repro::{Figure, Results};
+
+fn callwheel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_callwheel"))
+        .args(args)
+        .output()
+        .expect("the callwheel binary runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("callwheel-repro-{name}-{}", std::process::id()))
+}
+
+#[test]
+fn tiny_run_writes_the_report_the_plots_and_the_json() {
+    let dir = temp("run");
+    let out = callwheel(&["repro", "--tiny", "--json", "--out", dir.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The summary names every experiment, and the unavailable ones say why.
+    for name in [
+        "| family |",
+        "| table1 |",
+        "| peers |",
+        "| coalescing |",
+        "| latency | not run |",
+        "| sweep | not run |",
+    ] {
+        assert!(stdout.contains(name), "summary lacks {name}:\n{stdout}");
+    }
+    let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    for part in [
+        "| CPU |",
+        "| clocksource |",
+        "## Summary",
+        "## The scheme family",
+        "## Table I",
+        "## W2 churn",
+        "## W5 coalescing",
+        "## Coalescing: the wheel's wake-ups",
+        "## Not run",
+    ] {
+        assert!(report.contains(part), "report lacks {part:?}");
+    }
+    for stem in ["family_w1", "table1", "coalescing"] {
+        for ext in ["svg", "png"] {
+            let path = dir.join(format!("{stem}.{ext}"));
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(bytes.len() > 1000, "{} is nearly empty", path.display());
+        }
+        assert!(
+            report.contains(&format!("({stem}.png)")),
+            "report does not show {stem}"
+        );
+    }
+    let results = compare::load(&dir.join("results.json")).unwrap();
+    let has = |exp: &str, structure: &str, metric: &str| {
+        results
+            .figures
+            .iter()
+            .any(|f| f.experiment == exp && f.structure == structure && f.metric == metric)
+    };
+    assert!(has("family", "ordered-list", "median_ns"));
+    assert!(has("table1", "old", "median_ns"));
+    assert!(has("peers", "delayqueue", "median_ns"));
+    assert!(has("coalescing", "wheel", "optimum"));
+    // Every timer fired in W3 for the exact structures, and W5 kept every window.
+    for f in &results.figures {
+        if f.experiment == "peers" && f.metric.ends_with("violations") {
+            assert_eq!(f.value, 0.0, "{f:?}");
+        }
+    }
+    // compare A A: every figure shared, every ratio 1.
+    let table = compare::table(&results, &results);
+    assert!(table.contains(&format!(
+        "{} figures in both runs (0 only in A, 0 only in B)",
+        results.figures.len()
+    )));
+    let cli = callwheel(&[
+        "compare",
+        dir.join("results.json").to_str().unwrap(),
+        dir.join("results.json").to_str().unwrap(),
+    ]);
+    assert!(cli.status.success());
+    let text = String::from_utf8_lossy(&cli.stdout);
+    let ratios: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| experiment"))
+        .map(|l| l.trim_end_matches(" |").rsplit(" | ").next().unwrap())
+        .collect();
+    assert_eq!(ratios.len(), results.figures.len());
+    assert!(ratios.iter().all(|r| *r == "1.000"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn results_round_trip_through_json() {
+    let results = Results {
+        version: "0.1.0".into(),
+        machine: callwheel_cli::repro::machine::Machine::read(),
+        full: false,
+        figures: vec![Figure {
+            experiment: "peers".into(),
+            structure: "wheel".into(),
+            case: "w1 N=1000".into(),
+            metric: "median_ns".into(),
+            value: 12.5,
+        }],
+    };
+    let text = serde_json::to_string(&results).unwrap();
+    assert_eq!(serde_json::from_str::<Results>(&text).unwrap(), results);
+    let mut faster = results.clone();
+    faster.figures[0].value = 25.0;
+    assert!(compare::table(&results, &faster).contains("| 12.5 | 25 | 2.000 |"));
+}
+
+#[test]
+fn bad_input_is_a_one_line_error() {
+    let file = temp("file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let cases: Vec<Vec<String>> = vec![
+        vec!["repro".into(), "--only".into(), "nosuch".into()],
+        vec!["repro".into(), "--only".into(), "latency".into()],
+        vec![
+            "repro".into(),
+            "--tiny".into(),
+            "--out".into(),
+            file.join("sub").to_string_lossy().into(),
+        ],
+        vec![
+            "compare".into(),
+            "/nonexistent/a.json".into(),
+            "/nonexistent/b.json".into(),
+        ],
+        vec![
+            "compare".into(),
+            file.to_string_lossy().into(),
+            file.to_string_lossy().into(),
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = callwheel(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn civil_dates_are_right() {
+    use callwheel_cli::repro::machine::civil_from_days;
+    assert_eq!(civil_from_days(0), (1970, 1, 1));
+    assert_eq!(civil_from_days(59), (1970, 3, 1));
+    assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    assert_eq!(civil_from_days(20_414), (2025, 11, 22));
+    assert_eq!(civil_from_days(-1), (1969, 12, 31));
+}
