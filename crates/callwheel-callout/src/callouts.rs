@@ -81,7 +81,14 @@ pub(crate) enum Next<C> {
 ///
 /// `C` is whatever the caller runs: in the kernel a (function, argument) pair, here any `Copy +
 /// Eq + Hash` value — `timeout`/`untimeout` hash and compare it, the table never calls it.
-/// `softclock` hands each due `C` to the caller's runner.
+/// `softclock` hands each due `C` to the caller's runner. If `C` holds Rust `fn` pointers, note
+/// that Rust does not promise one address per function (codegen units may duplicate it), so
+/// `untimeout` could miss a callout set through another copy; name handlers by an enum or an
+/// id, or take the pointer from one place. C function pointers do not have this problem.
+///
+/// A record is reused with a new generation each time it is freed; one whose generation would
+/// wrap (after 2^32 - 1 reuses) is retired for good, so a fixed pool can, after billions of
+/// reuses of one record, hold one record fewer than `calloutsize`.
 ///
 /// Time moves only by [`Callouts::hardclock`], one tick per call. A timeout of `n` ticks set at
 /// tick `t` runs in the first `softclock` after the `hardclock` that reaches tick `t + n`;
