@@ -131,7 +131,7 @@ fn bad_input_is_a_one_line_error() {
     std::fs::write(&file, b"not a directory").unwrap();
     let cases: Vec<Vec<String>> = vec![
         vec!["repro".into(), "--only".into(), "nosuch".into()],
-        vec!["repro".into(), "--only".into(), "latency".into()],
+        vec!["repro".into(), "--only".into(), "sweep".into()],
         vec![
             "repro".into(),
             "--tiny".into(),

@@ -8,7 +8,8 @@
 //! | `table1` | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
-//! | `latency`, `sweep` | timer lateness on real clocks (the runtime, issue #5): not yet available |
+//! | `latency` | callwheel-rt timers' lateness against a bare `clock_nanosleep(TIMER_ABSTIME)` loop, idle and loaded |
+//! | `sweep` | requested against actual sleep (issue #5): not yet available |
 
 pub mod machine;
 pub mod plots;
@@ -40,9 +41,9 @@ pub enum Experiment {
     Peers,
     /// Wake-ups against the optimum as tolerance grows.
     Coalescing,
-    /// Timer lateness on real clocks (needs the runtime, issue #5; not yet available).
+    /// Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop.
     Latency,
-    /// Requested against actual sleep (needs the runtime, issue #5; not yet available).
+    /// Requested against actual sleep (needs the runtime issue's sweep, #5; not yet available).
     Sweep,
 }
 
@@ -72,8 +73,8 @@ impl Experiment {
     /// Why the experiment cannot run in this build, if it cannot.
     pub fn unavailable(self) -> Option<&'static str> {
         match self {
-            Experiment::Latency | Experiment::Sweep => {
-                Some("needs the runtime on real clocks (issue #5), which is not built yet")
+            Experiment::Sweep => {
+                Some("needs the sleep sweep of the runtime issue (#5), which is not built yet")
             }
             _ => None,
         }
@@ -736,6 +737,79 @@ fn coalescing(size: Size, out: &Path) -> Done {
     done
 }
 
+fn latency(size: Size) -> Done {
+    let mut done = Done::default();
+    let (loops, period_us) = match size {
+        Size::Tiny => (20, 1_000),
+        Size::Default => (200, 10_000),
+        Size::Full => (10_000, 10_000),
+    };
+    let _ = writeln!(
+        done.markdown,
+        "\n## Latency: callwheel-rt timers against a bare clock_nanosleep(TIMER_ABSTIME) loop\n"
+    );
+    for load in [false, true] {
+        let args = crate::latency::LatencyArgs {
+            loops,
+            period_us,
+            load,
+        };
+        let case = if load { "loaded" } else { "idle" };
+        eprintln!("repro: latency, {case}, {loops} samples per source every {period_us} us ...");
+        match crate::latency::measure(&args) {
+            Ok(report) => {
+                let _ = writeln!(done.markdown, "### {case}\n");
+                done.markdown.push_str(&crate::latency::render(&report));
+                for r in &report.rows {
+                    for (metric, v) in [
+                        ("min_ns", r.min),
+                        ("p50_ns", r.p50),
+                        ("p99_ns", r.p99),
+                        ("p999_ns", r.p999),
+                        ("max_ns", r.max),
+                    ] {
+                        done.figure("latency", r.source, case, metric, v as f64);
+                    }
+                }
+                done.figure(
+                    "latency",
+                    "callwheel-rt",
+                    case,
+                    "wakeups",
+                    report.wakeups as f64,
+                );
+                let raw = report
+                    .rows
+                    .iter()
+                    .find(|r| r.source.starts_with("clock_nanosleep"));
+                if let (Some(cb), Some(raw)) = (report.rows.first(), raw) {
+                    let p50 = (cb.p50 as f64 - raw.p50 as f64) / 1_000.0;
+                    let p99 = cb.p99 as f64 / raw.p99.max(1) as f64;
+                    done.find(
+                        "latency",
+                        format!("{case}: callwheel p50 - raw p50 (target <= +5 us)"),
+                        format!(
+                            "{p50:+.1} us: {}",
+                            if p50 <= 5.0 { "met" } else { "missed" }
+                        ),
+                    );
+                    done.find(
+                        "latency",
+                        format!("{case}: callwheel p99 / raw p99 (target <= 1.2)"),
+                        format!("{p99:.2}: {}", if p99 <= 1.2 { "met" } else { "missed" }),
+                    );
+                }
+            }
+            Err(e) => {
+                eprintln!("error: latency ({case}): {e}");
+                let _ = writeln!(done.markdown, "latency ({case}) failed: {e}\n");
+                done.failures += 1;
+            }
+        }
+    }
+    done
+}
+
 /// Runs `callwheel repro`. Returns the process exit code: 0, 1 when a measurement failed,
 /// 2 for bad input (an unavailable experiment, an unwritable output directory).
 pub fn run(args: &ReproArgs) -> u8 {
@@ -792,7 +866,8 @@ pub fn run(args: &ReproArgs) -> u8 {
             Experiment::Table1 => table1_experiment(size, &args.out),
             Experiment::Peers => peers(size),
             Experiment::Coalescing => coalescing(size, &args.out),
-            Experiment::Latency | Experiment::Sweep => unreachable!("filtered above"),
+            Experiment::Latency => latency(size),
+            Experiment::Sweep => unreachable!("filtered above"),
         };
         all.markdown.push_str(&done.markdown);
         all.markdown.push('\n');
