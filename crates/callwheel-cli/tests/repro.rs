@@ -34,7 +34,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "| table1 |",
         "| peers |",
         "| coalescing |",
-        "| latency | not run |",
+        "| latency | idle: callwheel p50",
         "| sweep | not run |",
     ] {
         assert!(stdout.contains(name), "summary lacks {name}:\n{stdout}");
@@ -49,6 +49,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "## W2 churn",
         "## W5 coalescing",
         "## Coalescing: the wheel's wake-ups",
+        "## Latency: callwheel-rt timers",
         "## Not run",
     ] {
         assert!(report.contains(part), "report lacks {part:?}");
@@ -75,6 +76,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
     assert!(has("table1", "old", "median_ns"));
     assert!(has("peers", "delayqueue", "median_ns"));
     assert!(has("coalescing", "wheel", "optimum"));
+    assert!(has("latency", "callwheel-rt", "wakeups"));
     // Every timer fired in W3 for the exact structures, and W5 kept every window.
     for f in &results.figures {
         if f.experiment == "peers" && f.metric.ends_with("violations") {
