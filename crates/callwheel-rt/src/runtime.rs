@@ -670,7 +670,13 @@ impl Drop for Runtime {
         if let Some(pool) = &self.pool {
             pool.shutdown();
         }
+        let me = std::thread::current().id();
         for t in self.threads.drain(..) {
+            // Dropped from one of its own callbacks: that thread cannot wait for itself; it
+            // leaves its loop on its own once the callback returns (the flag is up).
+            if t.thread().id() == me {
+                continue;
+            }
             // A driver or worker that panicked has nothing left to clean up.
             let _ = t.join();
         }

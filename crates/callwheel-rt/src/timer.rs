@@ -238,9 +238,10 @@ impl Timer {
     }
 
     /// Cancels the pending arming and waits until no callback of this timer runs on another
-    /// thread (from inside its own callback it cannot wait for itself, and returns
-    /// [`Stop::Running`] once the arming is cancelled). A callback that re-arms the timer while
-    /// `drain` waits has that arming cancelled too.
+    /// thread. A thread cannot wait for itself: from inside the timer's own callback — or from
+    /// a direct callback fired in the same batch as this timer on the same driver, whose run
+    /// is then still to come — it returns [`Stop::Running`] without waiting. A callback that
+    /// re-arms the timer while `drain` waits has that arming cancelled too.
     pub fn drain(&self) -> Stop {
         self.shared.drain(&self.core)
     }
