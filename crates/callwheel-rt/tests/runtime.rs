@@ -382,3 +382,53 @@ fn a_runtime_dropped_from_its_own_callback_shuts_down() {
         Err(Error::ShutDown)
     ));
 }
+
+/// Sets the wall clock to its own reading (a jump of the few nanoseconds the call takes),
+/// which the kernel reports to every timerfd armed with TFD_TIMER_CANCEL_ON_SET.
+fn set_wall_clock_to_itself() -> std::io::Result<()> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of each call.
+    let r = unsafe {
+        libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts);
+        libc::clock_settime(libc::CLOCK_REALTIME, &ts)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The real ECANCELED path: opt-in, because it sets the machine's wall clock (to its own
+/// reading) and needs CAP_SYS_TIME. Run with `cargo test -p callwheel-rt --test runtime --
+/// --ignored`.
+#[test]
+#[ignore = "sets the machine's wall clock (to its own reading); needs CAP_SYS_TIME"]
+fn setting_the_wall_clock_wakes_a_realtime_driver() {
+    let rt = Runtime::new(Config {
+        shards: 1,
+        ..Config::with_clock(SystemClock::new(ClockId::Realtime))
+    })
+    .unwrap();
+    let fired = Arc::new(AtomicUsize::new(0));
+    let f = Arc::clone(&fired);
+    let t = rt.timer(Exec::Direct, move |_, _| {
+        f.fetch_add(1, Ordering::SeqCst);
+    });
+    t.start_after(Duration::from_secs(60)).unwrap();
+    // Let the driver go to sleep on its timerfd.
+    std::thread::sleep(Duration::from_millis(100));
+    set_wall_clock_to_itself().unwrap();
+    let give_up = std::time::Instant::now() + PATIENCE;
+    while rt.stats()[0].clock_sets == 0 && std::time::Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let s = &rt.stats()[0];
+    assert_eq!(s.clock_sets, 1);
+    assert_eq!(fired.load(Ordering::SeqCst), 0);
+    assert!(t.is_pending());
+    assert_eq!(t.stop(), Stop::Cancelled);
+}
