@@ -34,8 +34,9 @@ fn every_source_gets_every_sample() {
         assert!(r.min <= r.p50 && r.p50 <= r.p99 && r.p99 <= r.p999 && r.p999 <= r.max);
         assert!(r.min <= r.avg && r.avg <= r.max);
     }
-    // One wake-up per firing at least (a periodic timer on an otherwise idle shard).
-    assert!(report.wakeups >= 20, "{} wake-ups", report.wakeups);
+    // The driver woke. Not "once per firing": on a loaded machine a late wake-up can find the
+    // next timer due as well and fire both, which is the point of coalescing.
+    assert!(report.wakeups >= 1, "{} wake-ups", report.wakeups);
     let text = latency::render(&report);
     assert!(text
         .contains("| source | samples | min µs | avg µs | p50 µs | p99 µs | p99.9 µs | max µs |"));
