@@ -51,6 +51,7 @@
 //! # Ok::<(), callwheel_rt::Error>(())
 //! ```
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod clock;
 mod error;

@@ -347,3 +347,41 @@ fn a_panicking_callback_is_counted_and_the_shard_goes_on() {
     assert_eq!(s.stats(0).panics, 1);
     assert_eq!(bad.drain(), Stop::NotPending);
 }
+
+#[test]
+fn stopped_timers_cost_a_bounded_number_of_spurious_wakeups() {
+    // The wheel's plan may be early after stops (a slot keeps its minimum until it empties);
+    // each such wake-up must make progress, so the driver ends asleep with nothing planned.
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let log = Log::default();
+    let mut x = 12_345u64;
+    let timers: Vec<Timer> = (0..200)
+        .map(|i| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let t = logging_timer(&s, 0, i, &log);
+            t.start_with((x >> 20) % 10_000_000_000, (x >> 40) % 1_000_000, None)
+                .unwrap();
+            t
+        })
+        .collect();
+    let _ = s.step(0);
+    for t in &timers {
+        assert_eq!(t.stop(), Stop::Cancelled);
+    }
+    let mut wakeups = 0;
+    loop {
+        match s.step(0).sleep {
+            Some(None) => break,
+            Some(Some(t)) => {
+                wakeups += 1;
+                assert!(wakeups <= 200, "the driver keeps waking for stopped timers");
+                if t > clock.now() {
+                    clock.advance(t - clock.now());
+                }
+            }
+            None => {}
+        }
+    }
+    assert!(tags(&log).is_empty());
+}
