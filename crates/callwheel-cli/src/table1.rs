@@ -403,126 +403,44 @@ pub fn verdicts(rows: &[Row]) -> Vec<String> {
     lines
 }
 
-/// Writes the Figure 8 plot: the paper's range on linear axes, and the whole range on log
-/// axes, ns per pair against N.
-pub fn plot(rows: &[Row], path: &Path) -> Result<(), String> {
-    use plotters::prelude::*;
-
-    crate::repro::plots::ensure_font()?;
-    let series: Vec<(Interface, Vec<(u64, f64)>)> = Interface::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, &iface)| {
-            let points = rows
-                .iter()
-                .filter_map(|r| median(&r.cells[i]).map(|m| (r.n, m)))
-                .collect();
-            (iface, points)
-        })
-        .collect();
-    let colors = [RED, BLUE, GREEN, BLACK];
-    let err = |e: &dyn std::fmt::Display| format!("cannot draw {}: {e}", path.display());
-
-    let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let root = root
-        .titled(
-            "Table I / Figure 8: cancel + set one callout, N others outstanding",
-            ("sans-serif", 22),
-        )
-        .map_err(|e| err(&e))?;
-    let (left, right) = root.split_horizontally(540);
-
-    // The paper's range, linear axes.
-    let small: Vec<&(u64, f64)> = series
-        .iter()
-        .flat_map(|s| &s.1)
-        .filter(|p| p.0 <= 1000)
-        .collect();
-    let y_max = small.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
-    let mut chart = ChartBuilder::on(&left)
-        .caption("the paper's range (N <= 1000)", ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0u64..1000u64, 0f64..y_max)
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("N, callouts outstanding")
-        .y_desc("ns per cancel + set")
-        .draw()
-        .map_err(|e| err(&e))?;
-    for ((iface, points), color) in series.iter().zip(colors) {
-        let pts: Vec<(u64, f64)> = points.iter().copied().filter(|p| p.0 <= 1000).collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| err(&e))?
-            .label(iface.label())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(|e| err(&e))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| err(&e))?;
-
-    // Everything, log axes (N = 0 cannot be shown on a log axis).
-    let all: Vec<&(u64, f64)> = series
-        .iter()
-        .flat_map(|s| &s.1)
-        .filter(|p| p.0 > 0)
-        .collect();
-    let x_max = all.iter().map(|p| p.0).max().unwrap_or(10).max(10) as f64 * 1.5;
-    let y_lo = all
-        .iter()
-        .map(|p| p.1)
-        .fold(f64::INFINITY, f64::min)
-        .min(10.0)
-        * 0.7;
-    let y_hi = all.iter().map(|p| p.1).fold(1.0, f64::max) * 1.5;
-    let mut chart = ChartBuilder::on(&right)
-        .caption("extended (log axes, N >= 200)", ("sans-serif", 16))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(
-            (100f64..x_max).log_scale(),
-            (y_lo.max(0.1)..y_hi).log_scale(),
-        )
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("N, callouts outstanding")
-        .y_desc("ns per cancel + set")
-        .draw()
-        .map_err(|e| err(&e))?;
-    for ((iface, points), color) in series.iter().zip(colors) {
-        let pts: Vec<(f64, f64)> = points
+/// The Figure 8 charts: the paper's range (N <= 1000) on linear axes, and every N on log axes.
+pub fn charts(rows: &[Row]) -> [crate::repro::plots::Chart; 2] {
+    use crate::repro::plots::{Chart, Series};
+    let series = |keep: &dyn Fn(u64) -> bool| -> Vec<Series> {
+        Interface::ALL
             .iter()
-            .filter(|p| p.0 > 0)
-            .map(|p| (p.0 as f64, p.1))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-            .map_err(|e| err(&e))?
-            .label(iface.label())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(|e| err(&e))?;
-    }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+            .enumerate()
+            .map(|(i, iface)| Series {
+                label: iface.label().to_string(),
+                points: rows
+                    .iter()
+                    .filter(|r| keep(r.n))
+                    .filter_map(|r| median(&r.cells[i]).map(|m| (r.n as f64, m)))
+                    .collect(),
+                reference: false,
+            })
+            .collect()
+    };
+    [
+        Chart {
+            title: "Figure 8: cancel + set one callout, the paper's range".into(),
+            x_desc: "N, callouts outstanding".into(),
+            y_desc: "ns per cancel + set (median)".into(),
+            log_x: false,
+            log_y: false,
+            series: series(&|n| n <= 1000),
+            legend_right: false,
+        },
+        Chart {
+            title: "Table I extended: cancel + set one callout, N others outstanding".into(),
+            x_desc: "N, callouts outstanding".into(),
+            y_desc: "ns per cancel + set (median)".into(),
+            log_x: true,
+            log_y: true,
+            series: series(&|n| n > 0),
+            legend_right: false,
+        },
+    ]
 }
 
 /// Runs every interface at every size (one child process each) under a progress bar and
@@ -566,13 +484,21 @@ pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (V
     for line in verdicts(&rows) {
         let _ = writeln!(md, "- {line}");
     }
-    let path = out.join("table1.svg");
     let written = std::fs::create_dir_all(out)
         .map_err(|e| format!("cannot create {}: {e}", out.display()))
-        .and_then(|()| plot(&rows, &path));
+        .and_then(|()| {
+            let [paper, extended] = charts(&rows);
+            crate::repro::plots::write(&paper, out, "table1_paper")?;
+            crate::repro::plots::write(&extended, out, "table1")
+        });
     match written {
-        Ok(()) => {
-            let _ = writeln!(md, "\nFigure 8: {}", path.display());
+        Ok(_) => {
+            let _ = writeln!(
+                md,
+                "\n![Figure 8, the paper's range](table1_paper.png)\n![Table I extended](table1.png)\n\nFigure 8: {} and {} (and .svg)",
+                out.join("table1_paper.png").display(),
+                out.join("table1.png").display()
+            );
         }
         Err(e) => {
             eprintln!("error: {e}");

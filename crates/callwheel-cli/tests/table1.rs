@@ -96,6 +96,9 @@ fn table1_command_prints_the_table_and_writes_the_plot() {
     assert!(text.contains("handle / hash:"), "{text}");
     let svg = std::fs::read_to_string(dir.join("table1.svg")).unwrap();
     assert!(svg.starts_with("<svg"));
+    for file in ["table1.png", "table1_paper.svg", "table1_paper.png"] {
+        assert!(dir.join(file).exists(), "{file} not written");
+    }
     for label in [
         "old callout (list)",
         "new callout, hash",

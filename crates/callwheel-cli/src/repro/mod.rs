@@ -386,37 +386,6 @@ fn table1_experiment(size: Size, out: &Path) -> Done {
             }
         }
     }
-    let series = table1::Interface::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, iface)| Series {
-            label: iface.label().to_string(),
-            points: rows
-                .iter()
-                .filter_map(|r| {
-                    r.cells[i]
-                        .as_ref()
-                        .ok()
-                        .and_then(|m| report::Summary::of(&m.samples))
-                        .map(|s| (r.n as f64, s.median))
-                })
-                .collect(),
-            reference: false,
-        })
-        .collect();
-    done.plot(
-        &Chart {
-            title: "Table I / Figure 8: cancel + set one callout, N others outstanding".into(),
-            x_desc: "N, callouts outstanding".into(),
-            y_desc: "ns per cancel + set (median)".into(),
-            log_x: true,
-            log_y: true,
-            series,
-            legend_right: false,
-        },
-        out,
-        "table1",
-    );
     for line in table1::verdicts(&rows) {
         let (what, verdict) = line.split_once(": ").unwrap_or((line.as_str(), ""));
         done.find("table1", what.to_string(), verdict.to_string());
