@@ -171,6 +171,12 @@ impl Waiter for SystemWaiter {
                 self.event.clear();
                 return Ok(Wake::Early);
             }
+            // Arming reset the expiry count, so readable means this arming expired. Only a
+            // realtime timer must be read (to tell a clock change from an expiry); skipping
+            // the read elsewhere saves a system call between wake-up and firing.
+            if timer && !self.cancel_on_set {
+                return Ok(Wake::Deadline);
+            }
             if timer {
                 match self.timer.read()? {
                     sys::TimerRead::Expired => return Ok(Wake::Deadline),
