@@ -206,3 +206,61 @@ pub(crate) fn poll_two(timer: Option<&TimerFd>, event: &EventFd) -> io::Result<(
         }
     }
 }
+
+/// What a futex wait ended with.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum FutexWait {
+    /// The absolute `CLOCK_MONOTONIC` timeout passed.
+    TimedOut,
+    /// Woken, the word had already changed, or a signal: look at the word again.
+    Retry,
+}
+
+/// Sleeps while `word` holds `expected`, until `CLOCK_MONOTONIC` reads `deadline` (absolute;
+/// `None`: no timeout) or a [`futex_wake`] on the word. The timeout is an hrtimer sleeper with
+/// the thread's slack, the same one `clock_nanosleep` uses.
+pub(crate) fn futex_wait(
+    word: &std::sync::atomic::AtomicU32,
+    expected: u32,
+    deadline: Option<u64>,
+) -> io::Result<FutexWait> {
+    let ts = deadline.map(timespec);
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned 32-bit atomic for the duration of the call; `ts_ptr` is
+    // null or points at a live timespec; FUTEX_WAIT_BITSET ignores the second address.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            ts_ptr,
+            std::ptr::null::<u32>(),
+            libc::FUTEX_BITSET_MATCH_ANY,
+        )
+    };
+    if r == 0 {
+        return Ok(FutexWait::Retry);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ETIMEDOUT) => Ok(FutexWait::TimedOut),
+        Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(FutexWait::Retry),
+        _ => Err(e),
+    }
+}
+
+/// Wakes one thread sleeping in [`futex_wait`] on `word`.
+pub(crate) fn futex_wake(word: &std::sync::atomic::AtomicU32) {
+    // SAFETY: `word` is a live, aligned 32-bit atomic; FUTEX_WAKE reads no other memory.
+    let _ = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        )
+    };
+}
