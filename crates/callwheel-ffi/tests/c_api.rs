@@ -13,6 +13,11 @@ const CRATE: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The directory holding the libraries: this test runs from `<target>/<profile>/deps/`, and
 /// cargo puts the library's artifacts (all its crate types) in `<target>/<profile>/`.
+///
+/// `cargo test` builds the library only as an rlib for the tests, so on a fresh target
+/// directory the static and shared libraries are not there yet: the test then builds them
+/// with the same cargo, profile and target directory (cargo has released its lock by the
+/// time tests run).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test knows its path");
     let deps = exe.parent().expect("the test executable is in a directory");
@@ -21,10 +26,28 @@ fn lib_dir() -> PathBuf {
     } else {
         deps
     };
-    for lib in ["libcallwheel_ffi.a", "libcallwheel_ffi.so"] {
+    let libs = ["libcallwheel_ffi.a", "libcallwheel_ffi.so"];
+    if !libs.iter().all(|lib| dir.join(lib).is_file()) {
+        let target = dir.parent().expect("the profile directory has a parent");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build
+            .args(["build", "-p", "callwheel-ffi", "--lib", "--target-dir"])
+            .arg(target);
+        if dir.ends_with("release") {
+            build.arg("--release");
+        }
+        let out = build.output().expect("cargo runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            show("cargo build -p callwheel-ffi", &out)
+        );
+    }
+    for lib in libs {
         assert!(
             dir.join(lib).is_file(),
-            "{lib} not found in {}: cargo builds it with the library (crate-type)",
+            "{lib} not found in {} after building the library",
             dir.display()
         );
     }
