@@ -308,7 +308,7 @@ pub fn render(report: &Report) -> String {
             let p99_ratio = cb.p99 as f64 / raw.p99.max(1) as f64;
             let _ = writeln!(
                 out,
-                "\ntargets (callback vs raw, same run): p50 {:+.1} µs (target ≤ +5.0): {}; p99 × {:.2} (target ≤ 1.20): {}",
+                "\ntargets (callback vs raw, same run): p50 {:+.2} µs (target ≤ +5.00): {}; p99 × {:.2} (target ≤ 1.20): {}",
                 p50_diff,
                 if p50_diff <= 5.0 { "met" } else { "missed" },
                 p99_ratio,

@@ -758,7 +758,7 @@ fn latency(size: Size) -> Done {
                         "latency",
                         format!("{case}: callwheel p50 - raw p50 (target <= +5 us)"),
                         format!(
-                            "{p50:+.1} us: {}",
+                            "{p50:+.2} us: {}",
                             if p50 <= 5.0 { "met" } else { "missed" }
                         ),
                     );
