@@ -57,6 +57,18 @@ fn ratios(md: &mut String, entries: &[RatioEntry], columns: &[String]) {
     }
 }
 
+/// [`ratios`] for a workload with one figure per structure, in the column `column`.
+fn one_column_ratios<'a>(
+    md: &mut String,
+    column: &str,
+    rows: impl Iterator<Item = (&'static SchemeInfo, &'a Outcome)>,
+) {
+    let entries: Vec<RatioEntry> = rows
+        .map(|(scheme, outcome)| (scheme, column.to_string(), report::median_of(outcome)))
+        .collect();
+    ratios(md, &entries, &[column.to_string()]);
+}
+
 /// Appends a heading with a blank line on each side.
 pub fn heading(md: &mut String, text: &str) {
     let _ = write!(md, "\n{text}\n\n");
@@ -274,17 +286,11 @@ pub fn w2(
                     plan::LINEAR_W2_N,
                 );
         }
-        let entries: Vec<RatioEntry> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r.scheme,
-                    "ns/step".to_string(),
-                    report::median_of(&r.outcome),
-                )
-            })
-            .collect();
-        ratios(&mut md, &entries, &["ns/step".to_string()]);
+        one_column_ratios(
+            &mut md,
+            "ns/step",
+            rows.iter().map(|r| (r.scheme, &r.outcome)),
+        );
     }
 
     (rows, md)
@@ -342,17 +348,11 @@ pub fn w3(
                 plan::LINEAR_W3_TIMERS
             );
         }
-        let entries: Vec<RatioEntry> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r.scheme,
-                    "ns/timer".to_string(),
-                    report::median_of(&r.outcome),
-                )
-            })
-            .collect();
-        ratios(&mut md, &entries, &["ns/timer".to_string()]);
+        one_column_ratios(
+            &mut md,
+            "ns/timer",
+            rows.iter().map(|r| (r.scheme, &r.outcome)),
+        );
     }
 
     (rows, md)
@@ -407,17 +407,11 @@ pub fn w4(
         let _ = writeln!(md,
                 "Wake-up query: next_wakeup() for the wheel, next_expiry() for every other structure; a coarse answer (a slot or cascade boundary) only adds jumps. Scheme 7's binary layouts run W4 with 5 levels of 64 slots (4 levels span 2^24 ticks)."
             );
-        let entries: Vec<RatioEntry> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r.scheme,
-                    "ns/timer".to_string(),
-                    report::median_of(&r.outcome),
-                )
-            })
-            .collect();
-        ratios(&mut md, &entries, &["ns/timer".to_string()]);
+        one_column_ratios(
+            &mut md,
+            "ns/timer",
+            rows.iter().map(|r| (r.scheme, &r.outcome)),
+        );
     }
 
     (rows, md)
@@ -483,17 +477,11 @@ pub fn w5(
                     plan::LINEAR_W5_TIMERS
                 );
         }
-        let entries: Vec<RatioEntry> = rows
-            .iter()
-            .map(|r| {
-                (
-                    r.scheme,
-                    "ns/timer, tol 0".to_string(),
-                    report::median_of(&r.outcome),
-                )
-            })
-            .collect();
-        ratios(&mut md, &entries, &["ns/timer, tol 0".to_string()]);
+        one_column_ratios(
+            &mut md,
+            "ns/timer, tol 0",
+            rows.iter().map(|r| (r.scheme, &r.outcome)),
+        );
     }
 
     (rows, md)

@@ -482,12 +482,10 @@ fn peers(size: Size) -> Done {
             ),
         );
     }
-    let rows_of = |rows: Vec<(&'static str, Option<f64>)>| rows;
-    let w2m = rows_of(
-        w2.iter()
-            .map(|r| (r.scheme.name, report::median_of(&r.outcome)))
-            .collect(),
-    );
+    let w2m: Vec<(&str, Option<f64>)> = w2
+        .iter()
+        .map(|r| (r.scheme.name, report::median_of(&r.outcome)))
+        .collect();
     if let (Some(w), Some(d)) = (med(&w2m, "wheel"), med(&w2m, "delayqueue")) {
         done.find(
             "peers",
@@ -499,11 +497,10 @@ fn peers(size: Size) -> Done {
             ),
         );
     }
-    let w3m = rows_of(
-        w3.iter()
-            .map(|r| (r.scheme.name, report::median_of(&r.outcome)))
-            .collect(),
-    );
+    let w3m: Vec<(&str, Option<f64>)> = w3
+        .iter()
+        .map(|r| (r.scheme.name, report::median_of(&r.outcome)))
+        .collect();
     if let (Some(w), Some((p, m))) = (med(&w3m, "wheel"), best_peer(&w3m)) {
         done.find(
             "peers",
@@ -515,11 +512,10 @@ fn peers(size: Size) -> Done {
             ),
         );
     }
-    let w4m = rows_of(
-        w4.iter()
-            .map(|r| (r.scheme.name, report::median_of(&r.outcome)))
-            .collect(),
-    );
+    let w4m: Vec<(&str, Option<f64>)> = w4
+        .iter()
+        .map(|r| (r.scheme.name, report::median_of(&r.outcome)))
+        .collect();
     if let (Some(w), Some(h)) = (med(&w4m, "wheel"), med(&w4m, "heap-lazy")) {
         done.find(
             "peers",
