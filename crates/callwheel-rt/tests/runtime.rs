@@ -196,10 +196,13 @@ fn a_slow_deferred_callback_delays_no_other_timer() {
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let (done_tx, done_rx) = mpsc::channel();
     let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let finished_in_callback = Arc::clone(&finished);
     let slow = rt.timer(Exec::Deferred, move |_, _| {
         started_tx.lock().unwrap().send(()).unwrap();
         // Blocks its worker until the test lets it go.
         release_rx.lock().unwrap().recv().unwrap();
+        finished_in_callback.fetch_add(1, Ordering::SeqCst);
     });
     let done = Mutex::new(done_tx.clone());
     let other_deferred = rt.timer(Exec::Deferred, move |_, _| {
@@ -224,7 +227,18 @@ fn a_slow_deferred_callback_delays_no_other_timer() {
     // The slow one is still running: stop says so, and drain waits for it.
     assert_eq!(slow.stop(), Stop::Running);
     release_tx.send(()).unwrap();
-    assert_eq!(slow.drain(), Stop::Running);
+    // Running if drain caught the callback still going (and waited), NotPending if it had
+    // already returned: either way it has finished when drain returns.
+    let drained = slow.drain();
+    assert!(
+        matches!(drained, Stop::Running | Stop::NotPending),
+        "{drained:?}"
+    );
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        1,
+        "drain returned before the callback did"
+    );
     assert_eq!(slow.stop(), Stop::NotPending);
 }
 
