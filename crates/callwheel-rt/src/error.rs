@@ -25,6 +25,45 @@ pub enum Error {
     Io(io::Error),
     /// The runtime has been dropped; its timers can no longer be armed.
     ShutDown,
+    /// A timer set was given a handle that names none of its live timers: a handle of another
+    /// set, of a timer already destroyed, or a made-up number (the paper's `EINVAL`). Nothing
+    /// was changed.
+    InvalidHandle,
+    /// A timer set was asked to create or reset a timer with a zero value (Figure 6: a zero
+    /// value means cancel, which is [`TimerSet::cancel`](crate::TimerSet::cancel)).
+    ZeroValue,
+    /// A timer set already holds its quota of timers, running plus queued.
+    QuotaExceeded {
+        /// The set's quota.
+        quota: usize,
+    },
+    /// A value whose deadline (now + value) does not fit the clock's 64-bit nanoseconds.
+    ValueOutOfRange,
+    /// An interval too large: the first restart (deadline + interval) does not fit the clock's
+    /// 64-bit nanoseconds.
+    IntervalOutOfRange,
+    /// No never-used handle is left (the process-wide supply of set keys is exhausted).
+    HandlesExhausted,
+}
+
+impl Error {
+    /// The `errno` a C caller should see for this error: `EINVAL` for bad input (handle, value,
+    /// interval, configuration), `EAGAIN` for exhausted resources (quota, handles), `ESHUTDOWN`
+    /// after shutdown, the system error for [`Error::Io`], `ENOMEM` for a refusing wheel.
+    pub fn errno(&self) -> i32 {
+        match self {
+            Error::InvalidHandle
+            | Error::ZeroValue
+            | Error::ValueOutOfRange
+            | Error::IntervalOutOfRange
+            | Error::NoSuchShard { .. }
+            | Error::Config { .. } => libc::EINVAL,
+            Error::QuotaExceeded { .. } | Error::HandlesExhausted => libc::EAGAIN,
+            Error::ShutDown => libc::ESHUTDOWN,
+            Error::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            Error::Wheel(_) => libc::ENOMEM,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -37,6 +76,21 @@ impl fmt::Display for Error {
             Error::Config { reason } => write!(f, "bad runtime configuration: {reason}"),
             Error::Io(e) => write!(f, "system call failed: {e}"),
             Error::ShutDown => write!(f, "the runtime has shut down"),
+            Error::InvalidHandle => write!(f, "the handle names no live timer of this set"),
+            Error::ZeroValue => write!(f, "a timer's value must not be zero"),
+            Error::QuotaExceeded { quota } => {
+                write!(f, "the timer set is full: its quota is {quota} timers")
+            }
+            Error::ValueOutOfRange => {
+                write!(f, "the value puts the deadline past the clock's range")
+            }
+            Error::IntervalOutOfRange => {
+                write!(
+                    f,
+                    "the interval puts the next deadline past the clock's range"
+                )
+            }
+            Error::HandlesExhausted => write!(f, "no unused timer handle is left"),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! | execution | per timer: [`Exec::Direct`] on the driver, [`Exec::Deferred`] on a worker pool | `pool` |
 //! | timer | a reusable [`Timer`]: start / reset / periodic / stop / drain / move between shards | [`timer`] |
 //! | observability | per-shard counters and a lateness histogram ([`ShardStats`]) | `stats` |
+//! | timer set | many labelled user-level timers per owner with an expired queue to reap, on one runtime timer; eventfd, wait and callback notification (`ITIMER_MULTIREAL`, [`TimerSet`]) | [`set`] |
 //!
 //! There are no periodic wake-ups: a driver with nothing pending sleeps until woken; with
 //! timers, it wakes once per coalesced window — firing, at each wake-up, every timer whose
@@ -58,6 +59,7 @@ mod error;
 pub mod manual;
 mod pool;
 mod runtime;
+pub mod set;
 mod shard;
 mod stats;
 mod sync;
@@ -76,6 +78,9 @@ pub use error::Error;
 pub use hdrhistogram;
 pub use manual::ManualClock;
 pub use runtime::{Config, Runtime, MAX_SHARDS};
+pub use set::{
+    Reaped, SetStats, TimerHandle, TimerSet, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA,
+};
 pub use stats::ShardStats;
 pub use timer::{Exec, Fire, Stop, Timer};
 pub use tolerance::Tolerance;

@@ -537,7 +537,7 @@ impl Shared {
 /// ```
 #[derive(Debug)]
 pub struct Runtime {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     pool: Option<Arc<Pool>>,
     threads: Vec<JoinHandle<()>>,
 }

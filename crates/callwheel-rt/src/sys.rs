@@ -98,6 +98,12 @@ impl EventFd {
         };
     }
 
+    /// The descriptor, for callers that poll it themselves (a timer set's owner).
+    pub(crate) fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.0.as_fd()
+    }
+
     /// Resets the counter to zero.
     pub(crate) fn clear(&self) {
         let mut v: u64 = 0;

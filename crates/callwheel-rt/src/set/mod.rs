@@ -1,0 +1,562 @@
+//! Timer sets: many labelled user-level timers per owner, with an expired queue to reap
+//! (Costello & Varghese, "Multiple user-level timers", Figures 6 and 7: `ITIMER_MULTIREAL`).
+//!
+//! A [`TimerSet`] owns timers on a [`Runtime`]'s clock. The owner creates timers with a
+//! value and a label of its choosing and gets a set-chosen [`TimerHandle`] back; when a timer
+//! expires it joins the set's expired queue, and the owner reaps the queue head's handle and
+//! label. The owner learns that the queue is non-empty from a file descriptor (epoll, mio), a
+//! blocking [`TimerSet::wait`], or a callback.
+//!
+//! # Semantics
+//!
+//! A timer's *value* is a [`TimerValue`]: the time remaining until it expires and its interval
+//! (zero for a one-shot timer), as in `struct itimerval`. Times are [`Duration`]s, converted to
+//! the clock's 64-bit nanoseconds.
+//!
+//! | operation | result | errors |
+//! |---|---|---|
+//! | [`create(value, interval, label)`](TimerSet::create) | a new handle; the timer expires `value` from now, then (once reaped) every `interval` | [`ZeroValue`](Error::ZeroValue), [`QuotaExceeded`](Error::QuotaExceeded), [`ValueOutOfRange`](Error::ValueOutOfRange), [`IntervalOutOfRange`](Error::IntervalOutOfRange) |
+//! | [`reset(handle, value, interval, label)`](TimerSet::reset) | the former value; the timer leaves the queue if it was on it, and runs with the new value, interval and label | [`InvalidHandle`](Error::InvalidHandle), and as `create` (but no quota) |
+//! | [`cancel(handle)`](TimerSet::cancel) | the final value; the timer is destroyed, running or queued | [`InvalidHandle`](Error::InvalidHandle) |
+//! | [`get(handle)`](TimerSet::get) | the current value | [`InvalidHandle`](Error::InvalidHandle) |
+//! | [`reap()`](TimerSet::reap) | the queue head's handle and label (FIFO), or `None` when the queue is empty (the paper's `EAGAIN`); a one-shot timer is destroyed, a periodic one runs again | none |
+//!
+//! - A queued timer still exists (Figure 6): `get`, `reset` and `cancel` accept its handle. Its
+//!   value reads as zero remaining and its interval: it has expired and does not run while it
+//!   waits on the queue.
+//! - A periodic timer, once reaped, runs again from the deadline it expired for, not from the
+//!   reap (Figure 7). When the reap comes so late that more periods have come due, the
+//!   timer's [`Missed`] policy decides (see [`Reaped::overruns`]): with `d` the deadline it
+//!   expired for, `p` its interval, `now` the reap time and `k = ⌊(now − d) / p⌋ ≥ 1` the
+//!   periods missed:
+//!
+//!   | policy | next deadline | the `k` missed periods |
+//!   |---|---|---|
+//!   | [`Missed::Burst`] (default: the paper's rule) | `d + p` (already due: the timer is queued again at once, at the tail) | each is delivered, one per reap |
+//!   | [`Missed::Delay`] | `now + p` | dropped, counted in `overruns` |
+//!   | [`Missed::Skip`] | `d + (k + 1) p`, the first point of the grid after `now` | dropped, counted in `overruns` |
+//!
+//! - Every call first brings the queue up to date with the clock: a timer whose deadline has
+//!   passed is queued even if the set's runtime timer has not fired yet. Timers that expire
+//!   together are queued in deadline order, and equal deadlines in the order they were started
+//!   (created, reset or restarted).
+//! - A bad handle is rejected with [`Error::InvalidHandle`] and changes nothing: a handle of
+//!   another set, of a destroyed timer, or a made-up number. Handles are never reused (see
+//!   [`TimerHandle`]).
+//! - Dropping the set destroys every timer, running or queued; no callback runs after the drop
+//!   returns.
+//!
+//! # Design
+//!
+//! Each set keeps its timers in its own table (a slab of at most `quota` records, its own
+//! [`Wheel`](callwheel::wheel::Wheel) of running timers, an intrusive FIFO of queued ones)
+//! behind one lock, and arms one runtime [`Timer`] ([`Exec::Direct`]) at its wheel's next
+//! wake-up: the set's single "OS timer", as the paper's timers sit on one kernel timer facility.
+//! When it fires, the set advances its wheel to the clock, queues what expired, re-arms, and
+//! notifies if the queue became non-empty. Every operation is O(1) (plus the expiries it
+//! finds), and memory is bounded by the quota, however long the owner goes without reaping.
+//!
+//! # Notification
+//!
+//! When the queue goes from empty to non-empty the set (in this order, after releasing its
+//! lock for the callback) makes its eventfd readable, wakes [`TimerSet::wait`]ers, and runs the
+//! callback of [`TimerSet::set_callback`]. The descriptor ([`TimerSet::fd`]) stays readable
+//! exactly while the queue is non-empty: reaping (or cancelling, or resetting) the last queued
+//! timer makes it unreadable again. Its level is the state, so level-triggered epoll works
+//! without reading it; with `EPOLLET`, reap until [`TimerSet::reap`] returns `None`.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use callwheel_rt::{Clock, Config, ManualClock, Runtime, TimerSet};
+//!
+//! let clock = ManualClock::new(0);
+//! let rt = Runtime::new(Config { shards: 1, ..Config::with_clock(clock.clone()) })?;
+//! let set = TimerSet::new(&rt)?;
+//! let poll = set.create(Duration::from_millis(10), Duration::from_millis(10), 7)?;
+//! let once = set.create(Duration::from_millis(15), Duration::ZERO, 8)?;
+//! clock.advance(20_000_000); // 20 ms
+//! assert_eq!(set.reap(), Some((poll, 7))); // expired at 10 ms; runs again for 20 ms
+//! assert_eq!(set.reap(), Some((once, 8))); // destroyed
+//! assert_eq!(set.reap(), Some((poll, 7))); // its 20 ms expiry
+//! assert_eq!(set.reap(), None);
+//! assert_eq!(set.get(poll)?.remaining, Duration::from_millis(10));
+//! assert!(set.get(once).is_err());
+//! # Ok::<(), callwheel_rt::Error>(())
+//! ```
+
+mod handle;
+mod table;
+
+use std::fmt;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use callwheel::wheel::Missed;
+
+use crate::sys::EventFd;
+use crate::{Error, Exec, Runtime, Timer, Tolerance};
+
+pub use handle::TimerHandle;
+use table::Table;
+
+/// The largest quota a set accepts: 2^20 timers.
+pub const MAX_QUOTA: usize = 1 << handle::MAX_SLOT_BITS;
+
+/// The quota of [`TimerSetConfig::default`].
+pub const DEFAULT_QUOTA: usize = 4096;
+
+/// A timer's value, as in `struct itimerval`: the time until it expires and its interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TimerValue {
+    /// Time until the timer expires; zero while it waits on the expired queue.
+    pub remaining: Duration,
+    /// The period of a periodic timer; zero for a one-shot timer.
+    pub interval: Duration,
+}
+
+/// One reaped expiry, as [`TimerSet::reap_info`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reaped {
+    /// The timer's handle.
+    pub handle: TimerHandle,
+    /// The timer's label.
+    pub label: u64,
+    /// The deadline it expired for, in clock nanoseconds.
+    pub deadline: u64,
+    /// For a periodic timer, the further periods that had also come due by the reap: `⌊(now −
+    /// deadline) / interval⌋`. Under [`Missed::Burst`] they are still delivered (the next reaps
+    /// return the timer again); under [`Missed::Delay`] and [`Missed::Skip`] they are dropped.
+    /// Always 0 for a one-shot timer.
+    pub overruns: u64,
+    /// Whether the timer runs again (a periodic timer whose next deadline fits the clock). A
+    /// timer that does not is destroyed, and its handle is no longer valid.
+    pub restarted: bool,
+}
+
+/// How a [`TimerSet`] is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerSetConfig {
+    /// The most timers (running plus queued) the set holds: `1 ..= MAX_QUOTA`, default
+    /// [`DEFAULT_QUOTA`].
+    pub quota: usize,
+    /// How late the set may wake up for a timer, to coalesce expiries (`None`, the default: the
+    /// runtime's [`Config::tolerance`](crate::Config::tolerance)). Reaping never returns a timer
+    /// before its deadline.
+    pub tolerance: Option<Tolerance>,
+    /// The missed-period policy new timers start with (default [`Missed::Burst`]); see
+    /// [`TimerSet::set_missed`] for one timer.
+    pub missed: Missed,
+}
+
+impl Default for TimerSetConfig {
+    fn default() -> TimerSetConfig {
+        TimerSetConfig {
+            quota: DEFAULT_QUOTA,
+            tolerance: None,
+            missed: Missed::Burst,
+        }
+    }
+}
+
+/// Counts describing a set, from [`TimerSet::stats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SetStats {
+    /// Timers running (not yet expired).
+    pub running: usize,
+    /// Timers on the expired queue.
+    pub queued: usize,
+    /// Expiries since the set was made (each one went to the queue).
+    pub expired: u64,
+    /// Reaps since the set was made.
+    pub reaped: u64,
+    /// The set's quota.
+    pub quota: usize,
+}
+
+type Callback = Arc<dyn Fn() + Send + Sync>;
+
+struct State {
+    table: Table,
+    /// The wake-up the runtime timer is armed for.
+    armed: Option<u64>,
+    /// The eventfd is readable (the queue is non-empty).
+    signalled: bool,
+    callback: Option<Callback>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    /// Signalled when the queue becomes non-empty.
+    ready: Condvar,
+    event: EventFd,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    // Every update of the state is complete before user code runs (the callback runs with no
+    // lock held), so a poisoned lock holds a consistent state.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Inner {
+    /// After an update under the lock: re-arms the runtime timer if the set's next wake-up
+    /// moved (`force`: the arming was just spent), then raises or lowers the notification.
+    /// Returns the callback to run, once the lock is released, when the queue became non-empty.
+    fn settle(&self, st: &mut State, os: &Timer, force: bool) -> Option<Callback> {
+        let next = st.table.next_wakeup();
+        if force || next != st.armed {
+            st.armed = match next {
+                // A runtime that is gone cannot arm: the queue then moves only when the set is
+                // called (every call catches up with the clock).
+                Some(at) => os.start_with(at, 0, None).ok().map(|_| at),
+                None => {
+                    if st.armed.is_some() {
+                        let _ = os.stop();
+                    }
+                    None
+                }
+            };
+        }
+        let non_empty = st.table.queued() > 0;
+        if non_empty && !st.signalled {
+            st.signalled = true;
+            self.event.signal();
+            self.ready.notify_all();
+            return st.callback.clone();
+        }
+        if !non_empty && st.signalled {
+            st.signalled = false;
+            self.event.clear();
+        }
+        None
+    }
+
+    /// The runtime timer fired: catch up with the clock, re-arm, notify.
+    fn on_fire(&self, os: &Timer) {
+        let mut st = lock(&self.state);
+        let now = os.shared.now();
+        st.table.expire(now);
+        let callback = self.settle(&mut st, os, true);
+        drop(st);
+        if let Some(f) = callback {
+            f();
+        }
+    }
+}
+
+/// A set of user-level timers with an expired queue (`ITIMER_MULTIREAL`); see the
+/// [module documentation](self) for the semantics.
+///
+/// All methods take `&self` and may be called from any thread; one lock serialises them.
+pub struct TimerSet {
+    inner: Arc<Inner>,
+    /// The set's one runtime timer, armed at its wheel's next wake-up.
+    os: Timer,
+}
+
+impl fmt::Debug for TimerSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = lock(&self.inner.state);
+        f.debug_struct("TimerSet")
+            .field("running", &st.table.running())
+            .field("queued", &st.table.queued())
+            .field("quota", &st.table.quota())
+            .finish_non_exhaustive()
+    }
+}
+
+fn to_nanos(d: Duration, err: Error) -> Result<u64, Error> {
+    u64::try_from(d.as_nanos()).map_err(|_| err)
+}
+
+fn to_value((remaining, interval): table::Value) -> TimerValue {
+    TimerValue {
+        remaining: Duration::from_nanos(remaining),
+        interval: Duration::from_nanos(interval),
+    }
+}
+
+impl TimerSet {
+    /// A set on `rt`'s clock with the default configuration.
+    ///
+    /// # Errors
+    ///
+    /// As [`TimerSet::with_config`].
+    pub fn new(rt: &Runtime) -> Result<TimerSet, Error> {
+        TimerSet::with_config(rt, TimerSetConfig::default())
+    }
+
+    /// A set on `rt`'s clock.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a quota of 0 or above [`MAX_QUOTA`]; [`Error::Io`] when the eventfd
+    /// cannot be made; [`Error::HandlesExhausted`] when the process has used up its set keys.
+    pub fn with_config(rt: &Runtime, config: TimerSetConfig) -> Result<TimerSet, Error> {
+        if config.quota == 0 || config.quota > MAX_QUOTA {
+            return Err(Error::Config {
+                reason: "a timer set's quota must be between 1 and MAX_QUOTA",
+            });
+        }
+        let tolerance = config.tolerance.unwrap_or(rt.shared.tolerance);
+        let table = Table::new(config.quota, tolerance, config.missed, rt.now())?;
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State {
+                table,
+                armed: None,
+                signalled: false,
+                callback: None,
+            }),
+            ready: Condvar::new(),
+            event: EventFd::new()?,
+        });
+        // The runtime timer holds the set weakly: the set owns the timer, not the other way
+        // round, so dropping the set frees everything.
+        let weak: Weak<Inner> = Arc::downgrade(&inner);
+        let os = rt.timer(Exec::Direct, move |timer, _fire| {
+            if let Some(inner) = weak.upgrade() {
+                inner.on_fire(timer);
+            }
+        });
+        Ok(TimerSet { inner, os })
+    }
+
+    /// Runs `f` on the table under the lock, after catching up with the clock; then settles
+    /// the runtime timer and the notification, and runs the callback without the lock.
+    fn op<R>(&self, f: impl FnOnce(&mut Table, u64) -> R) -> R {
+        let mut st = lock(&self.inner.state);
+        let now = self.os.shared.now();
+        st.table.expire(now);
+        let r = f(&mut st.table, now);
+        let callback = self.inner.settle(&mut st, &self.os, false);
+        drop(st);
+        if let Some(f) = callback {
+            f();
+        }
+        r
+    }
+
+    /// Creates a timer that expires `value` from now and carries `label`; a non-zero
+    /// `interval` makes it periodic (it runs again, `interval` after each expiry, once reaped).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ZeroValue`] for a zero `value`; [`Error::QuotaExceeded`] when the set holds its
+    /// quota; [`Error::ValueOutOfRange`] / [`Error::IntervalOutOfRange`] when the deadline or
+    /// the first restart would pass the clock's 64-bit nanoseconds;
+    /// [`Error::HandlesExhausted`] when no never-used handle is left.
+    pub fn create(
+        &self,
+        value: Duration,
+        interval: Duration,
+        label: u64,
+    ) -> Result<TimerHandle, Error> {
+        let value = to_nanos(value, Error::ValueOutOfRange)?;
+        let interval = to_nanos(interval, Error::IntervalOutOfRange)?;
+        self.op(|t, now| t.create(now, value, interval, label))
+            .map(TimerHandle::from_bits)
+    }
+
+    /// Gives the timer `handle` a new value, interval and label (the label may differ from the
+    /// old one); a queued timer leaves the queue first. Returns the former value (zero remaining
+    /// for a queued timer). The timer keeps its handle.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHandle`] (nothing is changed), and as [`TimerSet::create`] except the
+    /// quota.
+    pub fn reset(
+        &self,
+        handle: TimerHandle,
+        value: Duration,
+        interval: Duration,
+        label: u64,
+    ) -> Result<TimerValue, Error> {
+        let value = to_nanos(value, Error::ValueOutOfRange)?;
+        let interval = to_nanos(interval, Error::IntervalOutOfRange)?;
+        self.op(|t, now| t.reset(now, handle.to_bits(), value, interval, label))
+            .map(to_value)
+    }
+
+    /// Destroys the timer `handle`, running or queued, and returns its final value (zero
+    /// remaining for a queued timer).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHandle`] (nothing is changed).
+    pub fn cancel(&self, handle: TimerHandle) -> Result<TimerValue, Error> {
+        self.op(|t, now| t.cancel(now, handle.to_bits()))
+            .map(to_value)
+    }
+
+    /// The current value of the timer `handle` (zero remaining while it is queued).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHandle`] (nothing is changed).
+    pub fn get(&self, handle: TimerHandle) -> Result<TimerValue, Error> {
+        self.op(|t, now| t.get(now, handle.to_bits())).map(to_value)
+    }
+
+    /// Pops the head of the expired queue: its handle and label, or `None` when the queue is
+    /// empty. A one-shot timer is destroyed; a periodic one runs again from the deadline it
+    /// expired for (see the [module documentation](self) for late reaps).
+    pub fn reap(&self) -> Option<(TimerHandle, u64)> {
+        self.reap_info().map(|r| (r.handle, r.label))
+    }
+
+    /// [`TimerSet::reap`] with the expiry's deadline and overrun count.
+    pub fn reap_info(&self) -> Option<Reaped> {
+        self.op(|t, now| t.reap(now))
+    }
+
+    /// Sets the missed-period policy of the timer `handle`, used from its next reap on.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHandle`].
+    pub fn set_missed(&self, handle: TimerHandle, missed: Missed) -> Result<(), Error> {
+        self.op(|t, _| t.set_policy(handle.to_bits(), missed))
+    }
+
+    /// The overruns counted at the latest reap of the timer `handle` (see
+    /// [`Reaped::overruns`]; 0 before its first reap and after a reset).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHandle`].
+    pub fn overruns(&self, handle: TimerHandle) -> Result<u64, Error> {
+        self.op(|t, _| t.overruns(handle.to_bits()))
+    }
+
+    /// Whether the timer `handle` waits on the expired queue.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidHandle`].
+    pub fn is_queued(&self, handle: TimerHandle) -> Result<bool, Error> {
+        self.op(|t, _| t.is_queued(handle.to_bits()))
+    }
+
+    /// Brings the expired queue up to date with the clock (what the set's runtime timer does
+    /// when it fires) and returns the queue's length.
+    pub fn refresh(&self) -> usize {
+        self.op(|t, _| t.queued())
+    }
+
+    /// The number of timers, running plus queued.
+    pub fn len(&self) -> usize {
+        self.op(|t, _| t.running() + t.queued())
+    }
+
+    /// Whether the set holds no timer.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The set's counts, up to date with the clock.
+    pub fn stats(&self) -> SetStats {
+        self.op(|t, _| {
+            let (expired, reaped) = t.totals();
+            SetStats {
+                running: t.running(),
+                queued: t.queued(),
+                expired,
+                reaped,
+                quota: t.quota(),
+            }
+        })
+    }
+
+    /// Verifies the set's internal invariants by brute force, in O(quota): the counts, the
+    /// queue's and the free list's links, the handles. For tests; `Err` names what is broken.
+    pub fn check_invariants(&self) -> Result<(), &'static str> {
+        lock(&self.inner.state).table.check()
+    }
+
+    /// The runtime clock's reading, in nanoseconds.
+    pub fn now(&self) -> u64 {
+        self.os.shared.now()
+    }
+
+    /// The eventfd that is readable exactly while the expired queue is non-empty (for epoll,
+    /// mio or `poll`). Do not read from it or write to it: the set keeps its level.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.inner.event.as_fd()
+    }
+
+    /// Blocks until the expired queue is non-empty (`true`) or `timeout` has passed (`false`);
+    /// `None` waits without a limit. The timeout is measured in real time, whatever the set's
+    /// clock. Another thread may reap the timer between the return and the caller's reap.
+    pub fn wait(&self, timeout: Option<Duration>) -> bool {
+        let until = timeout.map(|t| Instant::now().checked_add(t));
+        let mut st = lock(&self.inner.state);
+        loop {
+            let now = self.os.shared.now();
+            st.table.expire(now);
+            if let Some(f) = self.inner.settle(&mut st, &self.os, false) {
+                drop(st);
+                f();
+                return true;
+            }
+            if st.table.queued() > 0 {
+                return true;
+            }
+            st = match until {
+                Some(Some(until)) => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return false;
+                    }
+                    self.inner
+                        .ready
+                        .wait_timeout(st, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+                // No timeout, or one too far away to represent.
+                _ => self.inner.ready.wait(st).unwrap_or_else(|p| p.into_inner()),
+            };
+        }
+    }
+
+    /// Installs `callback`, run each time the expired queue goes from empty to non-empty (not
+    /// for a queue already non-empty now). It runs without the set's lock, so it may call the
+    /// set (reap, create, ...), on the thread that found the expiry: usually the runtime's
+    /// driver (keep it short: it delays the driver's other timers), or a caller whose call
+    /// caught up with the clock. Replaces any earlier callback.
+    pub fn set_callback<F>(&self, callback: F)
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        lock(&self.inner.state).callback = Some(Arc::new(callback));
+    }
+
+    /// Removes the callback. A run already started may still finish.
+    pub fn clear_callback(&self) {
+        lock(&self.inner.state).callback = None;
+    }
+}
+
+impl AsFd for TimerSet {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd()
+    }
+}
+
+impl AsRawFd for TimerSet {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd().as_raw_fd()
+    }
+}
+
+impl Drop for TimerSet {
+    /// Cancels the set's runtime timer and waits for a firing in progress on another thread to
+    /// finish, so no callback runs after the drop; the timers go with the table.
+    fn drop(&mut self) {
+        let _ = self.os.drain();
+        lock(&self.inner.state).callback = None;
+    }
+}

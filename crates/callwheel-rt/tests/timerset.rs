@@ -1,0 +1,636 @@
+//! Timer sets (`ITIMER_MULTIREAL`): every rule of Costello & Varghese's Figures 6 and 7 as its
+//! own test, then quota, isolation, missed periods, range errors and notification. All on the
+//! manual clock: time moves only when a test moves it, and every call catches up with it.
+#![cfg(not(miri))]
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use callwheel_rt::{
+    Config, Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
+    MAX_QUOTA,
+};
+
+/// Generous liveness bound for waits on the driver thread (never a latency assertion).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+const MS: u64 = 1_000_000;
+
+fn runtime(clock: &ManualClock) -> Runtime {
+    Runtime::new(Config {
+        shards: 1,
+        ..Config::with_clock(clock.clone())
+    })
+    .unwrap()
+}
+
+fn setup() -> (ManualClock, Runtime, TimerSet) {
+    let clock = ManualClock::new(1_000 * MS);
+    let rt = runtime(&clock);
+    let set = TimerSet::new(&rt).unwrap();
+    (clock, rt, set)
+}
+
+fn value(remaining: u64, interval: u64) -> TimerValue {
+    TimerValue {
+        remaining: ms(remaining),
+        interval: ms(interval),
+    }
+}
+
+/// Whether `fd` is readable within `timeout_ms` (0: right now).
+fn readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is one live pollfd for the duration of the call.
+    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    assert!(r >= 0, "poll failed");
+    r == 1 && p.revents & libc::POLLIN != 0
+}
+
+fn assert_invalid<T: std::fmt::Debug>(r: Result<T, Error>) {
+    assert!(
+        matches!(r, Err(Error::InvalidHandle)),
+        "expected InvalidHandle, got {r:?}"
+    );
+}
+
+// ----- Figure 6: setitimer(ITIMER_MULTIREAL) ---------------------------------------------------
+
+#[test]
+fn create_returns_a_set_chosen_handle_and_keeps_the_user_chosen_label() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), Duration::ZERO, 0xfeed_beef).unwrap();
+    assert_eq!(set.get(h).unwrap(), value(10, 0));
+    clock.advance(10 * MS);
+    assert_eq!(set.reap(), Some((h, 0xfeed_beef)));
+    set.check_invariants().unwrap();
+}
+
+#[test]
+fn create_with_a_zero_value_is_an_error_and_creates_nothing() {
+    let (_clock, _rt, set) = setup();
+    assert!(matches!(
+        set.create(Duration::ZERO, ms(10), 1),
+        Err(Error::ZeroValue)
+    ));
+    assert_eq!(set.len(), 0);
+}
+
+#[test]
+fn reset_overwrites_value_and_label_and_returns_the_former_value() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(100), ms(50), 1).unwrap();
+    clock.advance(30 * MS);
+    assert_eq!(
+        set.reset(h, ms(20), Duration::ZERO, 2).unwrap(),
+        value(70, 50)
+    );
+    assert_eq!(set.get(h).unwrap(), value(20, 0));
+    clock.advance(19 * MS);
+    assert_eq!(set.reap(), None);
+    clock.advance(MS);
+    assert_eq!(set.reap(), Some((h, 2)));
+    assert_invalid(set.get(h)); // now one-shot: destroyed by the reap
+}
+
+#[test]
+fn reset_removes_a_queued_timer_from_the_expired_queue_and_changes_its_label() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), ms(10), 1).unwrap();
+    let other = set.create(ms(10), Duration::ZERO, 9).unwrap();
+    clock.advance(15 * MS);
+    assert!(set.is_queued(h).unwrap());
+    // A queued timer's former value: nothing remaining, its interval.
+    assert_eq!(set.reset(h, ms(30), ms(5), 2).unwrap(), value(0, 10));
+    assert!(!set.is_queued(h).unwrap());
+    assert_eq!(set.reap(), Some((other, 9)));
+    assert_eq!(set.reap(), None);
+    clock.advance(30 * MS);
+    assert_eq!(set.reap(), Some((h, 2)));
+    set.check_invariants().unwrap();
+}
+
+#[test]
+fn reset_of_a_bad_handle_is_invalid_and_changes_nothing() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    for bad in [0, u64::MAX, h.to_bits() ^ 1, h.to_bits() + (1 << 40)] {
+        assert_invalid(set.reset(TimerHandle::from_bits(bad), ms(99), ms(99), 99));
+    }
+    clock.advance(10 * MS);
+    assert_eq!(set.reap(), Some((h, 1)));
+    // The reaped one-shot timer's handle is stale now.
+    assert_invalid(set.reset(h, ms(5), Duration::ZERO, 3));
+    assert_eq!(set.len(), 0);
+}
+
+#[test]
+fn cancel_destroys_the_timer_and_returns_its_final_value() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(100), ms(25), 1).unwrap();
+    clock.advance(40 * MS);
+    assert_eq!(set.cancel(h).unwrap(), value(60, 25));
+    assert_invalid(set.get(h));
+    clock.advance(100 * MS);
+    assert_eq!(set.reap(), None);
+    assert_eq!(set.len(), 0);
+}
+
+#[test]
+fn cancel_of_a_queued_timer_works_because_queued_timers_still_exist() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), ms(10), 1).unwrap();
+    clock.advance(10 * MS);
+    assert_eq!(set.refresh(), 1);
+    assert_eq!(set.cancel(h).unwrap(), value(0, 10));
+    assert_eq!(set.reap(), None);
+    assert_invalid(set.cancel(h));
+    set.check_invariants().unwrap();
+}
+
+#[test]
+fn cancel_of_a_bad_handle_is_invalid_and_changes_nothing() {
+    let (_clock, _rt, set) = setup();
+    let h = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    assert_invalid(set.cancel(TimerHandle::from_bits(h.to_bits() + 1)));
+    assert_invalid(set.cancel(TimerHandle::from_bits(12345)));
+    assert_eq!(set.get(h).unwrap(), value(10, 0));
+    assert_eq!(set.len(), 1);
+}
+
+// ----- Figure 7: getitimer(ITIMER_MULTIREAL) ---------------------------------------------------
+
+#[test]
+fn reap_returns_handle_and_label_in_expiry_order() {
+    let (clock, _rt, set) = setup();
+    let c = set.create(ms(30), Duration::ZERO, 3).unwrap();
+    let a = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    let b = set.create(ms(20), Duration::ZERO, 2).unwrap();
+    let a2 = set.create(ms(10), Duration::ZERO, 11).unwrap(); // same deadline, started later
+    clock.advance(25 * MS);
+    assert_eq!(set.reap(), Some((a, 1)));
+    clock.advance(25 * MS);
+    // c expired after b and a2 were already queued: FIFO, whatever the reap times.
+    assert_eq!(set.reap(), Some((a2, 11)));
+    assert_eq!(set.reap(), Some((b, 2)));
+    assert_eq!(set.reap(), Some((c, 3)));
+    assert_eq!(set.reap(), None);
+}
+
+#[test]
+fn reap_of_a_one_shot_timer_destroys_it() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    clock.advance(10 * MS);
+    assert_eq!(set.reap(), Some((h, 1)));
+    assert_invalid(set.get(h));
+    assert_invalid(set.cancel(h));
+    assert_eq!(set.len(), 0);
+    // Its slot is reused with a new handle; the old one stays stale.
+    let h2 = set.create(ms(10), Duration::ZERO, 2).unwrap();
+    assert_ne!(h, h2);
+    assert_invalid(set.get(h));
+}
+
+#[test]
+fn reap_of_a_periodic_timer_restarts_it_from_its_last_expiry_not_the_reap_time() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), ms(10), 5).unwrap();
+    clock.advance(17 * MS); // expired at 10, reaped at 17
+    let r = set.reap_info().unwrap();
+    assert_eq!(
+        (r.handle, r.label, r.overruns, r.restarted),
+        (h, 5, 0, true)
+    );
+    assert_eq!(r.deadline, 1_010 * MS);
+    // Next expiry at 20 (10 + 10), not 27 (17 + 10).
+    assert_eq!(set.get(h).unwrap(), value(3, 10));
+    clock.advance(3 * MS);
+    assert_eq!(set.reap_info().unwrap().deadline, 1_020 * MS);
+}
+
+#[test]
+fn a_periodic_timer_does_not_run_while_it_waits_on_the_queue() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), ms(10), 5).unwrap();
+    clock.advance(100 * MS);
+    assert_eq!(set.stats().expired, 1);
+    assert_eq!(set.get(h).unwrap(), value(0, 10));
+    assert_eq!(set.refresh(), 1);
+}
+
+#[test]
+fn reap_of_an_empty_queue_returns_none() {
+    let (clock, _rt, set) = setup();
+    assert_eq!(set.reap(), None);
+    set.create(ms(10), Duration::ZERO, 1).unwrap();
+    clock.advance(9 * MS);
+    assert_eq!(set.reap(), None);
+    assert_eq!(set.reap_info(), None);
+}
+
+#[test]
+fn get_returns_the_remaining_value_running_or_queued() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(50), ms(20), 1).unwrap();
+    clock.advance(20 * MS);
+    assert_eq!(set.get(h).unwrap(), value(30, 20));
+    clock.advance(40 * MS);
+    assert_eq!(set.get(h).unwrap(), value(0, 20)); // queued: expired, not yet reaped
+    assert!(set.is_queued(h).unwrap());
+}
+
+#[test]
+fn get_of_a_bad_handle_is_invalid_and_changes_nothing() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    for bad in [0, u64::MAX, 1, h.to_bits().wrapping_sub(1)] {
+        assert_invalid(set.get(TimerHandle::from_bits(bad)));
+    }
+    assert_eq!(set.get(h).unwrap(), value(10, 0));
+    clock.advance(10 * MS);
+    assert_eq!(set.reap(), Some((h, 1)));
+}
+
+#[test]
+fn dropping_the_set_destroys_all_its_timers_running_or_queued() {
+    let (clock, rt, set) = setup();
+    let token = Arc::new(());
+    let calls = Arc::new(AtomicUsize::new(0));
+    {
+        let token = Arc::clone(&token);
+        let calls = Arc::clone(&calls);
+        set.set_callback(move || {
+            let _ = &token;
+            calls.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    for i in 0..100 {
+        set.create(ms(10 + i), ms(i % 3), i).unwrap();
+    }
+    clock.advance(50 * MS);
+    assert!(set.refresh() > 0);
+    let calls_before = calls.load(Ordering::SeqCst);
+    assert_eq!(calls_before, 1);
+    drop(set);
+    // The callback (and everything it holds) is gone, and the set's runtime timer with it.
+    assert_eq!(Arc::strong_count(&token), 1);
+    clock.advance(1_000 * MS);
+    clock.wait_idle(1);
+    assert_eq!(calls.load(Ordering::SeqCst), calls_before);
+    assert_eq!(rt.stats()[0].pending, 0);
+}
+
+// ----- quota, isolation, handles ---------------------------------------------------------------
+
+#[test]
+fn creating_past_the_quota_is_an_error_and_queued_timers_count() {
+    let (clock, rt, _set) = setup();
+    let set = TimerSet::with_config(
+        &rt,
+        TimerSetConfig {
+            quota: 3,
+            ..TimerSetConfig::default()
+        },
+    )
+    .unwrap();
+    let a = set.create(ms(1), Duration::ZERO, 1).unwrap();
+    set.create(ms(100), Duration::ZERO, 2).unwrap();
+    set.create(ms(100), ms(1), 3).unwrap();
+    assert!(matches!(
+        set.create(ms(1), Duration::ZERO, 4),
+        Err(Error::QuotaExceeded { quota: 3 })
+    ));
+    clock.advance(10 * MS);
+    assert!(set.is_queued(a).unwrap());
+    assert!(matches!(
+        set.create(ms(1), Duration::ZERO, 4),
+        Err(Error::QuotaExceeded { .. })
+    ));
+    assert_eq!(set.reap(), Some((a, 1)));
+    set.create(ms(1), Duration::ZERO, 4).unwrap();
+    assert_eq!(set.len(), 3);
+    set.check_invariants().unwrap();
+}
+
+#[test]
+fn a_quota_of_zero_or_above_the_maximum_is_a_configuration_error() {
+    let (_clock, rt, _set) = setup();
+    for quota in [0, MAX_QUOTA + 1] {
+        let r = TimerSet::with_config(
+            &rt,
+            TimerSetConfig {
+                quota,
+                ..TimerSetConfig::default()
+            },
+        );
+        assert!(matches!(r, Err(Error::Config { .. })), "{quota}");
+    }
+    assert!(TimerSet::with_config(
+        &rt,
+        TimerSetConfig {
+            quota: MAX_QUOTA,
+            ..TimerSetConfig::default()
+        }
+    )
+    .is_ok());
+}
+
+#[test]
+fn an_owner_that_never_reaps_cannot_grow_past_its_quota() {
+    let (clock, rt, _set) = setup();
+    let set = TimerSet::with_config(
+        &rt,
+        TimerSetConfig {
+            quota: 64,
+            ..TimerSetConfig::default()
+        },
+    )
+    .unwrap();
+    let mut created = 0;
+    for round in 0..50u64 {
+        while set.create(ms(1), ms(1), round).is_ok() {
+            created += 1;
+        }
+        clock.advance(10 * MS);
+    }
+    assert_eq!(created, 64);
+    assert_eq!(set.stats().queued, 64);
+    assert_eq!(set.stats().expired, 64);
+    set.check_invariants().unwrap();
+}
+
+#[test]
+fn a_handle_of_another_set_is_rejected_and_touches_nothing() {
+    let (clock, rt, a) = setup();
+    let b = TimerSet::new(&rt).unwrap();
+    let ha = a.create(ms(10), ms(10), 1).unwrap();
+    let hb = b.create(ms(10), ms(10), 2).unwrap();
+    // Same slot and generation in both sets; only the key differs.
+    assert_eq!(
+        ha.to_bits() & ((1 << 40) - 1),
+        hb.to_bits() & ((1 << 40) - 1)
+    );
+    assert_ne!(ha, hb);
+    assert_invalid(b.get(ha));
+    assert_invalid(b.reset(ha, ms(1), Duration::ZERO, 3));
+    assert_invalid(b.cancel(ha));
+    assert_invalid(b.set_missed(ha, Missed::Skip));
+    assert_invalid(b.overruns(ha));
+    assert_invalid(a.cancel(hb));
+    clock.advance(10 * MS);
+    assert_eq!(a.reap(), Some((ha, 1)));
+    assert_eq!(b.reap(), Some((hb, 2)));
+    assert_eq!(a.reap(), None);
+    assert_eq!(b.reap(), None);
+}
+
+#[test]
+fn handles_are_never_zero_nor_all_ones_and_round_trip_through_bits() {
+    let (_clock, rt, _set) = setup();
+    for quota in [1, 2, 1000, 4096] {
+        let set = TimerSet::with_config(
+            &rt,
+            TimerSetConfig {
+                quota,
+                ..TimerSetConfig::default()
+            },
+        )
+        .unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..200 {
+            let h = set.create(ms(5), Duration::ZERO, i).unwrap();
+            assert!(h.to_bits() != 0 && h.to_bits() != u64::MAX);
+            assert_eq!(TimerHandle::from_bits(h.to_bits()), h);
+            assert!(seen.insert(h), "handle reused: {h:?}");
+            set.cancel(h).unwrap();
+        }
+    }
+}
+
+// ----- missed periods --------------------------------------------------------------------------
+
+/// A timer due at 10 ms, every 10 ms, with `policy`, reaped first at 45 ms.
+fn late_reap(policy: Missed) -> (ManualClock, Runtime, TimerSet, TimerHandle) {
+    let (clock, rt, _set) = setup();
+    let set = TimerSet::with_config(
+        &rt,
+        TimerSetConfig {
+            missed: policy,
+            ..TimerSetConfig::default()
+        },
+    )
+    .unwrap();
+    let h = set.create(ms(10), ms(10), 7).unwrap();
+    clock.advance(45 * MS);
+    (clock, rt, set, h)
+}
+
+#[test]
+fn burst_delivers_every_missed_period_one_reap_each() {
+    let (_clock, _rt, set, h) = late_reap(Missed::Burst);
+    let mut got = Vec::new();
+    while let Some(r) = set.reap_info() {
+        got.push((r.deadline / MS - 1_000, r.overruns));
+    }
+    assert_eq!(got, [(10, 3), (20, 2), (30, 1), (40, 0)]);
+    assert_eq!(set.get(h).unwrap(), value(5, 10)); // back on the grid: 50
+    assert_eq!(set.overruns(h).unwrap(), 0);
+}
+
+#[test]
+fn delay_restarts_the_period_from_the_reap_and_counts_the_missed_ones() {
+    let (clock, _rt, set, h) = late_reap(Missed::Delay);
+    let r = set.reap_info().unwrap();
+    assert_eq!((r.deadline / MS - 1_000, r.overruns), (10, 3));
+    assert_eq!(set.overruns(h).unwrap(), 3);
+    assert_eq!(set.reap(), None);
+    assert_eq!(set.get(h).unwrap(), value(10, 10)); // 45 + 10
+    clock.advance(10 * MS);
+    let r = set.reap_info().unwrap();
+    assert_eq!((r.deadline / MS - 1_000, r.overruns), (55, 0));
+}
+
+#[test]
+fn skip_drops_the_missed_periods_and_stays_on_the_grid() {
+    let (clock, _rt, set, h) = late_reap(Missed::Skip);
+    let r = set.reap_info().unwrap();
+    assert_eq!((r.deadline / MS - 1_000, r.overruns), (10, 3));
+    assert_eq!(set.reap(), None);
+    assert_eq!(set.get(h).unwrap(), value(5, 10)); // 50, the first grid point after 45
+    clock.advance(5 * MS);
+    let r = set.reap_info().unwrap();
+    assert_eq!((r.deadline / MS - 1_000, r.overruns), (50, 0));
+}
+
+#[test]
+fn the_policy_can_be_chosen_per_timer() {
+    let (_clock, _rt, set, h) = late_reap(Missed::Burst);
+    set.set_missed(h, Missed::Skip).unwrap();
+    assert_eq!(set.reap_info().unwrap().overruns, 3);
+    assert_eq!(set.reap(), None);
+}
+
+#[test]
+fn an_on_time_reap_has_no_overruns_under_every_policy() {
+    for policy in [Missed::Burst, Missed::Delay, Missed::Skip] {
+        let (clock, rt, _set) = setup();
+        let set = TimerSet::with_config(
+            &rt,
+            TimerSetConfig {
+                missed: policy,
+                ..TimerSetConfig::default()
+            },
+        )
+        .unwrap();
+        let h = set.create(ms(10), ms(10), 7).unwrap();
+        clock.advance(19 * MS);
+        assert_eq!(set.reap_info().unwrap().overruns, 0, "{policy:?}");
+        assert_eq!(set.get(h).unwrap(), value(1, 10), "{policy:?}");
+    }
+}
+
+// ----- range errors ----------------------------------------------------------------------------
+
+#[test]
+fn values_and_intervals_beyond_the_clock_are_errors_not_panics() {
+    let (_clock, _rt, set) = setup();
+    let huge = Duration::from_nanos(u64::MAX);
+    assert!(matches!(
+        set.create(Duration::MAX, Duration::ZERO, 1),
+        Err(Error::ValueOutOfRange)
+    ));
+    assert!(matches!(
+        set.create(huge, Duration::ZERO, 1),
+        Err(Error::ValueOutOfRange)
+    ));
+    assert!(matches!(
+        set.create(ms(1), Duration::MAX, 1),
+        Err(Error::IntervalOutOfRange)
+    ));
+    assert!(matches!(
+        set.create(ms(1), huge, 1),
+        Err(Error::IntervalOutOfRange)
+    ));
+    let h = set.create(ms(1), Duration::ZERO, 1).unwrap();
+    assert!(matches!(
+        set.reset(h, huge, Duration::ZERO, 2),
+        Err(Error::ValueOutOfRange)
+    ));
+    assert!(matches!(
+        set.reset(h, ms(1), huge, 2),
+        Err(Error::IntervalOutOfRange)
+    ));
+    assert!(matches!(
+        set.reset(h, Duration::ZERO, ms(1), 2),
+        Err(Error::ZeroValue)
+    ));
+    assert_eq!(set.get(h).unwrap(), value(1, 0));
+    assert_eq!(set.len(), 1);
+    // The largest value that fits still works (and never expires in practice).
+    let far = Duration::from_nanos(u64::MAX - set.now() - 1);
+    let f = set.create(far, Duration::ZERO, 3).unwrap();
+    assert_eq!(set.get(f).unwrap().remaining, far);
+}
+
+#[test]
+fn errors_map_to_the_papers_errno_values() {
+    assert_eq!(Error::InvalidHandle.errno(), libc::EINVAL);
+    assert_eq!(Error::ZeroValue.errno(), libc::EINVAL);
+    assert_eq!(Error::QuotaExceeded { quota: 1 }.errno(), libc::EAGAIN);
+}
+
+// ----- notification ----------------------------------------------------------------------------
+
+#[test]
+fn the_fd_is_readable_exactly_while_the_queue_is_non_empty() {
+    let (clock, _rt, set) = setup();
+    assert!(!readable(set.fd(), 0));
+    let h = set.create(ms(10), ms(10), 1).unwrap();
+    assert!(!readable(set.fd(), 0));
+    // The set's runtime timer fires on the driver thread and raises the fd.
+    clock.advance(10 * MS);
+    assert!(readable(set.fd(), PATIENCE.as_millis() as i32));
+    assert!(readable(set.fd(), 0), "level-triggered: still readable");
+    assert_eq!(set.reap(), Some((h, 1)));
+    assert!(!readable(set.fd(), 0), "drained: no longer readable");
+    clock.advance(10 * MS);
+    assert!(
+        readable(set.fd(), PATIENCE.as_millis() as i32),
+        "readable again"
+    );
+    // Cancelling the last queued timer lowers it too.
+    set.cancel(h).unwrap();
+    assert!(!readable(set.fd(), 0));
+    assert_eq!(set.as_raw_fd(), set.fd().as_raw_fd());
+}
+
+#[test]
+fn wait_times_out_on_an_empty_queue() {
+    let (_clock, _rt, set) = setup();
+    set.create(ms(10), Duration::ZERO, 1).unwrap(); // never due: the clock does not move
+    let start = Instant::now();
+    assert!(!set.wait(Some(ms(50))));
+    assert!(start.elapsed() >= ms(50));
+    assert!(!set.wait(Some(Duration::ZERO)));
+}
+
+#[test]
+fn wait_returns_when_a_timer_expires() {
+    let (clock, _rt, set) = setup();
+    let h = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    let mover = std::thread::spawn(move || {
+        std::thread::sleep(ms(20));
+        clock.advance(10 * MS);
+    });
+    assert!(set.wait(Some(PATIENCE)));
+    assert_eq!(set.reap(), Some((h, 1)));
+    mover.join().unwrap();
+    // A non-empty queue returns at once.
+    assert!(!set.wait(Some(Duration::ZERO)));
+}
+
+#[test]
+fn the_callback_runs_when_the_queue_becomes_non_empty_and_may_call_the_set() {
+    let (clock, _rt, set) = setup();
+    let set = Arc::new(set);
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let weak = Arc::downgrade(&set);
+    set.set_callback(move || {
+        // Run without the set's lock: the set can be called from here.
+        if let Some(set) = weak.upgrade() {
+            let queued = set.stats().queued;
+            let _ = tx.lock().unwrap().send(queued);
+        }
+    });
+    let a = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    let b = set.create(ms(20), Duration::ZERO, 2).unwrap();
+    clock.advance(10 * MS);
+    assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), 1);
+    // b expires while a is still queued: the queue was not empty, no new notification.
+    clock.advance(10 * MS);
+    assert_eq!(set.refresh(), 2);
+    assert!(rx.try_recv().is_err());
+    assert_eq!(set.reap(), Some((a, 1)));
+    assert_eq!(set.reap(), Some((b, 2)));
+    let c = set.create(ms(5), Duration::ZERO, 3).unwrap();
+    clock.advance(5 * MS);
+    assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), 1);
+    assert_eq!(set.reap(), Some((c, 3)));
+    set.clear_callback();
+    set.create(ms(5), Duration::ZERO, 4).unwrap();
+    clock.advance(5 * MS);
+    assert_eq!(set.refresh(), 1);
+    assert!(rx.try_recv().is_err());
+}
