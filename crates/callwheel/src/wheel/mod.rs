@@ -898,8 +898,18 @@ impl<T> Wheel<T> {
                             // down in one cascade instead of one level per tick. A timer
                             // placed from there on is placed exactly as it would have been
                             // after the slot-by-slot descent, so the order is the same.
+                            //
+                            // When `m` itself is due by the target, the slot is processed at
+                            // `m`: its timers due at `m` fire from this one visit instead of
+                            // being cascaded to level 0 and visited again, and the others are
+                            // placed exactly as from the start of `m`'s level-0 window, since
+                            // the two instants share every digit above level 0.
                             let m = self.minimum[list as usize].deadline;
-                            next = (m & !(SLOTS as u64 - 1)).clamp(start, target);
+                            next = if m <= target {
+                                m.max(start)
+                            } else {
+                                (m & !(SLOTS as u64 - 1)).clamp(start, target)
+                            };
                         }
                     }
                 }
