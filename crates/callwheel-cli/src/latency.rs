@@ -36,7 +36,7 @@ pub struct LatencyArgs {
 }
 
 /// One source's lateness figures, in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Row {
     /// What was measured.
     pub source: &'static str,
@@ -54,6 +54,9 @@ pub struct Row {
     pub p999: u64,
     /// Largest lateness.
     pub max: u64,
+    /// Every sample, ascending (for histograms; not in the JSON).
+    #[serde(skip)]
+    pub sorted: Vec<u64>,
 }
 
 impl Row {
@@ -75,6 +78,7 @@ impl Row {
             p99: rank(990),
             p999: rank(999),
             max: samples[n - 1],
+            sorted: samples,
         })
     }
 

@@ -15,6 +15,8 @@
 //! | [`sections`] | each workload's measurements and Markdown section, shared by `bench` and `repro` |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
 //! | [`latency`] | `callwheel latency`: callwheel-rt timer lateness against a raw `clock_nanosleep` loop |
+//! | [`stress`] | `callwheel stress`: `start` latency while a mass expiry runs, and the count check |
+//! | [`sweep`] | `callwheel sweep`: requested against actual sleep (calloutng Figures 4–7) and the runtime's wake-up counts |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -28,5 +30,7 @@ pub mod report;
 pub mod repro;
 pub mod runner;
 pub mod sections;
+pub mod stress;
+pub mod sweep;
 pub mod table1;
 pub mod workload;

@@ -1,0 +1,75 @@
+//! `callwheel stress` at a tiny size: the count check holds (every timer fired exactly once or
+//! was stopped), the table is complete, the JSON parses, bad input is refused. Never timing.
+
+use std::process::{Command, Output};
+
+use callwheel_cli::stress::{self, StressArgs};
+use indicatif::ProgressBar;
+
+fn callwheel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_callwheel"))
+        .args(args)
+        .output()
+        .expect("the callwheel binary runs")
+}
+
+#[test]
+fn every_timer_fires_exactly_once_or_is_stopped() {
+    let plan = StressArgs {
+        tiny: true,
+        threads: 3,
+        ..StressArgs::default()
+    }
+    .plan();
+    assert_eq!((plan.threads, plan.timers), (3, 2_000));
+    let report = stress::measure(&plan, &ProgressBar::hidden()).unwrap();
+    let c = &report.counts;
+    assert!(c.ok(), "{c:?}");
+    assert_eq!(c.mass_fired + c.mass_cancelled, plan.timers, "{c:?}");
+    assert_eq!((c.mass_lost, c.mass_wrong, c.churn_wrong), (0, 0, 0));
+    assert_eq!(c.churn_fired + c.churn_cancelled, c.churn_armings);
+    assert!(report.start_all.calls > 0 && report.stop_all.calls > 0);
+    assert!(report.start_during.calls <= report.start_all.calls);
+    let text = stress::render(&report);
+    for row in [
+        "| start, during the mass expiry |",
+        "| start, whole run |",
+        "| stop, whole run |",
+    ] {
+        assert!(text.contains(row), "{row} missing in\n{text}");
+    }
+    assert!(text.contains(": ok\n"), "{text}");
+    assert!(text.contains("target: start p99 during the mass expiry < 50 µs"));
+}
+
+#[test]
+fn the_command_prints_json_and_rejects_bad_input() {
+    let out = callwheel(&["stress", "--tiny", "--json", "--threads", "2"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["plan"]["timers"], 2_000);
+    let counts = &json["counts"];
+    assert_eq!(
+        counts["mass_fired"].as_u64().unwrap() + counts["mass_cancelled"].as_u64().unwrap(),
+        2_000
+    );
+    assert_eq!(counts["mass_lost"], 0);
+    for key in ["p50", "p99", "max"] {
+        assert!(json["start_during"][key].is_u64(), "{key}");
+    }
+    for bad in [
+        &["stress", "--threads", "0"][..],
+        &["stress", "--timers", "0"],
+        &["stress", "--duration-ms", "-1"],
+        &["stress", "--tiny", "--quick"],
+    ] {
+        let out = callwheel(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with("error: "), "{bad:?}: {stderr}");
+    }
+}
