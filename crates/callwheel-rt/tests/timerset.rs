@@ -634,3 +634,43 @@ fn the_callback_runs_when_the_queue_becomes_non_empty_and_may_call_the_set() {
     assert_eq!(set.refresh(), 1);
     assert!(rx.try_recv().is_err());
 }
+
+#[test]
+fn a_set_that_outlives_its_runtime_still_answers_and_drops_cleanly() {
+    let (clock, rt, set) = setup();
+    let a = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    drop(rt);
+    // No driver any more: every call still catches up with the clock.
+    let b = set.create(ms(20), ms(20), 2).unwrap();
+    clock.advance(20 * MS);
+    assert_eq!(set.reap(), Some((a, 1)));
+    assert_eq!(set.reap(), Some((b, 2)));
+    assert!(!set.wait(Some(ms(10))));
+    clock.advance(20 * MS);
+    assert!(set.wait(Some(ms(10))));
+    assert!(readable(set.fd(), 0));
+    drop(set);
+}
+
+#[test]
+fn timers_of_many_sets_on_one_runtime_fire_independently() {
+    let (clock, rt, first) = setup();
+    let sets: Vec<TimerSet> = (0..8).map(|_| TimerSet::new(&rt).unwrap()).collect();
+    let handles: Vec<TimerHandle> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.create(ms(1 + i as u64), Duration::ZERO, i as u64)
+                .unwrap()
+        })
+        .collect();
+    first.create(ms(100), Duration::ZERO, 99).unwrap();
+    clock.advance(8 * MS);
+    for (i, s) in sets.iter().enumerate() {
+        assert!(readable(s.fd(), PATIENCE.as_millis() as i32));
+        assert_eq!(s.reap(), Some((handles[i], i as u64)));
+        assert_eq!(s.reap(), None);
+    }
+    assert!(!readable(first.fd(), 0));
+    assert_eq!(first.reap(), None);
+}
