@@ -1,7 +1,9 @@
-//! A timer set against an oracle: random sequences of create, reset, cancel, get, reap,
-//! policy changes and clock moves on the manual clock, each compared with a plain model of the
-//! timers, the expired queue and the clock (a map, a deque and a number), with the set's
-//! invariants checked after every step.
+//! Timer sets against an oracle: random sequences of create, reset, cancel, get, reap, policy
+//! changes and clock moves on two sets sharing the manual clock, each call compared with a plain
+//! model of the timers, the expired queue and the clock (a map, a deque and a number), with both
+//! sets' invariants and counts checked after every step. Handles are drawn from both sets and
+//! from forgeries, so the test also checks isolation: a handle of the other set is rejected and
+//! changes nothing.
 #![cfg(not(miri))]
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -129,7 +131,9 @@ fn invalid<T: std::fmt::Debug>(r: &Result<T, Error>) -> bool {
     matches!(r, Err(Error::InvalidHandle))
 }
 
-fn run(ops: Vec<Op>, default_policy: Missed) -> Result<(), TestCaseError> {
+/// Runs `ops` on two sets sharing one clock; each op names its set, and handles are drawn from
+/// a pool holding both sets' handles, so half the handles presented belong to the other set.
+fn run(ops: Vec<(usize, Op)>, default_policy: Missed) -> Result<(), TestCaseError> {
     let clock = ManualClock::new(START);
     let rt = Runtime::new(Config {
         shards: 1,
@@ -137,27 +141,37 @@ fn run(ops: Vec<Op>, default_policy: Missed) -> Result<(), TestCaseError> {
         ..Config::with_clock(clock.clone())
     })
     .unwrap();
-    let set = TimerSet::with_config(
-        &rt,
-        TimerSetConfig {
-            quota: QUOTA,
-            tolerance: None,
-            missed: default_policy,
-        },
-    )
-    .unwrap();
-    let mut m = Model {
-        now: START,
-        timers: BTreeMap::new(),
-        queue: VecDeque::new(),
-        seq: 0,
-        policy: default_policy,
-    };
+    let sets: Vec<TimerSet> = (0..2)
+        .map(|_| {
+            TimerSet::with_config(
+                &rt,
+                TimerSetConfig {
+                    quota: QUOTA,
+                    tolerance: None,
+                    missed: default_policy,
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut models: Vec<Model> = (0..2)
+        .map(|_| Model {
+            now: START,
+            timers: BTreeMap::new(),
+            queue: VecDeque::new(),
+            seq: 0,
+            policy: default_policy,
+        })
+        .collect();
     // Every handle ever issued, plus forgeries; ops pick from it.
     let mut known: Vec<u64> = vec![0, u64::MAX, 1, 1 << 40];
     let mut issued = HashSet::new();
-    for op in ops {
-        m.catch_up();
+    for (which_set, op) in ops {
+        for m in &mut models {
+            m.catch_up();
+        }
+        let set = &sets[which_set];
+        let m = &mut models[which_set];
         match op {
             Op::Create {
                 value,
@@ -287,29 +301,36 @@ fn run(ops: Vec<Op>, default_policy: Missed) -> Result<(), TestCaseError> {
             }
             Op::Advance { by } => {
                 clock.advance(by * UNIT);
-                m.now += by * UNIT;
+                for m in &mut models {
+                    m.now += by * UNIT;
+                }
             }
         }
-        m.catch_up();
-        let stats = set.stats();
-        prop_assert_eq!(stats.queued, m.queue.len());
-        prop_assert_eq!(stats.running + stats.queued, m.timers.len());
-        prop_assert_eq!(set.check_invariants(), Ok(()));
-    }
-    // Drain: every queued timer comes out in the model's order.
-    m.catch_up();
-    while let Some(h) = m.queue.pop_front() {
-        let got = set.reap_info().expect("queued in the model");
-        prop_assert_eq!(got.handle.to_bits(), h);
-        if m.timers[&h].interval == 0 {
-            m.timers.remove(&h);
-        } else {
-            // Restarted; taken out of the comparison.
-            prop_assert!(set.cancel(got.handle).is_ok());
-            m.timers.remove(&h);
+        // Both sets, not only the one called: a call on one never changes the other.
+        for (set, m) in sets.iter().zip(&mut models) {
+            m.catch_up();
+            let stats = set.stats();
+            prop_assert_eq!(stats.queued, m.queue.len());
+            prop_assert_eq!(stats.running + stats.queued, m.timers.len());
+            prop_assert_eq!(set.check_invariants(), Ok(()));
         }
     }
-    prop_assert_eq!(set.reap(), None);
+    // Drain: every queued timer comes out in the model's order.
+    for (set, m) in sets.iter().zip(&mut models) {
+        m.catch_up();
+        while let Some(h) = m.queue.pop_front() {
+            let got = set.reap_info().expect("queued in the model");
+            prop_assert_eq!(got.handle.to_bits(), h);
+            if m.timers[&h].interval == 0 {
+                m.timers.remove(&h);
+            } else {
+                // Restarted; taken out of the comparison.
+                prop_assert!(set.cancel(got.handle).is_ok());
+                m.timers.remove(&h);
+            }
+        }
+        prop_assert_eq!(set.reap(), None);
+    }
     Ok(())
 }
 
@@ -317,8 +338,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn a_timer_set_behaves_like_its_model(
-        ops in proptest::collection::vec(op(), 1..80),
+    fn two_timer_sets_behave_like_their_models_and_never_touch_each_other(
+        ops in proptest::collection::vec((0usize..2, op()), 1..100),
         default_policy in policy(),
     ) {
         run(ops, default_policy)?;
