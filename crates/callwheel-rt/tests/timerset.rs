@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use callwheel_rt::{
     Config, Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
-    MAX_QUOTA,
+    Tolerance, MAX_QUOTA,
 };
 
 /// Generous liveness bound for waits on the driver thread (never a latency assertion).
@@ -673,4 +673,34 @@ fn timers_of_many_sets_on_one_runtime_fire_independently() {
     }
     assert!(!readable(first.fd(), 0));
     assert_eq!(first.reap(), None);
+}
+
+#[test]
+fn the_sets_tolerance_lets_one_wakeup_serve_several_timers() {
+    let (clock, rt, _set) = setup();
+    let set = TimerSet::with_config(
+        &rt,
+        TimerSetConfig {
+            tolerance: Some(Tolerance::absolute(MS)),
+            ..TimerSetConfig::default()
+        },
+    )
+    .unwrap();
+    // Windows [10, 11] ms and [10.5, 11.5] ms: one wake-up at 11 ms serves both.
+    let a = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    let b = set
+        .create(Duration::from_micros(10_500), Duration::ZERO, 2)
+        .unwrap();
+    clock.advance(10_600_000);
+    assert!(
+        !readable(set.fd(), 50),
+        "the set woke inside the first window"
+    );
+    clock.advance(400_000);
+    assert!(readable(set.fd(), PATIENCE.as_millis() as i32));
+    // Both were queued by that one wake-up, in deadline order.
+    let st = set.stats();
+    assert_eq!((st.queued, st.expired), (2, 2));
+    assert_eq!(set.reap(), Some((a, 1)));
+    assert_eq!(set.reap(), Some((b, 2)));
 }
