@@ -61,6 +61,13 @@ pub(crate) fn fresh_key() -> Option<u64> {
 /// set rejects, touching nothing, every number that is not the handle of one of its own live
 /// timers.
 ///
+/// The bits are, from the top: a 24-bit key drawn from a process-wide counter and owned by one
+/// set only (never 0, never all ones, never reused), then a generation, then the index of the
+/// timer's record in its set (as many bits as the set's quota needs, at most 20). A set compares
+/// all 64 bits with those its record stores, so another set's handle, a stale one or a made-up
+/// one cannot name its timers. A record whose generation would wrap takes a new key instead, so
+/// no handle is issued twice in the life of the process.
+///
 /// ```
 /// use callwheel_rt::TimerHandle;
 ///

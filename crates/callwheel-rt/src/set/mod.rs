@@ -489,7 +489,9 @@ impl TimerSet {
 
     /// Blocks until the expired queue is non-empty (`true`) or `timeout` has passed (`false`);
     /// `None` waits without a limit. The timeout is measured in real time, whatever the set's
-    /// clock. Another thread may reap the timer between the return and the caller's reap.
+    /// clock. Another thread may reap the timer between the return and the caller's reap. Once
+    /// the runtime has been dropped, nothing but the timeout ends the wait early (each return to
+    /// the loop, and every other call, still catches up with the clock).
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let until = timeout.map(|t| Instant::now().checked_add(t));
         let mut st = lock(&self.inner.state);
@@ -526,7 +528,9 @@ impl TimerSet {
     /// for a queue already non-empty now). It runs without the set's lock, so it may call the
     /// set (reap, create, ...), on the thread that found the expiry: usually the runtime's
     /// driver (keep it short: it delays the driver's other timers), or a caller whose call
-    /// caught up with the clock. Replaces any earlier callback.
+    /// caught up with the clock. Replaces any earlier callback. The set owns the callback: to
+    /// reach the set from it, capture a [`Weak`] reference, not an [`Arc`], or the set can never
+    /// be dropped.
     pub fn set_callback<F>(&self, callback: F)
     where
         F: Fn() + Send + Sync + 'static,
