@@ -152,6 +152,10 @@ impl Class {
 fn main() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
+        Err(msg) if msg == USAGE => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(msg) => {
             eprintln!("{msg}");
             return ExitCode::from(2);
