@@ -60,6 +60,44 @@
  * }
  * ```
  *
+ * Timer sets (Costello and Varghese's "multiple user-level timers", ITIMER_MULTIREAL): a
+ * cw_timerset owns many real-time timers, each with a set-chosen 64-bit handle and a
+ * caller-chosen 64-bit label. An expired timer joins the set's expired queue and still exists
+ * there until it is reaped (its handle and label popped: a one-shot timer is destroyed, a
+ * periodic one runs again from the expiry it was reaped for), reset or cancelled. The set's
+ * eventfd is readable exactly while the queue is non-empty. Two layers:
+ *
+ * - Clean names, times in uint64_t nanoseconds: cw_timerset_new / cw_timerset_free,
+ *   cw_timer_create, cw_timer_reset, cw_timer_cancel, cw_timer_get, cw_timer_reap (1, or 0
+ *   when the queue is empty), cw_timer_set_missed, cw_timer_overruns, cw_timerset_fd,
+ *   cw_timerset_wait, cw_timerset_set_callback, cw_timerset_set_signal, cw_timerset_counts.
+ *   Same conventions as above: CW_EINVAL for NULL, bad arguments and any handle that names
+ *   none of the set's timers (another set's, a destroyed timer's, a made-up number: nothing
+ *   changes); CW_ENOSPC past the set's quota.
+ * - The paper's exact surface: cw_setitimer / cw_getitimer with CW_ITIMER_MULTIREAL and the
+ *   libc struct itimerval (other `which` values go to libc), on a process-wide set
+ *   (cw_multireal_set, cw_multireal_fd, cw_multireal_signal), or on any set with the _on
+ *   variants. These return 0, or -1 with errno set: EINVAL for a bad handle or argument (a
+ *   NULL ovalue included), EAGAIN for an empty queue (reap) or a full quota (create). A
+ *   handle or label travels in a struct timeval as { (time_t)bits, 0 } (64-bit time_t), never
+ *   {0, 0} nor {-1, -1}.
+ *
+ * Every set made by cw_timerset_new, and the process-wide set, runs on one process-wide
+ * runtime on CLOCK_MONOTONIC, started by the first call that needs one: one driver thread
+ * (named callwheel-rt-driver-0), which finds expiries and runs set callbacks, and one idle
+ * worker. It lives until the process exits (do not fork and use timer sets in the child).
+ *
+ * ```c
+ * cw_timerset *set;
+ * cw_timerset_new(0, CW_MISSED_BURST, &set);
+ * uint64_t poll_h, h, label;
+ * cw_timer_create(set, 10000000, 10000000, 7, &poll_h);   // every 10 ms, label 7
+ * struct pollfd p = { .fd = cw_timerset_fd(set), .events = POLLIN };
+ * while (poll(&p, 1, -1) > 0)
+ *     while (cw_timer_reap(set, &h, &label) == 1)
+ *         handle(label);
+ * ```
+ *
  * Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
  * shared library libcallwheel_ffi.so needs nothing more.
  *
@@ -71,6 +109,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 /**
  * calloutng's C_PREL(n) as a constant expression, for n from 0 to CW_C_PREL_MAX
  * (the same value as cw_c_prel(n)).
@@ -151,12 +190,54 @@
 // One nanosecond in sbintime_t units (SBT_1S / 1000000000, truncated, as FreeBSD's SBT_1NS).
 #define CW_SBT_1NS 4
 
+// The `which` of cw_setitimer and cw_getitimer for the paper's multiple real-time timers.
+// Not a kernel timer number (ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF are 0, 1 and 2, and
+// go to the libc calls).
+#define CW_ITIMER_MULTIREAL 19794
+
+// A set's quota of timers (running plus queued) is full, or (after 2^24 - 2 sets and
+// re-keyings in the life of the process) the process has no never-used handle left. Nothing
+// was created. Equal to -ENOSPC on Linux.
+#define CW_ENOSPC (0 - 28)
+
+// Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late
+// that further periods came due is queued again at once, once per missed period.
+#define CW_MISSED_BURST 0
+
+// Missed-period policy: the next period starts at the reap; missed periods are dropped and
+// counted (cw_timer_overruns).
+#define CW_MISSED_DELAY 1
+
+// Missed-period policy: missed periods are dropped and counted (cw_timer_overruns); the timer
+// stays on its grid (the next deadline is the first multiple of the interval, counted from its
+// first deadline, after the reap).
+#define CW_MISSED_SKIP 2
+
+// The quota cw_timerset_new gives for a quota of 0 (4096 timers).
+#define CW_TIMERSET_DEFAULT_QUOTA 4096
+
+// The largest quota a set accepts (2^20 timers).
+#define CW_TIMERSET_MAX_QUOTA 1048576
+
 // A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
 // cw_callouts_new, destroyed by cw_callouts_free.
 typedef struct cw_callouts cw_callouts;
 
+// A set of labelled timers with an expired queue. Opaque: made by cw_timerset_new, destroyed
+// by cw_timerset_free; the process-wide set of cw_multireal_set lives as long as the process.
+typedef struct cw_timerset cw_timerset;
+
 // A callout handler: called once with the argument it was set with.
 typedef void (*cw_func)(void *arg);
+
+// A timer's value: the time until it expires and its interval, in nanoseconds (the
+// nanosecond counterpart of `struct itimerval`).
+typedef struct {
+    // Nanoseconds until the timer expires; 0 while it waits on the expired queue.
+    uint64_t value_ns;
+    // The period of a periodic timer in nanoseconds; 0 for a one-shot timer.
+    uint64_t interval_ns;
+} cw_timer_value;
 
 #ifdef __cplusplus
 extern "C" {
@@ -430,6 +511,345 @@ int cw_c_prel(int n);
 // A static, NUL-terminated description of a code returned by this library (any
 // non-negative value is a success). Never NULL; unknown codes get a generic text.
 const char *cw_strerror(int code);
+
+// setitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 6). With any other `which`
+// this is the libc setitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
+// set (cw_multireal_set; made on first use) — and, as in the paper:
+//
+// - `ovalue` must not be NULL (EINVAL); nor may `value`.
+// - `value->it_value` non-zero and `ovalue->it_value` == {-1, -1}: create. The label is read
+//   from `ovalue->it_interval`; the new timer's handle is written to `ovalue->it_value`
+//   (`ovalue->it_interval` keeps the label). The timer expires after `value->it_value`, and
+//   with a non-zero `value->it_interval` is periodic. EAGAIN when the set holds its quota.
+// - `value->it_value` non-zero and `ovalue->it_value` any other value: reset. The handle is
+//   `ovalue->it_value`, the new label `ovalue->it_interval` (it may differ from the old one).
+//   A timer waiting on the expired queue leaves it; its value and label are replaced; `ovalue`
+//   is overwritten with its former value. EINVAL if the handle names no timer of the set.
+// - `value->it_value` zero: cancel. `value->it_interval` and `ovalue->it_interval` are
+//   ignored; the handle is `ovalue->it_value`. The timer is destroyed, running or queued
+//   (queued timers still exist), and its final value is stored in `ovalue` (zero remaining if
+//   it was queued). EINVAL if the handle names no timer of the set.
+//
+// Handles and labels travel in a struct timeval as cw_timeval_from_bits encodes them.
+// Times must have `tv_sec >= 0` and `0 <= tv_usec < 1000000` (EINVAL otherwise); values read
+// back are rounded up to the microsecond. Returns 0, or -1 with errno set (EINVAL, EAGAIN; or
+// the errno of the failed eventfd or thread creation when the process-wide set cannot be
+// made). On failure `*ovalue` is unchanged.
+//
+// # Safety
+//
+// As setitimer: `value` is NULL or valid for reading, `ovalue` NULL or valid for reading and
+// writing, a struct itimerval.
+int cw_setitimer(int which,
+                 const struct itimerval *value,
+                 struct itimerval *ovalue);
+
+// getitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 7). With any other `which`
+// this is the libc getitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
+// set — and, as in the paper, `value->it_value` must be set before the call
+// (`value->it_interval` is ignored):
+//
+// - `value->it_value` == {-1, -1}: reap. The timer at the head of the expired queue is
+//   removed from it; its handle is written to `value->it_value` and its label to
+//   `value->it_interval`. A one-shot timer is destroyed; a periodic one runs again, its next
+//   expiry based on the expiry just reaped, not on the reap. EAGAIN if the queue is empty.
+// - Any other `value->it_value` is a handle: `value` is overwritten with the timer's current
+//   value (zero remaining while it waits on the expired queue). EINVAL if the handle names no
+//   timer of the set.
+//
+// Returns 0, or -1 with errno set (EINVAL also for a NULL `value`); on failure `*value` is
+// left untouched.
+//
+// # Safety
+//
+// As getitimer: `value` is NULL or valid for reading and writing a struct itimerval.
+int cw_getitimer(int which,
+                 struct itimerval *value);
+
+// cw_setitimer(CW_ITIMER_MULTIREAL, value, ovalue) on the set `set` instead of the
+// process-wide one. Returns 0, or -1 with errno set (EINVAL also for a NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set; the other pointers as cw_setitimer's.
+int cw_setitimer_on(cw_timerset *set,
+                    const struct itimerval *value,
+                    struct itimerval *ovalue);
+
+// cw_getitimer(CW_ITIMER_MULTIREAL, value) on the set `set` instead of the process-wide one.
+// Returns 0, or -1 with errno set (EINVAL also for a NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `value` as cw_getitimer's.
+int cw_getitimer_on(cw_timerset *set,
+                    struct itimerval *value);
+
+// Makes the process-wide ITIMER_MULTIREAL set with room for `quota` timers, running plus
+// queued (0: CW_TIMERSET_DEFAULT_QUOTA, also the quota when the set is made on first use). Call
+// it before any other use of the process-wide set.
+//
+// Returns 0; CW_EBUSY if the set already exists (its quota is unchanged); CW_EINVAL for a
+// quota above CW_TIMERSET_MAX_QUOTA; a negated errno if the set's eventfd or the runtime's
+// threads cannot be created.
+int cw_multireal_init(size_t quota);
+
+// The process-wide ITIMER_MULTIREAL set that cw_setitimer and cw_getitimer act on, made on
+// first use (with CW_TIMERSET_DEFAULT_QUOTA unless cw_multireal_init came first) on the
+// process-wide monotonic runtime. Every cw_timer_* and cw_timerset_* function accepts it;
+// cw_timerset_free refuses it (it lives as long as the process; its timers end with it, as
+// the paper's end at exit()). Handles of cw_timer_create on it work with cw_setitimer, and the
+// other way round.
+//
+// Returns the set, or NULL with errno set when it cannot be made.
+cw_timerset *cw_multireal_set(void);
+
+// The process-wide set's eventfd (cw_timerset_fd of cw_multireal_set): readable exactly while
+// its expired queue is non-empty. Returns the descriptor, or a negated errno when the set
+// cannot be made.
+int cw_multireal_fd(void);
+
+// The paper's SIGALRM: sends `signo` to the process each time the process-wide set's expired
+// queue goes from empty to non-empty (cw_timerset_set_signal on cw_multireal_set); 0 stops
+// the signals. Off by default: use the descriptor (cw_multireal_fd) where you can.
+//
+// Returns 0; CW_EINVAL for a `signo` outside 0..=SIGRTMAX; a negated errno when the set
+// cannot be made.
+int cw_multireal_signal(int signo);
+
+// Stores in `*tv` the struct timeval that carries the 64 bits `bits` (a handle or a label):
+// `{ (time_t)bits, 0 }` where time_t has 64 bits, `{ high 32 bits, low 32 bits }` where it
+// has 32.
+//
+// Returns 0, or CW_EINVAL for a NULL `tv`.
+//
+// # Safety
+//
+// `tv` is NULL or valid for writing a struct timeval.
+int cw_timeval_from_bits(uint64_t bits,
+                         struct timeval *tv);
+
+// Stores in `*bits` the 64 bits (a handle or a label) that `*tv` carries (see
+// cw_timeval_from_bits).
+//
+// Returns 0; CW_EINVAL for a NULL pointer or a timeval that carries no 64 bits (`tv_usec` not
+// 0 where time_t has 64 bits).
+//
+// # Safety
+//
+// `tv` is NULL or valid for reading a struct timeval; `bits` is NULL or valid for writing a
+// uint64_t.
+int cw_timeval_to_bits(const struct timeval *tv,
+                       uint64_t *bits);
+
+// Creates a timer set on the process-wide monotonic runtime (started by the first set).
+//
+// - `quota`: the most timers the set holds, running plus queued (0 means
+//   CW_TIMERSET_DEFAULT_QUOTA; at most CW_TIMERSET_MAX_QUOTA). Memory grows with the timers
+//   actually held, up to the quota, however long the owner goes without reaping.
+// - `missed`: the missed-period policy new timers start with (CW_MISSED_BURST, CW_MISSED_DELAY
+//   or CW_MISSED_SKIP; see cw_timer_set_missed).
+// - `out`: receives the set, or NULL on failure.
+//
+// Returns 0; CW_EINVAL (NULL `out`, quota above the maximum, unknown policy); a negated errno
+// when the set's eventfd or the runtime's threads cannot be created (e.g. -EMFILE).
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_timerset_new(size_t quota,
+                    int missed_policy,
+                    cw_timerset **out);
+
+// Destroys a set and every timer in it, running or queued (no callback or signal of the set
+// starts after this returns; one already running on the driver thread is waited for), and
+// closes its descriptor. NULL is ignored.
+//
+// Returns 0; CW_EINVAL for the process-wide set of cw_multireal_set, which lives as long as
+// the process (nothing happens).
+//
+// # Safety
+//
+// `set` is NULL or a set from cw_timerset_new (or cw_multireal_set), not yet freed, on which
+// no other call is in progress (on any thread, the set's callback included); it must not be
+// used afterwards.
+int cw_timerset_free(cw_timerset *set);
+
+// Creates a timer that expires `value_ns` nanoseconds from now and carries `label` (any
+// 64-bit value of the caller's choosing); a non-zero `interval_ns` makes it periodic (once
+// reaped, it runs again `interval_ns` after the expiry it was reaped for). The new timer's
+// handle is stored in `*handle`: never 0 and never UINT64_MAX, never issued twice in the life
+// of the process, and accepted by this set only.
+//
+// Returns 0; CW_ENOSPC when the set holds its quota (queued timers count); CW_EINVAL for a
+// NULL argument, a `value_ns` of 0, or a deadline or first period beyond the clock's 64-bit
+// nanoseconds. On failure nothing is created and `*handle` is untouched.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `handle` is NULL or valid for writing a uint64_t.
+int cw_timer_create(cw_timerset *set,
+                    uint64_t value_ns,
+                    uint64_t interval_ns,
+                    uint64_t label,
+                    uint64_t *handle);
+
+// Gives the timer `handle` a new value, interval and label (the label may differ from its
+// current one). A timer waiting on the expired queue leaves the queue first. The timer keeps
+// its handle. Its former value (0 ns remaining if it was queued) is stored in `*old` unless
+// `old` is NULL.
+//
+// Returns 0; CW_EINVAL for a NULL set, a handle that names none of this set's timers
+// (another set's, a destroyed timer's, a made-up number), a `value_ns` of 0 (cancel with
+// cw_timer_cancel) or a value out of range. On failure nothing changes.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `old` is NULL or valid for writing a cw_timer_value.
+int cw_timer_reset(cw_timerset *set,
+                   uint64_t handle,
+                   uint64_t value_ns,
+                   uint64_t interval_ns,
+                   uint64_t label,
+                   cw_timer_value *old);
+
+// Destroys the timer `handle`, running or waiting on the expired queue (a queued timer still
+// exists until it is reaped or cancelled). Its final value (0 ns remaining if it was queued)
+// is stored in `*final_value` unless it is NULL. The handle is never valid again.
+//
+// Returns 0; CW_EINVAL for a NULL set or a handle that names none of this set's timers
+// (nothing changes).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `final_value` is NULL or valid for writing a cw_timer_value.
+int cw_timer_cancel(cw_timerset *set,
+                    uint64_t handle,
+                    cw_timer_value *final_value);
+
+// Stores the current value of the timer `handle` in `*value`: the nanoseconds until it
+// expires (0 while it waits on the expired queue) and its interval.
+//
+// Returns 0; CW_EINVAL for a NULL argument or a handle that names none of this set's timers
+// (`*value` is untouched).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `value` is NULL or valid for writing a cw_timer_value.
+int cw_timer_get(const cw_timerset *set,
+                 uint64_t handle,
+                 cw_timer_value *value);
+
+// Pops the head of the expired queue (timers are queued in expiry order): stores its handle
+// in `*handle` and its label in `*label` (unless `label` is NULL). A one-shot timer is
+// destroyed; a periodic one runs again from the deadline it expired for, not from the reap
+// (see cw_timer_set_missed for reaps that come after further periods).
+//
+// Returns 1 when a timer was reaped; 0 when the queue is empty (the paper's EAGAIN; nothing
+// is written); CW_EINVAL for a NULL set or `handle`.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `handle` is NULL or valid for writing a uint64_t; `label` is
+// NULL or valid for writing a uint64_t.
+int cw_timer_reap(cw_timerset *set,
+                  uint64_t *handle,
+                  uint64_t *label);
+
+// Sets the missed-period policy of the timer `handle` (CW_MISSED_BURST, CW_MISSED_DELAY or
+// CW_MISSED_SKIP), used from its next reap on. When a periodic timer is reaped after `k >= 1`
+// further periods came due: BURST queues it again at once, once per missed period; DELAY
+// restarts the period from the reap; SKIP keeps the timer on its grid. DELAY and SKIP count
+// the `k` dropped periods (cw_timer_overruns).
+//
+// Returns 0; CW_EINVAL for a NULL set, an unknown policy or a bad handle (nothing changes).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_timer_set_missed(cw_timerset *set,
+                        uint64_t handle,
+                        int policy);
+
+// Stores in `*overruns` the number of further periods that had come due when the timer
+// `handle` was last reaped (0 before its first reap, after a reset, and for one-shot timers).
+//
+// Returns 0; CW_EINVAL for a NULL argument or a bad handle.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `overruns` is NULL or valid for writing a uint64_t.
+int cw_timer_overruns(const cw_timerset *set,
+                      uint64_t handle,
+                      uint64_t *overruns);
+
+// Brings the expired queue up to date with the clock and stores the number of running timers
+// in `*running` and of queued timers in `*queued` (either may be NULL).
+//
+// Returns 0; CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `running` and `queued` are NULL or valid for writing a size_t.
+int cw_timerset_counts(const cw_timerset *set,
+                       size_t *running,
+                       size_t *queued);
+
+// The set's eventfd: readable exactly while the expired queue is non-empty, for poll, select
+// or epoll (level-triggered works without reading it; with EPOLLET, reap until cw_timer_reap
+// returns 0). The set owns the descriptor: do not read, write or close it. It is closed by
+// cw_timerset_free.
+//
+// Returns the descriptor (>= 0); CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_timerset_fd(const cw_timerset *set);
+
+// Blocks until the expired queue is non-empty or `timeout_ns` nanoseconds (of real time) have
+// passed; a negative `timeout_ns` waits without a limit, 0 only looks. Another thread may reap
+// the timer between the return and the caller's cw_timer_reap.
+//
+// Returns 1 if the queue is non-empty, 0 on timeout; CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set, not freed while the call waits.
+int cw_timerset_wait(const cw_timerset *set,
+                     int64_t timeout_ns);
+
+// Installs `func(arg)`, called each time the set's expired queue goes from empty to
+// non-empty (not once per expiry: reap until cw_timer_reap returns 0). It is called on the
+// thread that finds the expiry — usually the runtime's driver thread, or a thread whose call
+// into the set caught up with the clock — without the set's lock held, so it may call the set
+// (but not cw_timerset_free). Keep it short: it delays the other sets' timers. A NULL `func`
+// removes the callback. Replaces any earlier callback or signal (cw_timerset_set_signal).
+//
+// Returns 0; CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `func(arg)` is safe to call from any thread until the callback
+// is replaced or removed and the set freed.
+int cw_timerset_set_callback(cw_timerset *set,
+                             cw_func func,
+                             void *arg);
+
+// Sends the signal `signo` to the process (`kill(getpid(), signo)`) each time the set's
+// expired queue goes from empty to non-empty, as the paper's kernel sent SIGALRM; 0 stops
+// the signals. One signal per transition, not per expiry (ordinary signals coalesce anyway):
+// the handler should set a flag, and the main loop reap until cw_timer_reap returns 0 — no
+// function of this library is async-signal-safe. Replaces any callback
+// (cw_timerset_set_callback), and is replaced by one.
+//
+// Returns 0; CW_EINVAL for a NULL set or a `signo` outside 0..=SIGRTMAX.
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_timerset_set_signal(cw_timerset *set,
+                           int signo);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -59,6 +59,44 @@
 //! }
 //! ```
 //!
+//! Timer sets (Costello and Varghese's "multiple user-level timers", ITIMER_MULTIREAL): a
+//! cw_timerset owns many real-time timers, each with a set-chosen 64-bit handle and a
+//! caller-chosen 64-bit label. An expired timer joins the set's expired queue and still exists
+//! there until it is reaped (its handle and label popped: a one-shot timer is destroyed, a
+//! periodic one runs again from the expiry it was reaped for), reset or cancelled. The set's
+//! eventfd is readable exactly while the queue is non-empty. Two layers:
+//!
+//! - Clean names, times in uint64_t nanoseconds: cw_timerset_new / cw_timerset_free,
+//!   cw_timer_create, cw_timer_reset, cw_timer_cancel, cw_timer_get, cw_timer_reap (1, or 0
+//!   when the queue is empty), cw_timer_set_missed, cw_timer_overruns, cw_timerset_fd,
+//!   cw_timerset_wait, cw_timerset_set_callback, cw_timerset_set_signal, cw_timerset_counts.
+//!   Same conventions as above: CW_EINVAL for NULL, bad arguments and any handle that names
+//!   none of the set's timers (another set's, a destroyed timer's, a made-up number: nothing
+//!   changes); CW_ENOSPC past the set's quota.
+//! - The paper's exact surface: cw_setitimer / cw_getitimer with CW_ITIMER_MULTIREAL and the
+//!   libc struct itimerval (other `which` values go to libc), on a process-wide set
+//!   (cw_multireal_set, cw_multireal_fd, cw_multireal_signal), or on any set with the _on
+//!   variants. These return 0, or -1 with errno set: EINVAL for a bad handle or argument (a
+//!   NULL ovalue included), EAGAIN for an empty queue (reap) or a full quota (create). A
+//!   handle or label travels in a struct timeval as { (time_t)bits, 0 } (64-bit time_t), never
+//!   {0, 0} nor {-1, -1}.
+//!
+//! Every set made by cw_timerset_new, and the process-wide set, runs on one process-wide
+//! runtime on CLOCK_MONOTONIC, started by the first call that needs one: one driver thread
+//! (named callwheel-rt-driver-0), which finds expiries and runs set callbacks, and one idle
+//! worker. It lives until the process exits (do not fork and use timer sets in the child).
+//!
+//! ```c
+//! cw_timerset *set;
+//! cw_timerset_new(0, CW_MISSED_BURST, &set);
+//! uint64_t poll_h, h, label;
+//! cw_timer_create(set, 10000000, 10000000, 7, &poll_h);   // every 10 ms, label 7
+//! struct pollfd p = { .fd = cw_timerset_fd(set), .events = POLLIN };
+//! while (poll(&p, 1, -1) > 0)
+//!     while (cw_timer_reap(set, &h, &label) == 1)
+//!         handle(label);
+//! ```
+//!
 //! Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
 //! shared library libcallwheel_ffi.so needs nothing more.
 #![warn(missing_docs)]
@@ -822,9 +860,21 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
         CW_EBUSY => c"busy: handlers are running on another thread (or this one), or the callout's handler is running",
         CW_ERANGE => c"the timer scheme cannot hold this deadline",
         CW_EPANIC => c"internal error: a panic was caught inside callwheel",
+        CW_ENOSPC => c"the timer set holds its quota of timers (or the process has no handle left)",
+        -4095..0 => c"a system call failed (the code is the negated errno)",
         _ => c"unknown callwheel error code",
     }
 }
 
+mod itimer;
+mod timerset;
+
+pub use itimer::*;
+pub use timerset::*;
+
+#[cfg(test)]
+mod itimer_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod timerset_tests;

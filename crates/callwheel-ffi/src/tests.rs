@@ -676,7 +676,7 @@ fn every_error_has_a_code_and_every_code_a_text() {
     }
 
     let codes = [
-        CW_EINVAL, CW_ENOMEM, CW_ESTALE, CW_EDEADLK, CW_EBUSY, CW_ERANGE, CW_EPANIC,
+        CW_EINVAL, CW_ENOMEM, CW_ESTALE, CW_EDEADLK, CW_EBUSY, CW_ERANGE, CW_EPANIC, CW_ENOSPC,
     ];
     let mut texts = Vec::new();
     for code in codes {
@@ -694,8 +694,15 @@ fn every_error_has_a_code_and_every_code_a_text() {
     texts.dedup();
     assert_eq!(texts.len(), codes.len(), "each code has its own text");
     // SAFETY: as above.
-    let unknown = unsafe { core::ffi::CStr::from_ptr(cw_strerror(-5)) };
+    let unknown = unsafe { core::ffi::CStr::from_ptr(cw_strerror(-5000)) };
     assert_eq!(unknown, c"unknown callwheel error code");
+    // A negated errno from a failed system call (timer sets: eventfd, threads).
+    // SAFETY: as above.
+    let system = unsafe { core::ffi::CStr::from_ptr(cw_strerror(-libc::EMFILE)) };
+    assert_eq!(
+        system,
+        c"a system call failed (the code is the negated errno)"
+    );
     // SAFETY: as above.
     let success = unsafe { core::ffi::CStr::from_ptr(cw_strerror(7)) };
     assert_eq!(success, c"success");

@@ -1,6 +1,8 @@
-//! Compiles `tests/c/test_callouts.c` with the C compiler against the generated header and
-//! the library cargo just built — once linked statically (`libcallwheel_ffi.a`), once
-//! dynamically (`libcallwheel_ffi.so`) — and runs it.
+//! Compiles the C test programs — `tests/c/test_callouts.c` (the callout facility) and
+//! `tests/c/test_timerset.c` (timer sets: every bullet of Figures 6 and 7, the clean API,
+//! isolation) — with the C compiler against the generated header and the library cargo just
+//! built, once linked statically (`libcallwheel_ffi.a`), once dynamically
+//! (`libcallwheel_ffi.so`), and runs them.
 //!
 //! The compiler is `$CC`, or `cc`. Miri cannot run processes, so this file is skipped there.
 #![cfg(not(miri))]
@@ -63,10 +65,10 @@ fn show(what: &str, out: &Output) -> String {
     )
 }
 
-/// Compiles the C test into `exe` with `link` arguments after the source, runs it with the
-/// extra environment `env`, and returns its standard output. Panics with the compiler's or
-/// the program's output on failure.
-fn build_and_run(exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String {
+/// Compiles the C test `program` (`tests/c/<program>.c`) into `exe` with `link` arguments
+/// after the source, runs it with the extra environment `env`, and returns its standard
+/// output. Panics with the compiler's or the program's output on failure.
+fn build_and_run(program: &str, exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String {
     let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
     let crate_dir = Path::new(CRATE);
     let mut compile = Command::new(&cc);
@@ -74,7 +76,7 @@ fn build_and_run(exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
         .arg("-I")
         .arg(crate_dir.join("include"))
-        .arg(crate_dir.join("tests/c/test_callouts.c"))
+        .arg(crate_dir.join(format!("tests/c/{program}.c")))
         .args(link)
         .arg("-o")
         .arg(exe);
@@ -84,7 +86,7 @@ fn build_and_run(exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String
     assert!(
         out.status.success(),
         "{}",
-        show("compiling test_callouts.c", &out)
+        show(&format!("compiling {program}.c"), &out)
     );
 
     let mut run = Command::new(exe);
@@ -92,7 +94,7 @@ fn build_and_run(exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String
         run.env(key, value);
     }
     let out = run.output().expect("the compiled test starts");
-    assert!(out.status.success(), "{}", show("test_callouts", &out));
+    assert!(out.status.success(), "{}", show(program, &out));
     String::from_utf8(out.stdout).expect("the test prints text")
 }
 
@@ -107,42 +109,97 @@ fn expect_all_passed(stdout: &str) {
     print!("{stdout}");
 }
 
-#[test]
-fn c_program_against_the_static_library() {
-    let dir = lib_dir();
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callouts_static");
-    let link: Vec<OsString> = vec![
+/// The static library and what it needs from glibc.
+fn static_link(dir: &Path) -> Vec<OsString> {
+    vec![
         dir.join("libcallwheel_ffi.a").into(),
         "-lpthread".into(),
         "-ldl".into(),
         "-lm".into(),
-    ];
-    let stdout = build_and_run(&exe, &link, &[]);
-    expect_all_passed(&stdout);
-    let binary = std::fs::read(&exe).unwrap();
+    ]
+}
+
+/// The shared library, found at run time through an rpath.
+fn shared_link(dir: &Path) -> Vec<OsString> {
+    let mut rpath = OsString::from("-Wl,-rpath,");
+    rpath.push(dir);
+    let mut search = OsString::from("-L");
+    search.push(dir);
+    vec![search, "-lcallwheel_ffi".into(), rpath]
+}
+
+fn expect_static(exe: &Path) {
+    let binary = std::fs::read(exe).unwrap();
     assert!(
         !contains(&binary, b"libcallwheel_ffi.so"),
         "the static build must not load the shared library"
     );
 }
 
-#[test]
-fn c_program_against_the_shared_library() {
-    let dir = lib_dir();
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callouts_shared");
-    let mut rpath = OsString::from("-Wl,-rpath,");
-    rpath.push(&dir);
-    let mut search = OsString::from("-L");
-    search.push(&dir);
-    let link = vec![search, "-lcallwheel_ffi".into(), rpath];
-    let stdout = build_and_run(&exe, &link, &[("LD_LIBRARY_PATH", &dir)]);
-    expect_all_passed(&stdout);
+fn expect_shared(exe: &Path) {
     // The linker preferred the .so: the executable names it as a needed library.
-    let binary = std::fs::read(&exe).unwrap();
+    let binary = std::fs::read(exe).unwrap();
     assert!(
         contains(&binary, b"libcallwheel_ffi.so"),
         "not linked to the shared library"
     );
+}
+
+#[test]
+fn c_program_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callouts_static");
+    let stdout = build_and_run("test_callouts", &exe, &static_link(&dir), &[]);
+    expect_all_passed(&stdout);
+    expect_static(&exe);
+}
+
+#[test]
+fn c_program_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callouts_shared");
+    let env = [("LD_LIBRARY_PATH", dir.as_path())];
+    let stdout = build_and_run("test_callouts", &exe, &shared_link(&dir), &env);
+    expect_all_passed(&stdout);
+    expect_shared(&exe);
+}
+
+/// Every check of test_timerset.c, by its id: the bullets of Figure 6 (F6.*) and Figure 7
+/// (F7.*), the encoding and process-wide set (E.*), the clean API and isolation (C.*).
+const TIMERSET_CHECKS: [&str; 29] = [
+    "F6.1", "F6.2", "F6.3", "F6.4", "F6.5", "F6.6", "F6.7", "F6.8", "F7.1", "F7.2", "F7.3", "F7.4",
+    "F7.5", "F7.6", "F7.7", "F7.8", "E.1", "E.2", "E.3", "E.4", "E.5", "C.1", "C.2", "C.3", "C.4",
+    "C.5", "C.6", "C.7", "C.8",
+];
+
+fn expect_every_timerset_check(stdout: &str) {
+    for id in TIMERSET_CHECKS {
+        assert!(
+            stdout.contains(&format!("test_timerset: ok {id} ")),
+            "no result for check {id}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("checks passed"), "{stdout}");
+    print!("{stdout}");
+}
+
+#[test]
+fn timerset_c_program_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_timerset_static");
+    let stdout = build_and_run("test_timerset", &exe, &static_link(&dir), &[]);
+    expect_every_timerset_check(&stdout);
+    expect_static(&exe);
+}
+
+#[test]
+fn timerset_c_program_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_timerset_shared");
+    let env = [("LD_LIBRARY_PATH", dir.as_path())];
+    let stdout = build_and_run("test_timerset", &exe, &shared_link(&dir), &env);
+    expect_every_timerset_check(&stdout);
+    expect_shared(&exe);
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
