@@ -704,3 +704,32 @@ fn the_sets_tolerance_lets_one_wakeup_serve_several_timers() {
     assert_eq!(set.reap(), Some((a, 1)));
     assert_eq!(set.reap(), Some((b, 2)));
 }
+
+#[test]
+fn a_set_dropped_from_its_own_callback_on_the_driver_does_not_deadlock() {
+    let (clock, _rt, set) = setup();
+    let token = Arc::new(());
+    let slot: Arc<Mutex<Option<TimerSet>>> = Arc::new(Mutex::new(None));
+    let (tx, rx) = mpsc::channel();
+    {
+        let (slot, token, tx) = (Arc::clone(&slot), Arc::clone(&token), Mutex::new(tx));
+        set.set_callback(move || {
+            let _ = &token;
+            // The last owner of the set, taken and dropped on the driver thread.
+            let taken = slot.lock().unwrap().take();
+            let dropped = taken.is_some();
+            drop(taken);
+            let _ = tx.lock().unwrap().send(dropped);
+        });
+    }
+    set.create(ms(10), Duration::ZERO, 1).unwrap();
+    *slot.lock().unwrap() = Some(set);
+    clock.advance(10 * MS);
+    assert!(rx.recv_timeout(PATIENCE).unwrap());
+    // Once the callback has returned, everything it held is gone.
+    let deadline = Instant::now() + PATIENCE;
+    while Arc::strong_count(&token) > 1 {
+        assert!(Instant::now() < deadline, "the set's callback leaked");
+        std::thread::sleep(ms(1));
+    }
+}
