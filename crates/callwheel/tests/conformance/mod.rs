@@ -703,6 +703,7 @@ macro_rules! conformance {
                 deadlines_at_the_end_of_time_fire,
                 a_budgeted_advance_with_rearming_callbacks_matches_the_unlimited_one,
                 random_operations_agree_with_the_oracle,
+                recorded_sequences_agree_with_the_oracle,
             );
         }
     };
@@ -716,4 +717,6 @@ macro_rules! conformance {
     };
 }
 
-pub use oracle::random_operations_agree_with_the_oracle;
+pub use oracle::{
+    random_operations_agree_with_the_oracle, recorded_sequences_agree_with_the_oracle,
+};
