@@ -184,6 +184,8 @@ pub struct StressReport {
     pub rss_armed_kib: u64,
     /// The process's peak resident set, KiB.
     pub rss_peak_kib: u64,
+    /// CPU time stolen by the hypervisor during the run, per cent (`None`: unknown).
+    pub steal_percent: Option<f64>,
 }
 
 impl StressReport {
@@ -361,6 +363,7 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
     let k = Config::default().max_expiries_per_lock;
     let shards = rt.shards();
     let m = plan.timers as usize;
+    let ticks = crate::sweep::cpu_ticks();
     bar.set_length(plan.timers);
     bar.set_message("creating the mass timers");
     let rss_before_kib = status_kib("VmRSS:");
@@ -519,6 +522,7 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
         rss_before_kib,
         rss_armed_kib,
         rss_peak_kib: status_kib("VmHWM:"),
+        steal_percent: crate::sweep::steal_percent(ticks, crate::sweep::cpu_ticks()),
     };
     // Free a million timers before returning (the runtime's drop joins its threads).
     drop(churns);
@@ -576,8 +580,13 @@ pub fn render(report: &StressReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "callwheel stress: {} timers due at once on {} shards (K = {} expiries per lock hold), {} churn threads starting and stopping timers, {} CPUs\n",
-        p.timers, report.shards, report.max_expiries_per_lock, p.threads, report.cpus
+        "callwheel stress: {} timers due at once on {} shards (K = {} expiries per lock hold), {} churn threads starting and stopping timers, {} CPUs{}\n",
+        p.timers,
+        report.shards,
+        report.max_expiries_per_lock,
+        p.threads,
+        report.cpus,
+        crate::sweep::steal_note(report.steal_percent)
     );
     let _ = writeln!(
         out,

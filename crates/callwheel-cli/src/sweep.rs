@@ -46,6 +46,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::latency::Row;
+use crate::repro::plots::{self, Chart, Series};
 use crate::workload::{stabbing_optimum, SplitMix64, SEED};
 
 /// The requested sleeps of the default sweep, in µs: 1-2-5 steps per decade, 1 µs to 10 ms.
@@ -124,6 +125,10 @@ pub struct SweepArgs {
     /// Print the figures as JSON instead of the tables.
     #[arg(long)]
     pub json: bool,
+    /// Also draw the log-log figure (requested against actual sleep) as DIR/sweep.svg and
+    /// DIR/sweep.png.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 /// The sizes of one sweep, defaults resolved.
@@ -234,6 +239,8 @@ pub struct SweepReport {
     pub raw_overshoot_p50_ns: u64,
     /// The same overshoot's p99, ns.
     pub raw_overshoot_p99_ns: u64,
+    /// CPU time stolen by the hypervisor during the run, per cent (`None`: unknown).
+    pub steal_percent: Option<f64>,
 }
 
 impl SweepReport {
@@ -266,6 +273,29 @@ impl std::error::Error for SweepError {}
 
 fn fail(what: &str, e: impl std::fmt::Display) -> SweepError {
     SweepError(format!("{what}: {e}"))
+}
+
+/// The machine's CPU time so far from /proc/stat, in ticks: (stolen by the hypervisor, all).
+/// `None` where there is no /proc/stat.
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal [guest guest_nice, counted in user]
+    let all: u64 = v.iter().take(8).sum();
+    Some((v.get(7).copied().unwrap_or(0), all))
+}
+
+/// The share of CPU time the hypervisor stole between two [`cpu_ticks`] readings, in per
+/// cent: the host noise every figure of the run shares.
+pub fn steal_percent(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((s0, a0), (s1, a1)) = (before?, after?);
+    let all = a1.checked_sub(a0).filter(|&a| a > 0)?;
+    Some(100.0 * s1.saturating_sub(s0) as f64 / all as f64)
 }
 
 /// Sets the calling thread's timer slack (`PR_SET_TIMERSLACK`), at least 1 ns.
@@ -380,6 +410,7 @@ impl Sleepers {
 /// When a runtime cannot start, a clock cannot be read, a sleep fails or a timer never fires.
 pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, SweepError> {
     bar.set_length(plan.samples + BATCH_TOLERANCES.len() as u64 + 1);
+    let ticks = cpu_ticks();
     let before = rustix::thread::current_timer_slack().ok();
     ClockId::minimise_timer_slack().map_err(|e| fail("setting the timer slack", e))?;
     let result = sweep(plan, bar);
@@ -418,6 +449,7 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, SweepError
         idle,
         raw_overshoot_p50_ns,
         raw_overshoot_p99_ns,
+        steal_percent: steal_percent(ticks, cpu_ticks()),
     })
 }
 
@@ -567,6 +599,13 @@ fn idle(ms: u64) -> Result<Idle, SweepError> {
     Ok(Idle {
         ms,
         wakeups: after - before,
+    })
+}
+
+/// "; the hypervisor stole X % of the CPU time meanwhile", or nothing when unknown.
+pub fn steal_note(steal: Option<f64>) -> String {
+    steal.map_or(String::new(), |s| {
+        format!("; the hypervisor stole {s:.1} % of the machine's CPU time meanwhile")
     })
 }
 
@@ -738,8 +777,9 @@ pub fn render(report: &SweepReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "callwheel sweep: {} samples per source and request, interleaved sample by sample; actual sleep in µs (clock reading at the wake-up minus the reading before arming)\n",
-        p.samples
+        "callwheel sweep: {} samples per source and request, interleaved sample by sample; actual sleep in µs (clock reading at the wake-up minus the reading before arming){}\n",
+        p.samples,
+        steal_note(report.steal_percent)
     );
     let header = {
         let mut h = String::from("| request µs |");
@@ -831,6 +871,55 @@ pub fn render(report: &SweepReport) -> String {
     out
 }
 
+/// The title of the sweep's figure.
+pub const CHART_TITLE: &str =
+    "Requested against actual sleep (calloutng Figures 4-5), sources interleaved in one run";
+
+/// The sweep's figure as two log-log panels, median and p99: one line per source and the
+/// ideal `actual = requested`.
+pub fn charts(report: &SweepReport) -> Vec<Chart> {
+    type Pick = fn(&Row) -> u64;
+    let picks: [(&str, Pick); 2] = [("median", |r| r.p50), ("99th percentile", |r| r.p99)];
+    picks
+        .into_iter()
+        .map(|(what, pick)| {
+            let mut series: Vec<Series> = Source::ALL
+                .iter()
+                .map(|&s| Series {
+                    label: s.name().to_string(),
+                    points: report
+                        .cells
+                        .iter()
+                        .filter(|c| c.source == s)
+                        .map(|c| (c.request_us as f64, pick(&c.actual) as f64 / 1_000.0))
+                        .collect(),
+                    reference: false,
+                })
+                .collect();
+            series.push(Series {
+                label: "ideal: actual = requested".into(),
+                points: report
+                    .plan
+                    .requests_us
+                    .iter()
+                    .map(|&r| (r as f64, r as f64))
+                    .collect(),
+                reference: true,
+            });
+            Chart {
+                title: format!("{what} of {} samples per point", report.plan.samples),
+                x_desc: "requested sleep, µs".into(),
+                y_desc: format!("actual sleep, µs ({what})"),
+                log_x: true,
+                log_y: true,
+                series,
+                legend_right: true,
+                legend_bottom: true,
+            }
+        })
+        .collect()
+}
+
 /// `callwheel sweep`: measure and print. Exit status 1 when a measurement failed or a batch
 /// timer did not fire exactly once (or fired before its deadline).
 pub fn command(args: &SweepArgs) -> ExitCode {
@@ -855,6 +944,24 @@ pub fn command(args: &SweepArgs) -> ExitCode {
                 }
             } else {
                 print!("{}", render(&report));
+            }
+            if let Some(dir) = &args.plot {
+                let drawn = std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+                    .and_then(|()| {
+                        plots::write_panels(CHART_TITLE, &charts(&report), dir, "sweep")
+                    });
+                match drawn {
+                    Ok(paths) => {
+                        for p in paths {
+                            eprintln!("wrote {}", p.display());
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
             }
             if report.counts_ok() {
                 ExitCode::SUCCESS

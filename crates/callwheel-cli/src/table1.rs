@@ -440,6 +440,7 @@ pub fn charts(rows: &[Row]) -> [crate::repro::plots::Chart; 2] {
             log_y: false,
             series: series(&|n| n <= 1000),
             legend_right: false,
+            legend_bottom: false,
         },
         Chart {
             title: "Table I extended: cancel + set one callout, N others outstanding".into(),
@@ -449,6 +450,7 @@ pub fn charts(rows: &[Row]) -> [crate::repro::plots::Chart; 2] {
             log_y: true,
             series: series(&|n| n > 0),
             legend_right: false,
+            legend_bottom: false,
         },
     ]
 }

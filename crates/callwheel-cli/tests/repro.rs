@@ -28,14 +28,18 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The summary names every experiment, and the unavailable ones say why.
+    // The summary names every experiment.
     for name in [
         "| family |",
         "| table1 |",
         "| peers |",
         "| coalescing |",
         "| latency | idle: callwheel p50",
-        "| sweep | not run |",
+        "| sweep | exact: callwheel p50 - raw p50 per request",
+        "| sweep | 50 timers at 5 % tolerance: wake-ups / optimum",
+        "| sweep | idle runtime",
+        "| stress | start p99 during a mass expiry",
+        "| stress | every timer fired exactly once or was stopped |",
     ] {
         assert!(stdout.contains(name), "summary lacks {name}:\n{stdout}");
     }
@@ -50,11 +54,26 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "## W5 coalescing",
         "## Coalescing: the wheel's wake-ups",
         "## Latency: callwheel-rt timers",
-        "## Not run",
+        "## Sweep: requested against actual sleep",
+        "| request µs | callwheel-rt, exact |",
+        "## Stress: `start` latency",
+        "| start, during the mass expiry |",
     ] {
         assert!(report.contains(part), "report lacks {part:?}");
     }
-    for stem in ["family_w1", "table1", "coalescing"] {
+    assert!(!report.contains("## Not run"), "every experiment runs");
+    // The stress count check passed: nothing lost, nothing fired twice.
+    assert!(
+        stdout.contains("0 lost, 0 wrong;") && stdout.contains("0 timers wrong: ok"),
+        "{stdout}"
+    );
+    for stem in [
+        "family_w1",
+        "table1",
+        "coalescing",
+        "sweep",
+        "latency_histogram",
+    ] {
         for ext in ["svg", "png"] {
             let path = dir.join(format!("{stem}.{ext}"));
             let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -77,6 +96,26 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
     assert!(has("peers", "delayqueue", "median_ns"));
     assert!(has("coalescing", "wheel", "optimum"));
     assert!(has("latency", "callwheel-rt", "wakeups"));
+    for source in callwheel_cli::sweep::Source::ALL {
+        assert!(has("sweep", source.name(), "p50_ns"), "{source:?}");
+        assert!(has("sweep", source.name(), "p99_ns"), "{source:?}");
+    }
+    assert!(has("sweep", "callwheel-rt", "optimum"));
+    assert!(has("stress", "callwheel-rt", "p99_ns"));
+    assert!(has("stress", "callwheel-rt", "expiry_ns"));
+    // Every sweep batch timer fired, none before its deadline; no stress timer was lost.
+    for f in &results.figures {
+        match (f.experiment.as_str(), f.metric.as_str()) {
+            ("sweep", "before_deadline")
+            | ("stress", "mass_lost" | "mass_wrong" | "churn_wrong") => {
+                assert_eq!(f.value, 0.0, "{f:?}")
+            }
+            ("sweep", "fired") => {
+                assert!(f.case.starts_with(&format!("batch {} ", f.value)), "{f:?}")
+            }
+            _ => {}
+        }
+    }
     // Every timer fired in W3 for the exact structures, and W5 kept every window.
     for f in &results.figures {
         if f.experiment == "peers" && f.metric.ends_with("violations") {
@@ -133,7 +172,7 @@ fn bad_input_is_a_one_line_error() {
     std::fs::write(&file, b"not a directory").unwrap();
     let cases: Vec<Vec<String>> = vec![
         vec!["repro".into(), "--only".into(), "nosuch".into()],
-        vec!["repro".into(), "--only".into(), "sweep".into()],
+        vec!["repro".into(), "--only".into(), "sweep,nosuch".into()],
         vec![
             "repro".into(),
             "--tiny".into(),

@@ -92,6 +92,18 @@ fn the_command_prints_json_and_rejects_bad_input() {
     assert_eq!(json["batches"].as_array().unwrap().len(), 2);
     assert_eq!(json["cells"][0]["actual"]["samples"], 3);
     assert!(json["idle"]["wakeups"].is_u64());
+    let dir = std::env::temp_dir().join(format!("callwheel-sweep-plot-{}", std::process::id()));
+    let out = callwheel(&["sweep", "--tiny", "--plot", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for ext in ["svg", "png"] {
+        let bytes = std::fs::read(dir.join(format!("sweep.{ext}"))).unwrap();
+        assert!(bytes.len() > 1000, "sweep.{ext} is nearly empty");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     for bad in [
         &["sweep", "--samples", "0"][..],
         &["sweep", "--requests-us", "0"],

@@ -9,7 +9,8 @@
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
 //! | `latency` | callwheel-rt timers' lateness against a bare `clock_nanosleep(TIMER_ABSTIME)` loop, idle and loaded |
-//! | `sweep` | requested against actual sleep (issue #5): not yet available |
+//! | `sweep` | requested against actual sleep from 1 µs to 10 ms (calloutng Figures 4–7) for callwheel-rt, raw `clock_nanosleep` and tokio, and the runtime's wake-ups at 0 % and 5 % tolerance |
+//! | `stress` | `start` latency while a mass expiry runs, and the count check (every timer fired once or was stopped) |
 
 pub mod machine;
 pub mod plots;
@@ -43,19 +44,22 @@ pub enum Experiment {
     Coalescing,
     /// Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop.
     Latency,
-    /// Requested against actual sleep (needs the runtime issue's sweep, #5; not yet available).
+    /// Requested against actual sleep, and the runtime's wake-ups with and without tolerance.
     Sweep,
+    /// `start` latency during a mass expiry, and the count check.
+    Stress,
 }
 
 impl Experiment {
     /// Every experiment, in report order.
-    pub const ALL: [Experiment; 6] = [
+    pub const ALL: [Experiment; 7] = [
         Experiment::Family,
         Experiment::Table1,
         Experiment::Peers,
         Experiment::Coalescing,
         Experiment::Latency,
         Experiment::Sweep,
+        Experiment::Stress,
     ];
 
     /// The name on the command line and in the JSON.
@@ -67,17 +71,15 @@ impl Experiment {
             Experiment::Coalescing => "coalescing",
             Experiment::Latency => "latency",
             Experiment::Sweep => "sweep",
+            Experiment::Stress => "stress",
         }
     }
 
-    /// Why the experiment cannot run in this build, if it cannot.
+    /// Why the experiment cannot run in this build, if it cannot (every experiment runs in
+    /// this one; the report's "Not run" section stays for experiments still to come).
     pub fn unavailable(self) -> Option<&'static str> {
-        match self {
-            Experiment::Sweep => {
-                Some("needs the sleep sweep of the runtime issue (#5), which is not built yet")
-            }
-            _ => None,
-        }
+        let _ = self;
+        None
     }
 }
 
@@ -204,6 +206,21 @@ impl Done {
         }
     }
 
+    /// Draws `charts` as panels of one figure and links it from the report.
+    fn plot_panels(&mut self, title: &str, charts: &[Chart], out: &Path, stem: &str) {
+        match plots::write_panels(title, charts, out, stem) {
+            Ok(_) => {
+                let _ = write!(
+                    self.markdown,
+                    "\n![{title}]({stem}.png)\n\n[SVG]({stem}.svg)\n"
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(self.markdown, "\n(plot not drawn: {e})");
+            }
+        }
+    }
+
     fn find(&mut self, experiment: &'static str, what: String, verdict: String) {
         self.findings.push(Finding {
             experiment,
@@ -297,6 +314,7 @@ fn family(size: Size, out: &Path) -> Done {
             log_y: true,
             series,
             legend_right: true,
+            legend_bottom: false,
         },
         out,
         "family_w1",
@@ -695,6 +713,7 @@ fn coalescing(size: Size, out: &Path) -> Done {
                 },
             ],
             legend_right: true,
+            legend_bottom: false,
         },
         out,
         "coalescing",
@@ -702,8 +721,9 @@ fn coalescing(size: Size, out: &Path) -> Done {
     done
 }
 
-fn latency(size: Size) -> Done {
+fn latency(size: Size, out: &Path) -> Done {
     let mut done = Done::default();
+    let mut panels = Vec::new();
     let (loops, period_us) = match size {
         Size::Tiny => (20, 1_000),
         Size::Default => (200, 10_000),
@@ -725,6 +745,7 @@ fn latency(size: Size) -> Done {
             Ok(report) => {
                 let _ = writeln!(done.markdown, "### {case}\n");
                 done.markdown.push_str(&crate::latency::render(&report));
+                panels.push(lateness_chart(case, &report));
                 for r in &report.rows {
                     for (metric, v) in [
                         ("min_ns", r.min),
@@ -772,6 +793,262 @@ fn latency(size: Size) -> Done {
             }
         }
     }
+    if !panels.is_empty() {
+        done.plot_panels(
+            "Lateness of timers due every period: callwheel-rt against clock_nanosleep (hrtimers table)",
+            &panels,
+            out,
+            "latency_histogram",
+        );
+    }
+    done
+}
+
+/// Histogram bins for lateness: 5 per decade from 1 µs to 100 ms (edges in µs).
+fn lateness_edges() -> Vec<f64> {
+    (0..=25).map(|i| 10f64.powf(f64::from(i) / 5.0)).collect()
+}
+
+/// A lateness histogram as a line: the share of `sorted_ns` in each bin of `edges` (µs),
+/// plotted at the bin's geometric centre; values beyond the last edge count in the last bin,
+/// below the first in the first.
+fn histogram_series(label: String, sorted_ns: &[u64], edges: &[f64]) -> Series {
+    let bins = edges.len() - 1;
+    let mut counts = vec![0u64; bins];
+    for &ns in sorted_ns {
+        let us = ns as f64 / 1_000.0;
+        let i = edges[1..]
+            .iter()
+            .position(|&hi| us < hi)
+            .unwrap_or(bins - 1);
+        counts[i] += 1;
+    }
+    let n = sorted_ns.len().max(1) as f64;
+    Series {
+        label,
+        points: (0..bins)
+            .map(|i| {
+                (
+                    (edges[i] * edges[i + 1]).sqrt(),
+                    100.0 * counts[i] as f64 / n,
+                )
+            })
+            .collect(),
+        reference: false,
+    }
+}
+
+/// One panel of the lateness figure: the callback row and the raw row of one latency run,
+/// trimmed to the bins either of them reaches.
+fn lateness_chart(case: &str, report: &crate::latency::Report) -> Chart {
+    let edges = lateness_edges();
+    let mut series: Vec<Series> = report
+        .rows
+        .iter()
+        .filter(|r| r.source != "callwheel-rt (wake-up)")
+        .map(|r| {
+            histogram_series(
+                format!("{} ({} samples)", r.source, r.samples),
+                &r.sorted,
+                &edges,
+            )
+        })
+        .collect();
+    let used = |i: usize| series.iter().any(|s| s.points[i].1 > 0.0);
+    let bins = edges.len() - 1;
+    let first = (0..bins).find(|&i| used(i)).unwrap_or(0).saturating_sub(1);
+    let last = (0..bins).rfind(|&i| used(i)).unwrap_or(bins - 1);
+    let last = (last + 1).min(bins - 1);
+    for s in &mut series {
+        s.points = s.points[first..=last].to_vec();
+    }
+    Chart {
+        title: format!("{case}: {} µs period", report.args.period_us),
+        x_desc: "lateness, µs (clock reading minus deadline; bins of 1/5 decade)".into(),
+        y_desc: "% of samples in the bin".into(),
+        log_x: true,
+        log_y: false,
+        series,
+        legend_right: true,
+        legend_bottom: false,
+    }
+}
+
+fn sweep(size: Size, out: &Path) -> Done {
+    use crate::sweep::{self as sw, SweepArgs};
+    let mut done = Done::default();
+    let mut plan = SweepArgs {
+        tiny: matches!(size, Size::Tiny),
+        quick: matches!(size, Size::Default),
+        ..SweepArgs::default()
+    }
+    .plan();
+    if let Size::Default = size {
+        // 100 samples: the nearest-rank p99 of fewer is the maximum.
+        plan.samples = 100;
+    }
+    if let Size::Full = size {
+        // Issue #5's idle runtime: 1,000 timers spread over 10 s.
+        plan.samples = 200;
+        plan.span_ms = 10_000;
+        plan.idle_ms = 1_000;
+    }
+    let _ = writeln!(
+        done.markdown,
+        "\n## Sweep: requested against actual sleep (calloutng Figures 4–7), and the runtime's wake-ups\n"
+    );
+    let bar = sections::progress_bar(0);
+    let measured = sw::measure(&plan, &bar);
+    bar.finish_and_clear();
+    let report = match measured {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: sweep: {e}");
+            let _ = writeln!(done.markdown, "sweep failed: {e}\n");
+            done.failures += 1;
+            return done;
+        }
+    };
+    done.markdown.push_str(&sw::render(&report));
+    if !report.counts_ok() {
+        eprintln!("error: sweep: a batch timer did not fire exactly once inside its window");
+        done.failures += 1;
+    }
+    for c in &report.cells {
+        let case = format!("request {} us", c.request_us);
+        for (metric, v) in [
+            ("min_ns", c.actual.min),
+            ("avg_ns", c.actual.avg),
+            ("p50_ns", c.actual.p50),
+            ("p99_ns", c.actual.p99),
+        ] {
+            done.figure("sweep", c.source.name(), &case, metric, v as f64);
+        }
+    }
+    for b in &report.batches {
+        let case = format!(
+            "batch {} timers, tolerance {}%",
+            b.timers, b.tolerance_percent
+        );
+        for (metric, v) in [
+            ("wakeups", b.wakeups),
+            ("optimum", b.optimum),
+            ("early_wakeups", b.early_wakeups),
+            ("fired", b.fired),
+            ("before_deadline", b.before_deadline),
+            ("after_window", b.after_window),
+            ("excess_p50_ns", b.excess_p50_ns),
+        ] {
+            done.figure("sweep", "callwheel-rt", &case, metric, v as f64);
+        }
+    }
+    done.figure(
+        "sweep",
+        "callwheel-rt",
+        &format!("idle {} ms", report.idle.ms),
+        "wakeups",
+        report.idle.wakeups as f64,
+    );
+    for v in sw::verdicts(&report) {
+        done.find("sweep", v.what, v.result);
+    }
+    let panels = sw::charts(&report);
+    done.plot_panels(sw::CHART_TITLE, &panels, out, "sweep");
+    done
+}
+
+fn stress(size: Size) -> Done {
+    use crate::stress::{self as st, StressArgs};
+    let mut done = Done::default();
+    let mut plan = StressArgs {
+        threads: 2,
+        tiny: matches!(size, Size::Tiny),
+        quick: matches!(size, Size::Default),
+        ..StressArgs::default()
+    }
+    .plan();
+    if let Size::Default = size {
+        plan.duration_ms = 300;
+    }
+    let _ = writeln!(
+        done.markdown,
+        "\n## Stress: `start` latency while a mass expiry runs\n"
+    );
+    let bar = sections::progress_bar(0);
+    let measured = st::measure(&plan, &bar);
+    bar.finish_and_clear();
+    let report = match measured {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: stress: {e}");
+            let _ = writeln!(done.markdown, "stress failed: {e}\n");
+            done.failures += 1;
+            return done;
+        }
+    };
+    done.markdown.push_str(&st::render(&report));
+    if !report.counts.ok() {
+        eprintln!(
+            "error: stress: count check failed: {}",
+            st::count_verdict(&report)
+        );
+        done.failures += 1;
+    }
+    for (case, l) in [
+        ("start during mass expiry", &report.start_during),
+        ("start whole run", &report.start_all),
+        ("stop whole run", &report.stop_all),
+    ] {
+        for (metric, v) in [
+            ("calls", l.calls),
+            ("p50_ns", l.p50),
+            ("p99_ns", l.p99),
+            ("p999_ns", l.p999),
+            ("max_ns", l.max),
+        ] {
+            done.figure("stress", "callwheel-rt", case, metric, v as f64);
+        }
+    }
+    let mass = format!("mass expiry of {} timers", report.plan.timers);
+    let c = &report.counts;
+    for (metric, v) in [
+        ("expiry_ns", report.expiry_ns as f64),
+        ("first_late_ns", report.first_late_ns as f64),
+        ("budget_yields", report.budget_yields as f64),
+        ("bytes_per_timer", report.bytes_per_timer()),
+        ("rss_peak_kib", report.rss_peak_kib as f64),
+        ("mass_fired", c.mass_fired as f64),
+        ("mass_cancelled", c.mass_cancelled as f64),
+        ("mass_lost", c.mass_lost as f64),
+        ("mass_wrong", c.mass_wrong as f64),
+        ("churn_armings", c.churn_armings as f64),
+        ("churn_wrong", c.churn_wrong as f64),
+    ] {
+        done.figure("stress", "callwheel-rt", &mass, metric, v);
+    }
+    done.find(
+        "stress",
+        format!(
+            "start p99 during a mass expiry of {} timers, {} threads (target < 50 us at 1e6)",
+            report.plan.timers, report.plan.threads
+        ),
+        st::start_verdict(&report),
+    );
+    done.find(
+        "stress",
+        "every timer fired exactly once or was stopped".into(),
+        st::count_verdict(&report),
+    );
+    done.find(
+        "stress",
+        format!("mass expiry of {} timers", report.plan.timers),
+        format!(
+            "{:.1} ms, first callback {:.1} us late; {:.0} bytes resident per timer",
+            report.expiry_ns as f64 / 1e6,
+            report.first_late_ns as f64 / 1e3,
+            report.bytes_per_timer()
+        ),
+    );
     done
 }
 
@@ -831,8 +1108,9 @@ pub fn run(args: &ReproArgs) -> u8 {
             Experiment::Table1 => table1_experiment(size, &args.out),
             Experiment::Peers => peers(size),
             Experiment::Coalescing => coalescing(size, &args.out),
-            Experiment::Latency => latency(size),
-            Experiment::Sweep => unreachable!("filtered above"),
+            Experiment::Latency => latency(size, &args.out),
+            Experiment::Sweep => sweep(size, &args.out),
+            Experiment::Stress => stress(size),
         };
         all.markdown.push_str(&done.markdown);
         all.markdown.push('\n');

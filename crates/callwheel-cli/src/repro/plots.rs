@@ -103,6 +103,9 @@ pub struct Chart {
     /// Put the legend in the upper right corner instead of the upper left (where the data
     /// leaves room).
     pub legend_right: bool,
+    /// Put the legend in the lower corner instead of the upper one (for lines that rise from
+    /// the lower left to the upper right, such as requested against actual sleep).
+    pub legend_bottom: bool,
 }
 
 /// Writes `chart` to `dir/stem.svg` and `dir/stem.png`; returns the two paths.
@@ -148,16 +151,78 @@ fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
     (span(&xs, chart.log_x), span(&ys, chart.log_y))
 }
 
+/// Writes `charts` side by side under one `title` to `dir/stem.svg` and `dir/stem.png` (one
+/// figure with a panel per chart, e.g. idle | loaded); returns the two paths.
+pub fn write_panels(
+    title: &str,
+    charts: &[Chart],
+    dir: &Path,
+    stem: &str,
+) -> Result<Vec<PathBuf>, String> {
+    ensure_font()?;
+    let svg = dir.join(format!("{stem}.svg"));
+    let png = dir.join(format!("{stem}.png"));
+    let n = charts.len().max(1) as u32;
+    let size = (760 * n, 660);
+    draw_panels(
+        title,
+        charts,
+        SVGBackend::new(&svg, size).into_drawing_area(),
+    )
+    .map_err(|e| format!("cannot draw {}: {e}", svg.display()))?;
+    draw_panels(
+        title,
+        charts,
+        BitMapBackend::new(&png, size).into_drawing_area(),
+    )
+    .map_err(|e| format!("cannot draw {}: {e}", png.display()))?;
+    Ok(vec![svg, png])
+}
+
+fn draw_panels<DB: DrawingBackend>(
+    title: &str,
+    charts: &[Chart],
+    root: DrawingArea<DB, Shift>,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |err: &dyn std::fmt::Display| err.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let body = root.titled(title, ("sans-serif", 26)).map_err(|x| e(&x))?;
+    let panels = body.split_evenly((1, charts.len().max(1)));
+    for (chart, panel) in charts.iter().zip(&panels) {
+        plot_on(chart, panel, 20)?;
+    }
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
 fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
     let e = |err: &dyn std::fmt::Display| err.to_string();
     root.fill(&WHITE).map_err(|x| e(&x))?;
+    plot_on(chart, &root, 24)?;
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
+/// Draws one chart (caption of `caption_size` points, mesh, lines, legend) on `area`.
+fn plot_on<DB: DrawingBackend>(
+    chart: &Chart,
+    area: &DrawingArea<DB, Shift>,
+    caption_size: u32,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    let e = |err: &dyn std::fmt::Display| err.to_string();
     let ((x0, x1), (y0, y1)) = bounds(chart);
-    let mut builder = ChartBuilder::on(&root);
+    let mut builder = ChartBuilder::on(area);
     builder
-        .caption(&chart.title, ("sans-serif", 24))
+        .caption(&chart.title, ("sans-serif", caption_size))
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(80);
@@ -200,10 +265,11 @@ where
                 }
             }
             ctx.configure_series_labels()
-                .position(if chart.legend_right {
-                    SeriesLabelPosition::UpperRight
-                } else {
-                    SeriesLabelPosition::UpperLeft
+                .position(match (chart.legend_bottom, chart.legend_right) {
+                    (false, false) => SeriesLabelPosition::UpperLeft,
+                    (false, true) => SeriesLabelPosition::UpperRight,
+                    (true, false) => SeriesLabelPosition::LowerLeft,
+                    (true, true) => SeriesLabelPosition::LowerRight,
                 })
                 .label_font(("sans-serif", 14))
                 .background_style(WHITE.mix(0.85))
@@ -226,6 +292,5 @@ where
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(|x| e(&x))?),
     }
-    root.present().map_err(|x| e(&x))?;
     Ok(())
 }
