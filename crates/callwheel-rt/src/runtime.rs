@@ -81,7 +81,8 @@ pub(crate) struct Shared {
     budget: Budget,
     pool: Option<Arc<Pool>>,
     pub(crate) shutdown: AtomicBool,
-    /// The latest reading handed out by [`Shared::now`], so it never goes backwards either.
+    /// The latest reading handed out by [`Shared::now`] or seen by a driver (clamped), so it
+    /// never goes backwards either and never lags a driver.
     last_now: AtomicU64,
 }
 
@@ -350,6 +351,10 @@ impl Shared {
                 let raw = self.clock.now();
                 st.clamp.read(raw)
             };
+            // `Shared::now` never reads below a driver: a caller that computes a deadline
+            // from it (a timer set) would otherwise, after the clock is set back, see its
+            // runtime timer fire for a time it does not yet see, re-arm, and fire again.
+            self.last_now.fetch_max(now, Ordering::AcqRel);
             let progress = st
                 .wheel
                 .advance(now, self.budget, |_, expired| due.push(expired));

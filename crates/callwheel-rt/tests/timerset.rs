@@ -733,3 +733,30 @@ fn a_set_dropped_from_its_own_callback_on_the_driver_does_not_deadlock() {
         std::thread::sleep(ms(1));
     }
 }
+
+#[test]
+fn a_clock_set_backwards_does_not_spin_the_driver_on_the_sets_timer() {
+    // The driver's clamped reading stays at the highest time it saw; the set's reading
+    // (Runtime::now) must not lag behind it, or the set's runtime timer fires at once for a
+    // deadline the set does not yet see as due, re-arms, and fires again, forever.
+    let clock = ManualClock::new(1_000 * MS);
+    let rt = runtime(&clock);
+    clock.wait_idle(1);
+    clock.set(2_000 * MS); // the driver wakes (ClockSet) and reads 2 s
+    clock.wait_idle(1);
+    clock.set(1_000 * MS); // back: the driver's readings are clamped at 2 s
+    clock.wait_idle(1);
+    let set = TimerSet::new(&rt).unwrap();
+    let h = set.create(ms(500), Duration::ZERO, 1).unwrap();
+    std::thread::sleep(ms(200));
+    let fired = rt.stats()[0].fired;
+    assert!(fired <= 2, "the set's runtime timer fired {fired} times");
+    // The set reads the clock as the driver does (clamped at 2 s): the timer is due at 2.5 s.
+    assert_eq!(set.reap(), None);
+    assert_eq!(set.get(h).unwrap(), value(500, 0));
+    clock.set(2_499 * MS);
+    assert!(!set.wait(Some(ms(50))));
+    clock.set(2_500 * MS);
+    assert!(set.wait(Some(PATIENCE)));
+    assert_eq!(set.reap(), Some((h, 1)));
+}
