@@ -569,7 +569,12 @@ fn the_fd_is_readable_exactly_while_the_queue_is_non_empty() {
         readable(set.fd(), PATIENCE.as_millis() as i32),
         "readable again"
     );
-    // Cancelling the last queued timer lowers it too.
+    // Resetting the last queued timer (it leaves the queue) lowers it too...
+    assert_eq!(set.reset(h, ms(10), ms(10), 1).unwrap(), value(0, 10));
+    assert!(!readable(set.fd(), 0));
+    clock.advance(10 * MS);
+    assert!(readable(set.fd(), PATIENCE.as_millis() as i32));
+    // ...and so does cancelling it.
     set.cancel(h).unwrap();
     assert!(!readable(set.fd(), 0));
     assert_eq!(set.as_raw_fd(), set.fd().as_raw_fd());
@@ -592,12 +597,19 @@ fn wait_returns_when_a_timer_expires() {
     let mover = std::thread::spawn(move || {
         std::thread::sleep(ms(20));
         clock.advance(10 * MS);
+        clock
     });
     assert!(set.wait(Some(PATIENCE)));
     assert_eq!(set.reap(), Some((h, 1)));
-    mover.join().unwrap();
-    // A non-empty queue returns at once.
+    let clock = mover.join().unwrap();
+    // An empty queue with a zero timeout returns at once, empty-handed...
     assert!(!set.wait(Some(Duration::ZERO)));
+    // ...and a non-empty one returns at once, even with a zero timeout or none.
+    let h = set.create(ms(1), Duration::ZERO, 2).unwrap();
+    clock.advance(MS);
+    assert!(set.wait(Some(Duration::ZERO)));
+    assert!(set.wait(None));
+    assert_eq!(set.reap(), Some((h, 2)));
 }
 
 #[test]
@@ -759,4 +771,31 @@ fn a_clock_set_backwards_does_not_spin_the_driver_on_the_sets_timer() {
     clock.set(2_500 * MS);
     assert!(set.wait(Some(PATIENCE)));
     assert_eq!(set.reap(), Some((h, 1)));
+}
+
+#[test]
+fn dropping_the_set_waits_for_its_callback_running_on_the_driver() {
+    // "No callback runs after the drop returns": a drop on another thread while the callback
+    // runs on the driver waits for it to finish.
+    let (clock, _rt, set) = setup();
+    let state = Arc::new(AtomicUsize::new(0));
+    let (tx, rx) = mpsc::channel();
+    {
+        let (state, tx) = (Arc::clone(&state), Mutex::new(tx));
+        set.set_callback(move || {
+            state.store(1, Ordering::SeqCst);
+            let _ = tx.lock().unwrap().send(());
+            std::thread::sleep(ms(100));
+            state.store(2, Ordering::SeqCst);
+        });
+    }
+    set.create(ms(1), Duration::ZERO, 1).unwrap();
+    clock.advance(MS);
+    rx.recv_timeout(PATIENCE).unwrap();
+    drop(set);
+    assert_eq!(
+        state.load(Ordering::SeqCst),
+        2,
+        "the drop returned mid-callback"
+    );
 }
