@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -26,7 +27,8 @@
 
 #include "callwheel.h"
 
-static long checks;
+/* Counted from several threads in threads_share_a_set. */
+static atomic_long checks;
 
 #define CHECK(cond)                                                                     \
     do {                                                                                \
@@ -731,6 +733,56 @@ static void isolation_between_two_sets(void) {
     EQ(cw_timerset_free(b), CW_OK);
 }
 
+/* Several threads create timers on one set while the main thread reaps: every timer is
+ * reaped exactly once, with its own label. */
+#define THREADS 4
+#define PER_THREAD 50
+
+struct creator {
+    cw_timerset *set;
+    int index;
+};
+
+static void *create_many(void *arg) {
+    const struct creator *c = arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        uint64_t h;
+        uint64_t lab = (uint64_t)(c->index * PER_THREAD + i);
+        EQ(cw_timer_create(c->set, (uint64_t)(i % 5 + 1) * MS, 0, lab, &h), CW_OK);
+    }
+    return NULL;
+}
+
+static void threads_share_a_set(void) {
+    cw_timerset *s = make_set(THREADS * PER_THREAD);
+    static int seen[THREADS * PER_THREAD];
+    memset(seen, 0, sizeof seen);
+    pthread_t t[THREADS];
+    struct creator c[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        c[i].set = s;
+        c[i].index = i;
+        EQ(pthread_create(&t[i], NULL, create_many, &c[i]), 0);
+    }
+    int reaped = 0;
+    while (reaped < THREADS * PER_THREAD) {
+        EQ(cw_timerset_wait(s, PATIENCE_MS * (int64_t)MS), 1);
+        uint64_t h, lab;
+        while (cw_timer_reap(s, &h, &lab) == 1) {
+            CHECK(lab < THREADS * PER_THREAD);
+            EQ(seen[lab], 0);
+            seen[lab] = 1;
+            reaped++;
+        }
+    }
+    for (int i = 0; i < THREADS; i++)
+        EQ(pthread_join(t[i], NULL), 0);
+    size_t running = 99, queued = 99;
+    EQ(cw_timerset_counts(s, &running, &queued), CW_OK);
+    EQ(running + queued, 0);
+    EQ(cw_timerset_free(s), CW_OK);
+}
+
 struct check {
     const char *id;
     const char *name;
@@ -780,6 +832,8 @@ static const struct check all[] = {
     {"C.6", "clean API: callback", clean_api_callback},
     {"C.7", "clean API: missed periods and overruns", clean_api_missed_periods},
     {"C.8", "isolation between two sets", isolation_between_two_sets},
+    {"C.9", "threads creating on one set while another reaps: each timer reaped once",
+     threads_share_a_set},
 };
 
 int main(void) {
@@ -795,6 +849,6 @@ int main(void) {
     mr_create(ms(1), ZERO, 1);
     mr_create(tv(100, 0), ZERO, 2);
     mr_wait_expiry();
-    printf("test_timerset: all %ld checks passed\n", checks);
+    printf("test_timerset: all %ld checks passed\n", (long)atomic_load(&checks));
     return 0;
 }
