@@ -318,7 +318,14 @@ fn creating_past_the_quota_is_an_error_and_queued_timers_count() {
         Err(Error::QuotaExceeded { .. })
     ));
     assert_eq!(set.reap(), Some((a, 1)));
-    set.create(ms(1), Duration::ZERO, 4).unwrap();
+    let d = set.create(ms(1), Duration::ZERO, 4).unwrap();
+    assert_eq!(set.len(), 3);
+    // Reset needs no room: a full set still resets its timers, queued or running.
+    clock.advance(MS);
+    assert!(set.is_queued(d).unwrap());
+    set.reset(d, ms(5), ms(5), 5).unwrap();
+    set.reset(d, ms(6), ms(6), 6).unwrap();
+    assert_eq!(set.get(d).unwrap(), value(6, 6));
     assert_eq!(set.len(), 3);
     set.check_invariants().unwrap();
 }
@@ -387,6 +394,7 @@ fn a_handle_of_another_set_is_rejected_and_touches_nothing() {
     assert_invalid(b.cancel(ha));
     assert_invalid(b.set_missed(ha, Missed::Skip));
     assert_invalid(b.overruns(ha));
+    assert_invalid(b.is_queued(ha));
     assert_invalid(a.cancel(hb));
     clock.advance(10 * MS);
     assert_eq!(a.reap(), Some((ha, 1)));
