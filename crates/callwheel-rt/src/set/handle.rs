@@ -4,7 +4,7 @@
 //!
 //! | bits | field | range |
 //! |---|---|---|
-//! | 63..40 | key: a process-unique number from a global counter, never reused | `1 ..= 2^24 - 2` |
+//! | 63..40 | key: owned by one live set at a time (from a global counter, or given back by a dropped set) | `1 ..= 2^24 - 2` |
 //! | 39..s | generation: how many timers the slot has held under that key | `0 .. 2^(40 - s)` |
 //! | s-1..0 | slot: the index of the timer's record in its set | `0 .. quota` |
 //!
@@ -13,15 +13,24 @@
 //!
 //! Each record stores the whole handle it currently answers to (Costello's `callout_handle`,
 //! compared in full, not just its ID), and a set accepts a handle only when the record named by
-//! its slot bits is live and stores exactly those 64 bits. Keys are handed out to one set only,
-//! so a handle made by another set can never match; a made-up number matches only if it equals
-//! a live handle of this set.
+//! its slot bits is live and stores exactly those 64 bits. A key belongs to one live set at a
+//! time, and a later owner of a key issues only handles no earlier owner issued (below), so a
+//! handle made by another set can never match; a made-up number matches only if it equals a
+//! live handle of this set.
 //!
 //! A slot whose generation would wrap does not wrap: it is re-keyed. It takes the set's newest
-//! key (generation 0) if it has not used it yet, otherwise the set draws a fresh key from the
-//! global counter. So no handle is ever issued twice in the life of the process, and stale
-//! copies stay stale. Only when the global counter runs out (after 2^24 - 2 keys) is a slot
-//! retired instead.
+//! key (at the key's first generation) if it has not used it yet, otherwise the set takes
+//! another key. So no handle is ever issued twice in the life of the process, and stale copies
+//! stay stale.
+//!
+//! A dropped set gives its keys back (those whose generations no slot used up), each with a
+//! floor above the low 40 bits of every handle issued under it; a later set that takes such a
+//! key starts its slots at the first generation whose handles are all at or above the floor, so
+//! it never issues a handle an earlier owner issued, and a stale handle of a dropped set names
+//! nothing in the new one. Keys are reused while at least half their low bits are unissued;
+//! fresh keys come from the global counter. So a process that makes and drops sets without end
+//! does not run out of keys (the counter alone would be spent after 2^24 - 2 sets). Only when no
+//! key is left at all is a slot retired instead.
 //!
 //! The key is never 0 and never `2^24 - 1`, so a handle is never 0 and never `u64::MAX`: the C
 //! API can use `{-1, -1}` and zero as sentinels.
@@ -53,6 +62,48 @@ pub(crate) fn fresh_key() -> Option<u64> {
         .ok()
 }
 
+/// A key given back is reused only while at least half of its low-bit space is unissued.
+const RECYCLE_FLOOR_LIMIT: u64 = 1 << (LOW_BITS - 1);
+
+/// Keys of dropped sets, each with its floor: every handle issued under the key so far has
+/// low 40 bits below the floor. (A std mutex under loom too, for the same reason as the counter.)
+static RETURNED: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+
+fn returned() -> std::sync::MutexGuard<'static, Vec<(u64, u64)>> {
+    RETURNED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A key for a set with `layout`, and the generation its slots start from: a key a dropped set
+/// gave back, whose slots start at a generation above every handle issued under it, or else a
+/// fresh one (generation 0). `None` once both supplies are exhausted.
+pub(crate) fn take_key(layout: Layout) -> Option<(u64, u64)> {
+    let mut pool = returned();
+    if let Some(&(key, floor)) = pool.last() {
+        // The first generation g with g << slot_bits >= floor: every handle the new owner issues
+        // is at or above the floor, so none equals a handle of an earlier owner.
+        let base = floor.div_ceil(1u64 << layout.slot_bits);
+        if base <= layout.max_generation() {
+            pool.pop();
+            return Some((key, base));
+        }
+    }
+    drop(pool);
+    fresh_key().map(|k| (k, 0))
+}
+
+/// Gives `key` back for another set once its owner is gone; `floor` is above the low 40 bits
+/// of every handle issued (or about to be) under it. A key with too little room left is dropped.
+pub(crate) fn give_back(key: u64, floor: u64) {
+    if floor <= RECYCLE_FLOOR_LIMIT {
+        returned().push((key, floor));
+    }
+}
+
+/// The low 40 bits of a handle: generation and slot.
+pub(crate) fn low_bits(bits: u64) -> u64 {
+    bits & ((1u64 << LOW_BITS) - 1)
+}
+
 /// The handle of a timer in a [`TimerSet`](crate::TimerSet): 64 bits, never 0, never
 /// `u64::MAX`, never issued twice in the life of the process.
 ///
@@ -61,12 +112,12 @@ pub(crate) fn fresh_key() -> Option<u64> {
 /// set rejects, touching nothing, every number that is not the handle of one of its own live
 /// timers.
 ///
-/// The bits are, from the top: a 24-bit key drawn from a process-wide counter and owned by one
-/// set only (never 0, never all ones, never reused), then a generation, then the index of the
-/// timer's record in its set (as many bits as the set's quota needs, at most 20). A set compares
-/// all 64 bits with those its record stores, so another set's handle, a stale one or a made-up
-/// one cannot name its timers. A record whose generation would wrap takes a new key instead, so
-/// no handle is issued twice in the life of the process.
+/// The bits are, from the top: a 24-bit key owned by one live set at a time (never 0, never all
+/// ones; a set that takes a dropped set's key issues only handles above that set's), then a
+/// generation, then the index of the timer's record in its set (as many bits as the set's quota
+/// needs, at most 20). A set compares all 64 bits with those its record stores, so another
+/// set's handle, a stale one or a made-up one cannot name its timers. A record whose generation
+/// would wrap takes a new key instead, so no handle is issued twice in the life of the process.
 ///
 /// ```
 /// use callwheel_rt::TimerHandle;
