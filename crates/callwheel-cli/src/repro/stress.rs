@@ -1,0 +1,102 @@
+//! `start` latency while a mass expiry runs, and the count check.
+
+use std::fmt::Write as _;
+
+use crate::sections;
+
+use super::{Done, Size};
+
+pub(super) fn stress(size: Size) -> Done {
+    use crate::stress::{self as st, StressArgs};
+    let mut done = Done::default();
+    let mut plan = StressArgs {
+        threads: 2,
+        tiny: matches!(size, Size::Tiny),
+        quick: matches!(size, Size::Default),
+        ..StressArgs::default()
+    }
+    .plan();
+    if let Size::Default = size {
+        plan.duration_ms = 300;
+    }
+    let _ = writeln!(
+        done.markdown,
+        "\n## Stress: `start` latency while a mass expiry runs\n"
+    );
+    let bar = sections::progress_bar(0);
+    let measured = st::measure(&plan, &bar);
+    bar.finish_and_clear();
+    let report = match measured {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: stress: {e}");
+            let _ = writeln!(done.markdown, "stress failed: {e}\n");
+            done.failures += 1;
+            return done;
+        }
+    };
+    done.markdown.push_str(&st::render(&report));
+    if !report.counts.ok() {
+        eprintln!(
+            "error: stress: count check failed: {}",
+            st::count_verdict(&report)
+        );
+        done.failures += 1;
+    }
+    for (case, l) in [
+        ("start during mass expiry", &report.start_during),
+        ("start whole run", &report.start_all),
+        ("stop whole run", &report.stop_all),
+    ] {
+        for (metric, v) in [
+            ("calls", l.calls),
+            ("p50_ns", l.p50),
+            ("p99_ns", l.p99),
+            ("p999_ns", l.p999),
+            ("max_ns", l.max),
+        ] {
+            done.figure("stress", "callwheel-rt", case, metric, v as f64);
+        }
+    }
+    let mass = format!("mass expiry of {} timers", report.plan.timers);
+    let c = &report.counts;
+    for (metric, v) in [
+        ("expiry_ns", report.expiry_ns as f64),
+        ("first_late_ns", report.first_late_ns as f64),
+        ("budget_yields", report.budget_yields as f64),
+        ("bytes_per_timer", report.bytes_per_timer()),
+        ("rss_peak_kib", report.rss_peak_kib as f64),
+        ("mass_fired", c.mass_fired as f64),
+        ("mass_cancelled", c.mass_cancelled as f64),
+        ("mass_lost", c.mass_lost as f64),
+        ("mass_wrong", c.mass_wrong as f64),
+        ("churn_armings", c.churn_armings as f64),
+        ("churn_wrong", c.churn_wrong as f64),
+    ] {
+        done.figure("stress", "callwheel-rt", &mass, metric, v);
+    }
+    done.find(
+        "stress",
+        format!(
+            "start p99 during a mass expiry of {} timers, {} threads (target < 50 us at 1e6)",
+            report.plan.timers, report.plan.threads
+        ),
+        st::start_verdict(&report),
+    );
+    done.find(
+        "stress",
+        "every timer fired exactly once or was stopped".into(),
+        st::count_verdict(&report),
+    );
+    done.find(
+        "stress",
+        format!("mass expiry of {} timers", report.plan.timers),
+        format!(
+            "{:.1} ms, first callback {:.1} us late; {:.0} bytes resident per timer",
+            report.expiry_ns as f64 / 1e6,
+            report.first_late_ns as f64 / 1e3,
+            report.bytes_per_timer()
+        ),
+    );
+    done
+}

@@ -1,0 +1,92 @@
+//! calloutng's Figures 4–7: requested against actual sleep, and wake-ups at 0 % and 5 %
+//! tolerance.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::sections;
+
+use super::{Done, Size};
+
+pub(super) fn sweep(size: Size, out: &Path) -> Done {
+    use crate::sweep::{self as sw, SweepArgs};
+    let mut done = Done::default();
+    let mut plan = SweepArgs {
+        tiny: matches!(size, Size::Tiny),
+        quick: matches!(size, Size::Default),
+        ..SweepArgs::default()
+    }
+    .plan();
+    if let Size::Default = size {
+        // 100 samples: the nearest-rank p99 of fewer is the maximum.
+        plan.samples = 100;
+    }
+    if let Size::Full = size {
+        // Issue #5's idle runtime: 1,000 timers spread over 10 s.
+        plan.samples = 200;
+        plan.span_ms = 10_000;
+        plan.idle_ms = 1_000;
+    }
+    let _ = writeln!(
+        done.markdown,
+        "\n## Sweep: requested against actual sleep (calloutng Figures 4–7), and the runtime's wake-ups\n"
+    );
+    let bar = sections::progress_bar(0);
+    let measured = sw::measure(&plan, &bar);
+    bar.finish_and_clear();
+    let report = match measured {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: sweep: {e}");
+            let _ = writeln!(done.markdown, "sweep failed: {e}\n");
+            done.failures += 1;
+            return done;
+        }
+    };
+    done.markdown.push_str(&sw::render(&report));
+    if !report.counts_ok() {
+        eprintln!("error: sweep: a batch timer did not fire exactly once inside its window");
+        done.failures += 1;
+    }
+    for c in &report.cells {
+        let case = format!("request {} us", c.request_us);
+        for (metric, v) in [
+            ("min_ns", c.actual.min),
+            ("avg_ns", c.actual.avg),
+            ("p50_ns", c.actual.p50),
+            ("p99_ns", c.actual.p99),
+        ] {
+            done.figure("sweep", c.source.name(), &case, metric, v as f64);
+        }
+    }
+    for b in &report.batches {
+        let case = format!(
+            "batch {} timers, tolerance {}%",
+            b.timers, b.tolerance_percent
+        );
+        for (metric, v) in [
+            ("wakeups", b.wakeups),
+            ("optimum", b.optimum),
+            ("early_wakeups", b.early_wakeups),
+            ("fired", b.fired),
+            ("before_deadline", b.before_deadline),
+            ("after_window", b.after_window),
+            ("excess_p50_ns", b.excess_p50_ns),
+        ] {
+            done.figure("sweep", "callwheel-rt", &case, metric, v as f64);
+        }
+    }
+    done.figure(
+        "sweep",
+        "callwheel-rt",
+        &format!("idle {} ms", report.idle.ms),
+        "wakeups",
+        report.idle.wakeups as f64,
+    );
+    for v in sw::verdicts(&report) {
+        done.find("sweep", v.what, v.result);
+    }
+    let panels = sw::charts(&report);
+    done.plot_panels(sw::CHART_TITLE, &panels, out, "sweep");
+    done
+}
