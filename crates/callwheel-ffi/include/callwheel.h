@@ -195,9 +195,9 @@
 // go to the libc calls).
 #define CW_ITIMER_MULTIREAL 19794
 
-// A set's quota of timers (running plus queued) is full, or (after 2^24 - 2 sets and
-// re-keyings in the life of the process) the process has no never-used handle left. Nothing
-// was created. Equal to -ENOSPC on Linux.
+// A set's quota of timers (running plus queued) is full, or the process has no unused handle
+// left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
+// handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
 #define CW_ENOSPC (0 - 28)
 
 // Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late

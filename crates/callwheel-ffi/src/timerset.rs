@@ -26,9 +26,9 @@ use callwheel_rt::{
 
 use crate::{cw_func, guard, need, CW_EINVAL, CW_ENOMEM, CW_OK};
 
-/// A set's quota of timers (running plus queued) is full, or (after 2^24 - 2 sets and
-/// re-keyings in the life of the process) the process has no never-used handle left. Nothing
-/// was created. Equal to -ENOSPC on Linux.
+/// A set's quota of timers (running plus queued) is full, or the process has no unused handle
+/// left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
+/// handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
 pub const CW_ENOSPC: c_int = 0 - 28;
 /// Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late
 /// that further periods came due is queued again at once, once per missed period.
