@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use callwheel::wheel::Wheel;
-use callwheel::{Budget, Scheme, Timers};
+use callwheel::{Budget, Expired, Scheme, Timers};
 
 use crate::clock::{Clock, ClockId, SystemClock, Wake};
 use crate::pool::{self, Pool};
@@ -71,6 +71,25 @@ pub(crate) struct Step {
     pub(crate) fired: usize,
     /// `Some(until)` when there was nothing to do: the driver may sleep until `until`.
     pub(crate) sleep: Option<Option<u64>>,
+}
+
+/// A driver's buffers, kept from one step to the next (empty between steps).
+///
+/// A step that fires used to allocate two vectors and free them again. The first allocation
+/// after a sleep runs on cold caches and TLBs: measured on the 2-CPU VM with a 10 ms periodic
+/// timer, it alone cost about 1.5 µs of the time between the driver's wake-up and the
+/// callback. A step holds at most `max_expiries_per_lock` expiries, so the buffers stay small.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    due: Vec<Expired<Arc<TimerCore>>>,
+    lateness: Vec<u64>,
+}
+
+#[cfg(test)]
+impl Scratch {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.due.is_empty() && self.lateness.is_empty()
+    }
 }
 
 /// The part of the runtime that timers and drivers share.
@@ -292,7 +311,11 @@ impl Shared {
                 if state.running <= mine {
                     break;
                 }
+                // Counted under the timer's lock, which a finishing callback also takes before
+                // deciding whether to notify: no notification is lost.
+                state.drainers += 1;
                 state = sync::wait(&core.idle, state);
+                state.drainers -= 1;
             }
             let rearmed = state.pending.is_some();
             drop(state);
@@ -340,11 +363,19 @@ impl Shared {
         }
     }
 
-    /// One driver step on shard `i`: read the clock, fire what is due (at most the budget),
-    /// release the lock, run the direct callbacks and queue the deferred ones.
+    /// [`Shared::step_with`] with fresh buffers (the tests' and models' step).
+    #[cfg(any(test, loom))]
     pub(crate) fn step(self: &Arc<Self>, i: usize) -> Step {
+        self.step_with(i, &mut Scratch::default())
+    }
+
+    /// One driver step on shard `i`: read the clock, fire what is due (at most the budget),
+    /// release the lock, run the direct callbacks and queue the deferred ones. `scratch` is
+    /// empty on entry and on return.
+    pub(crate) fn step_with(self: &Arc<Self>, i: usize, scratch: &mut Scratch) -> Step {
         let shard = &self.shards[i];
-        let mut due = Vec::new();
+        let due = &mut scratch.due;
+        debug_assert!(due.is_empty() && scratch.lateness.is_empty());
         let (now, sleep) = {
             let mut st = self.lock_shard(i);
             let now = {
@@ -362,7 +393,7 @@ impl Shared {
                 Counters::bump(&shard.counters.budget_yields);
             }
             let me = current().id();
-            for e in &due {
+            for e in due.iter() {
                 let mut state = sync::lock(&e.value.state);
                 if state.pending == Some(e.handle) {
                     match state.periodic {
@@ -398,8 +429,8 @@ impl Shared {
         };
         let fired = due.len();
         // Lateness is recorded after the callbacks are dispatched, so it adds nothing to theirs.
-        let mut lateness = Vec::with_capacity(fired);
-        for e in due {
+        let lateness = &mut scratch.lateness;
+        for e in due.drain(..) {
             lateness.push(now.saturating_sub(e.deadline));
             let fire = Fire {
                 deadline: e.deadline,
@@ -429,7 +460,7 @@ impl Shared {
         }
         if fired > 0 {
             let mut h = sync::lock(&shard.lateness);
-            for l in lateness {
+            for l in lateness.drain(..) {
                 h.saturating_record(l);
             }
         }
@@ -451,8 +482,14 @@ impl Shared {
         if let Some(pos) = state.runners.iter().position(|&t| t == me) {
             state.runners.swap_remove(pos);
         }
+        // Notify only a waiting `drain`: `notify_all` is a futex system call even with no
+        // waiter, and it used to follow every callback, delaying the next callback of the
+        // same batch (measured: 100 direct timers due at once fired over 40 µs, now 15 µs).
+        let drainers = state.drainers > 0;
         drop(state);
-        timer.core.idle.notify_all();
+        if drainers {
+            timer.core.idle.notify_all();
+        }
     }
 
     /// The driver of shard `i`: steps until there is nothing due, sleeps until the next
@@ -460,8 +497,9 @@ impl Shared {
     pub(crate) fn drive(self: &Arc<Self>, i: usize) {
         let shard = &self.shards[i];
         let c = &shard.counters;
+        let mut scratch = Scratch::default();
         while !self.shutdown.load(Ordering::Acquire) {
-            let Some(until) = self.step(i).sleep else {
+            let Some(until) = self.step_with(i, &mut scratch).sleep else {
                 continue;
             };
             match shard.waiter.wait(until) {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 
 use callwheel::wheel::Missed;
 
-use crate::runtime::Shared;
+use crate::runtime::{Scratch, Shared};
 use crate::timer::{Exec, Fire, Stop, Timer};
 use crate::{Clock, ManualClock, Tolerance};
 
@@ -54,6 +54,50 @@ fn timers_fire_at_the_first_step_at_or_after_their_deadline() {
     assert_eq!((fires[0].deadline, fires[0].lateness()), (1_200, 0));
     assert_eq!((fires[1].deadline, fires[1].lateness()), (1_300, 400));
     assert_eq!(s.step(0).sleep, Some(None));
+}
+
+/// The driver keeps its buffers from step to step: a step leaves them empty, and steps that
+/// share them fire, yield to the budget and record lateness exactly as fresh ones do (a twin
+/// shard stepped with fresh buffers is the reference).
+#[test]
+fn steps_sharing_the_drivers_buffers_fire_as_fresh_ones() {
+    let clock = ManualClock::new(0);
+    let (s, twin) = (shared(&clock, 1, 2), shared(&clock, 1, 2));
+    let (log, twin_log) = (Log::default(), Log::default());
+    let timers: Vec<Timer> = (0..5).map(|i| logging_timer(&s, 0, i, &log)).collect();
+    let twins: Vec<Timer> = (0..5)
+        .map(|i| logging_timer(&twin, 0, i, &twin_log))
+        .collect();
+    let mut scratch = Scratch::default();
+    let mut run = |deadlines: &[u64], advance: u64| {
+        for (i, &d) in deadlines.iter().enumerate() {
+            timers[i].start_at(d).unwrap();
+            twins[i].start_at(d).unwrap();
+        }
+        clock.advance(advance);
+        // Step both until they plan a sleep; K = 2 makes five due timers take several steps.
+        let mut steps = Vec::new();
+        loop {
+            let step = s.step_with(0, &mut scratch);
+            assert!(scratch.is_empty());
+            assert_eq!(step, twin.step(0));
+            let done = step.sleep.is_some();
+            steps.push(step.fired);
+            if done {
+                return steps;
+            }
+        }
+    };
+    let steps = run(&[100, 101, 102, 103, 104], 110);
+    assert_eq!(steps.iter().sum::<usize>(), 5);
+    assert!(steps.len() > 2, "{steps:?}");
+    // Again, after the buffers have grown.
+    assert_eq!(run(&[200], 90), [1, 0]);
+    assert_eq!(tags(&log), [0, 1, 2, 3, 4, 0]);
+    assert_eq!(tags(&log), tags(&twin_log));
+    let (h, twin_h) = (s.stats(0).lateness, twin.stats(0).lateness);
+    assert_eq!(h, twin_h);
+    assert_eq!((h.len(), h.min(), h.max()), (6, 0, 10));
 }
 
 #[test]

@@ -86,6 +86,9 @@ pub(crate) struct TimerState {
     pub(crate) running: usize,
     /// The threads currently inside this timer's callback.
     pub(crate) runners: Vec<ThreadId>,
+    /// Threads waiting in `drain` for a callback to finish (a finishing callback notifies
+    /// `idle` only when there is one).
+    pub(crate) drainers: usize,
     /// Times fired.
     pub(crate) fired: u64,
     /// Overruns reported by the latest firing.

@@ -277,6 +277,54 @@ fn drain_waits_for_a_running_callback() {
     assert_eq!(drainer.join().unwrap(), (Stop::Running, 1));
 }
 
+/// A finishing callback notifies only when a `drain` waits (it counts them): two drains
+/// waiting at once both return, and so does one that comes to the next running callback after
+/// they left.
+#[test]
+fn every_waiting_drain_is_woken_when_the_callback_finishes() {
+    let rt = Runtime::new(Config {
+        shards: 1,
+        ..Config::default()
+    })
+    .unwrap();
+    let release = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started_rx) = mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    let (r, f) = (Arc::clone(&release), Arc::clone(&finished));
+    let t = rt.timer(Exec::Deferred, move |_, _| {
+        started_tx.lock().unwrap().send(()).unwrap();
+        while r.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        f.fetch_add(1, Ordering::SeqCst);
+    });
+    let drainer = |t: &callwheel_rt::Timer| {
+        let t = t.clone();
+        let finished = Arc::clone(&finished);
+        std::thread::spawn(move || (t.drain(), finished.load(Ordering::SeqCst)))
+    };
+    for round in 1..=2 {
+        release.store(0, Ordering::SeqCst);
+        t.start_after(Duration::ZERO).unwrap();
+        started_rx.recv_timeout(PATIENCE).unwrap();
+        let drainers = if round == 1 {
+            vec![drainer(&t), drainer(&t)]
+        } else {
+            vec![drainer(&t)]
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            drainers.iter().all(|d| !d.is_finished()),
+            "drain returned while the callback ran"
+        );
+        release.store(1, Ordering::SeqCst);
+        for d in drainers {
+            assert_eq!(d.join().unwrap(), (Stop::Running, round));
+        }
+    }
+}
+
 #[test]
 fn timers_start_on_the_chosen_shard() {
     let clock = ManualClock::new(0);
