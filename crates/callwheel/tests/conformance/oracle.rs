@@ -289,129 +289,21 @@ pub fn random_operations_agree_with_the_oracle<S: Scheme<u64>>(spec: &Spec<S>) {
 
 /// Sequences the random test once found failing, kept so they run on every scheme every time.
 fn recorded() -> Vec<Vec<Op>> {
-    vec![
-        // Overdue timers started around budgeted, acting advances fired out of start order
-        // (Scheme 3).
-        vec![
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Advance {
-                by: 0,
-                budget: Some(3),
-                act: true,
-            },
-            Op::Stop { pick: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start {
-                delta: 119,
-                past: 0,
-            },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Stop { pick: 0 },
-            Op::Stop { pick: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 50, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 51, past: 0 },
-            Op::Advance {
-                by: 4,
-                budget: None,
-                act: false,
-            },
-            Op::Start { delta: 46, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 29, past: 0 },
-            Op::Stop { pick: 0 },
-            Op::Advance {
-                by: 29,
-                budget: None,
-                act: true,
-            },
-            Op::Start { delta: 0, past: 0 },
-            Op::Stop { pick: 0 },
-            Op::Stop { pick: 0 },
-            Op::Stop { pick: 0 },
-            Op::Start { delta: 17, past: 0 },
-            Op::Advance {
-                by: 0,
-                budget: None,
-                act: false,
-            },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 1, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Advance {
-                by: 0,
-                budget: Some(1),
-                act: true,
-            },
-            Op::Start { delta: 0, past: 0 },
-            Op::Advance {
-                by: 0,
-                budget: None,
-                act: false,
-            },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Start { delta: 0, past: 0 },
-            Op::Advance {
-                by: 0,
-                budget: None,
-                act: false,
-            },
-        ],
-    ]
+    let start = |delta| Op::Start { delta, past: 0 };
+    let advance = |budget, act| Op::Advance { by: 0, budget, act };
+    // Found at 20 000 cases, then reduced by hand: timer 12's callback starts timer 13 at now
+    // (overdue, from a callback) in a drain that a budget of one step interrupts; timer 14 is
+    // started at now between the calls; the resumed drain fires 14, and 13 fires after it.
+    let mut epoch_order = vec![start(0); 11];
+    epoch_order.extend([
+        advance(None, false),
+        start(0),
+        advance(Some(1), true),
+        start(0),
+        advance(None, false),
+        advance(None, false),
+    ]);
+    vec![epoch_order]
 }
 
 pub fn recorded_sequences_agree_with_the_oracle<S: Scheme<u64>>(spec: &Spec<S>) {
