@@ -5,8 +5,12 @@
 //! # The sleep sweep
 //!
 //! For every requested sleep `r` (log-spaced, 1, 2, 5, 10, … 10,000 µs) five sources sleep
-//! `r`, one sample each in turn, the turn's first source rotating, so all of them see the same
-//! host noise (the sources are interleaved sample by sample, never run one after another):
+//! `r`, one sample each in turn, in a fresh seeded shuffle of the sources every turn, so all
+//! of them see the same host noise (the sources are interleaved sample by sample, never run one
+//! after another). The shuffle matters for short sleeps: a fixed order, even rotated, always
+//! gives a source the same predecessor, and a callwheel timer armed right after tokio's 1 ms
+//! sleep must wake a driver that has gone cold on an idle CPU (6–10 µs), while one armed right
+//! after another callwheel sample finds it warm (about 3 µs):
 //!
 //! | source | how it sleeps | actual sleep: clock reading … minus the reading before arming |
 //! |---|---|---|
@@ -465,10 +469,15 @@ fn sweep(plan: &Plan, bar: &ProgressBar) -> Result<Vec<Cell>, SweepError> {
         .map(|_| vec![Vec::with_capacity(plan.samples as usize); n])
         .collect();
     bar.set_message("sleep sweep");
-    for i in 0..plan.samples as usize {
+    let mut rng = SplitMix64::new(SEED);
+    let mut order: Vec<usize> = (0..n).collect();
+    for _ in 0..plan.samples {
         for (j, &r) in requests.iter().enumerate() {
-            for k in 0..n {
-                let which = (i + j + k) % n;
+            // Fisher-Yates: every source follows every other equally often on average.
+            for k in (1..n).rev() {
+                order.swap(k, rng.range(0, k as u64 + 1) as usize);
+            }
+            for &which in &order {
                 let actual = s.sample(Source::ALL[which], r * 1_000)?;
                 samples[j][which].push(actual);
             }
