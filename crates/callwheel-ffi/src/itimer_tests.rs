@@ -238,7 +238,6 @@ fn multireal_is_no_kernel_timer_number() {
 // ---- Figure 6: setitimer ----------------------------------------------------------------
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_ovalue_must_not_be_null() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -256,7 +255,6 @@ fn f6_ovalue_must_not_be_null() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_create_when_value_is_non_zero_and_ovalue_is_minus_one() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -281,7 +279,6 @@ fn f6_create_when_value_is_non_zero_and_ovalue_is_minus_one() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_reset_overwrites_value_and_label_and_returns_the_former_value() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -303,7 +300,6 @@ fn f6_reset_overwrites_value_and_label_and_returns_the_former_value() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_reset_removes_a_queued_timer_from_the_expired_queue() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -323,7 +319,6 @@ fn f6_reset_removes_a_queued_timer_from_the_expired_queue() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_reset_of_a_handle_that_is_no_timer_is_einval() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -349,7 +344,6 @@ fn f6_reset_of_a_handle_that_is_no_timer_is_einval() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_cancel_when_value_is_zero_destroys_the_timer_and_returns_its_final_value() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -369,7 +363,6 @@ fn f6_cancel_when_value_is_zero_destroys_the_timer_and_returns_its_final_value()
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_cancel_works_on_a_queued_timer_because_it_still_exists() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -388,7 +381,6 @@ fn f6_cancel_works_on_a_queued_timer_because_it_still_exists() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_cancel_of_a_handle_that_is_no_timer_is_einval() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -402,7 +394,6 @@ fn f6_cancel_of_a_handle_that_is_no_timer_is_einval() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f6_bad_times_labels_and_the_quota_are_errors() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 1);
@@ -425,7 +416,6 @@ fn f6_bad_times_labels_and_the_quota_are_errors() {
 // ---- Figure 7: getitimer ----------------------------------------------------------------
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_value_it_interval_is_ignored() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -438,7 +428,6 @@ fn f7_value_it_interval_is_ignored() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_reap_pops_the_queue_head_writing_handle_and_label() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -452,7 +441,6 @@ fn f7_reap_pops_the_queue_head_writing_handle_and_label() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_reap_destroys_a_one_shot_timer() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -463,7 +451,6 @@ fn f7_reap_destroys_a_one_shot_timer() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_reap_restarts_a_periodic_timer_from_its_last_expiry_not_the_reap() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -478,7 +465,6 @@ fn f7_reap_restarts_a_periodic_timer_from_its_last_expiry_not_the_reap() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_reap_of_an_empty_queue_is_eagain_and_leaves_value_untouched() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -489,7 +475,6 @@ fn f7_reap_of_an_empty_queue_is_eagain_and_leaves_value_untouched() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_a_handle_reads_the_timers_current_value_running_or_queued() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -504,7 +489,6 @@ fn f7_a_handle_reads_the_timers_current_value_running_or_queued() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn f7_a_handle_that_is_no_timer_is_einval_and_leaves_value_untouched() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 8);
@@ -521,7 +505,6 @@ fn f7_a_handle_that_is_no_timer_is_einval_and_leaves_value_untouched() {
 // ---- Both layers, the process-wide set, libc ------------------------------------------------
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime (prctl)
 fn clean_and_itimer_handles_are_the_same_handles() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 8);

@@ -196,7 +196,6 @@ fn strerror_describes_the_new_codes() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn create_get_reset_cancel_round_trip_in_nanoseconds() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -215,7 +214,6 @@ fn create_get_reset_cancel_round_trip_in_nanoseconds() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn optional_out_pointers_may_be_null_and_required_ones_may_not() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -236,7 +234,6 @@ fn optional_out_pointers_may_be_null_and_required_ones_may_not() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn zero_and_out_of_range_values_are_einval() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -254,7 +251,6 @@ fn zero_and_out_of_range_values_are_einval() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn reap_returns_one_per_expiry_in_order_then_zero() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -283,7 +279,6 @@ fn reap_returns_one_per_expiry_in_order_then_zero() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn a_reaped_periodic_timer_runs_again_from_its_last_expiry() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -299,7 +294,6 @@ fn a_reaped_periodic_timer_runs_again_from_its_last_expiry() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn missed_periods_follow_the_timers_policy() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -328,7 +322,6 @@ fn missed_periods_follow_the_timers_policy() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn bad_handles_are_einval_and_touch_nothing() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 16);
@@ -366,7 +359,6 @@ fn bad_handles_are_einval_and_touch_nothing() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn isolation_two_sets_never_see_each_others_timers() {
     let (clock, rt) = manual();
     let a = S::on(&rt, 16);
@@ -389,7 +381,6 @@ fn isolation_two_sets_never_see_each_others_timers() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn the_quota_is_enospc_and_queued_timers_count() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 2);
@@ -408,7 +399,6 @@ fn the_quota_is_enospc_and_queued_timers_count() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn wait_with_a_zero_timeout_only_looks() {
     let (clock, rt) = manual();
     let s = S::on(&rt, 4);
@@ -433,7 +423,6 @@ unsafe extern "C" fn bump(arg: *mut c_void) {
 static BUMP: unsafe extern "C" fn(*mut c_void) = bump;
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn the_callback_runs_when_the_queue_becomes_non_empty() {
     let (clock, rt) = manual();
     let calls = Arc::new(AtomicUsize::new(0));
@@ -466,7 +455,6 @@ fn the_callback_runs_when_the_queue_becomes_non_empty() {
 }
 
 #[test]
-#[cfg_attr(miri, ignore)] // a set needs a runtime, whose threads Miri cannot start (prctl)
 fn set_signal_checks_the_signal_number() {
     let (_clock, rt) = manual();
     let s = S::on(&rt, 4);
