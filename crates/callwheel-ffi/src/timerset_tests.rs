@@ -507,3 +507,67 @@ fn sets_on_the_process_wide_runtime_expire_in_real_time() {
     assert_eq!(s.reap(), Some((h, 42)));
     assert_eq!(s.wait(MS as i64), 0, "nothing else expires");
 }
+
+/// Failures seen inside `reenter` (a panic there would abort: it is an extern "C" fn).
+static REENTER_FAILURES: AtomicUsize = AtomicUsize::new(0);
+/// Timers `reenter` reaped.
+static REENTER_REAPED: AtomicUsize = AtomicUsize::new(0);
+/// Set when the run of `reenter` that reaped the last timer returns.
+static REENTER_DONE: AtomicUsize = AtomicUsize::new(0);
+
+/// A callback that calls back into its own set (reap, create) and makes, uses and frees
+/// another set, as cw_timerset_set_callback allows: it runs without the set's lock.
+unsafe extern "C" fn reenter(arg: *mut c_void) {
+    let set = arg.cast::<cw_timerset>();
+    let fail = || REENTER_FAILURES.fetch_add(1, Ordering::SeqCst);
+    let (mut h, mut label, mut last) = (0u64, 0u64, false);
+    // SAFETY: `arg` is the live set the callback was installed on (the test frees it only
+    // after the last expiry); the out-pointers are locals.
+    unsafe {
+        while cw_timer_reap(set, &mut h, &mut label) == 1 {
+            REENTER_REAPED.fetch_add(1, Ordering::SeqCst);
+            if label < 20 {
+                if cw_timer_create(set, MS / 2, 0, label + 1, &mut h) != CW_OK {
+                    fail();
+                }
+                continue;
+            }
+            last = true;
+            let mut other = null_mut();
+            if cw_timerset_new(0, CW_MISSED_BURST, &mut other) != CW_OK
+                || cw_timer_create(other, MS, 0, 1, &mut h) != CW_OK
+                || cw_timerset_free(other) != CW_OK
+            {
+                fail();
+            }
+        }
+    }
+    if last {
+        REENTER_DONE.store(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore)] // the process-wide runtime's threads sleep on the real clock
+fn a_callback_on_the_driver_thread_may_call_its_set_and_others() {
+    let mut set = null_mut();
+    // SAFETY: `set` is a local, then the live set; `reenter` may run on any thread.
+    unsafe {
+        assert_eq!(cw_timerset_new(8, CW_MISSED_BURST, &mut set), CW_OK);
+        let rc = cw_timerset_set_callback(set, Some(reenter), set.cast());
+        assert_eq!(rc, CW_OK);
+    }
+    let s = S(set);
+    s.create(MS, 0, 0).unwrap();
+    // 21 expiries of about 0.5-1 ms each, one creating the next from the callback: no
+    // deadlock, none lost. (The set is freed only once the last callback has returned.)
+    for _ in 0..10_000 {
+        if REENTER_DONE.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(REENTER_REAPED.load(Ordering::SeqCst), 21);
+    assert_eq!(REENTER_FAILURES.load(Ordering::SeqCst), 0);
+    assert_eq!(s.counts(), (0, 0));
+}
