@@ -840,7 +840,9 @@ int cw_timerset_set_callback(cw_timerset *set,
 // expired queue goes from empty to non-empty, as the paper's kernel sent SIGALRM; 0 stops
 // the signals. One signal per transition, not per expiry (ordinary signals coalesce anyway):
 // the handler should set a flag, and the main loop reap until cw_timer_reap returns 0 — no
-// function of this library is async-signal-safe. Replaces any callback
+// function of this library is async-signal-safe. The library's threads block every signal,
+// so the signal goes to a thread of the program, or waits for a program that blocks it to
+// take it (sigwait, sigtimedwait, signalfd). Replaces any callback
 // (cw_timerset_set_callback), and is replaced by one.
 //
 // Returns 0; CW_EINVAL for a NULL set or a `signo` outside 0..=SIGRTMAX.

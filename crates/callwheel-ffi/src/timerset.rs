@@ -135,12 +135,48 @@ pub(crate) fn runtime() -> Result<&'static Runtime, RtError> {
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);
     }
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::default()
+    let rt = with_signals_blocked(|| {
+        Runtime::new(Config {
+            shards: 1,
+            workers: 1,
+            ..Config::default()
+        })
     })?;
     Ok(RUNTIME.get_or_init(|| rt))
+}
+
+/// Runs `f` with every signal blocked in the calling thread, restoring its mask afterwards
+/// (a panic included). The runtime's threads, started by `f`, inherit the full mask, so a
+/// signal sent to the process (cw_timerset_set_signal's, or any other) is never delivered to
+/// them: it goes to a thread of the program, or stays pending for a program that blocked it
+/// to wait for it (sigwait, sigtimedwait, signalfd) — instead of running the program's
+/// handler, or the default action (the end of the process), on a library thread.
+fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the mask it holds when dropped.
+    struct Restore(Option<libc::sigset_t>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(old) = &self.0 {
+                // SAFETY: `old` is a mask pthread_sigmask filled in; NULL asks for no old mask.
+                unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old, ptr::null_mut()) };
+            }
+        }
+    }
+    // Miri does not model signal masks (and runs no runtime threads that could get signals).
+    let _restore = if cfg!(miri) {
+        Restore(None)
+    } else {
+        // SAFETY: sigset_t is plain data, filled in by sigfillset and pthread_sigmask before
+        // it is read; the pointers are to these locals.
+        unsafe {
+            let mut all: libc::sigset_t = core::mem::zeroed();
+            let mut old: libc::sigset_t = core::mem::zeroed();
+            libc::sigfillset(&mut all);
+            let ok = libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old) == 0;
+            Restore(ok.then_some(old))
+        }
+    };
+    f()
 }
 
 /// The C code of a timer-set error (see [`CW_ENOSPC`]).
@@ -612,7 +648,9 @@ pub unsafe extern "C" fn cw_timerset_set_callback(
 /// expired queue goes from empty to non-empty, as the paper's kernel sent SIGALRM; 0 stops
 /// the signals. One signal per transition, not per expiry (ordinary signals coalesce anyway):
 /// the handler should set a flag, and the main loop reap until cw_timer_reap returns 0 — no
-/// function of this library is async-signal-safe. Replaces any callback
+/// function of this library is async-signal-safe. The library's threads block every signal,
+/// so the signal goes to a thread of the program, or waits for a program that blocks it to
+/// take it (sigwait, sigtimedwait, signalfd). Replaces any callback
 /// (cw_timerset_set_callback), and is replaced by one.
 ///
 /// Returns 0; CW_EINVAL for a NULL set or a `signo` outside 0..=SIGRTMAX.

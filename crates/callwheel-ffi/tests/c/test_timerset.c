@@ -684,6 +684,28 @@ static void multireal_signal(void) {
     mr_expect_empty();
 }
 
+/* The sigwait idiom: the program blocks the signal (after the library's threads exist) and
+ * waits for it. The signal must stay pending for the program, not be delivered to a thread of
+ * the library, where the default action of SIGUSR2 would end the process. */
+static void multireal_signal_with_sigwait(void) {
+    sigset_t usr2, old;
+    sigemptyset(&usr2);
+    sigaddset(&usr2, SIGUSR2);
+    EQ(pthread_sigmask(SIG_BLOCK, &usr2, &old), 0);
+    EQ(cw_multireal_signal(SIGUSR2), CW_OK);
+    struct timeval h = mr_create(ms(2), ZERO, 1);
+    mr_wait_expiry();
+    pause_ms(20); /* the signal is sent before this program waits for it */
+    struct timespec patience = {PATIENCE_MS / 1000, 0};
+    EQ(sigtimedwait(&usr2, NULL, &patience), SIGUSR2);
+    EQ(cw_multireal_signal(0), CW_OK);
+    EQ(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+    struct itimerval r = itv(MINUS_ONE, ZERO);
+    EQ(mr_get(&r), 0);
+    CHECK(same_tv(r.it_value, h));
+    mr_expect_empty();
+}
+
 static void clean_api_missed_periods(void) {
     cw_timerset *s = make_set(8);
     uint64_t h, got, n = 99;
@@ -824,6 +846,8 @@ static const struct check all[] = {
     {"E.4", "setitimer_on: bad times, bad labels, the quota (EAGAIN), NULL sets",
      itimer_bad_times_and_quota},
     {"E.5", "SIGUSR1 when the process-wide queue becomes non-empty", multireal_signal},
+    {"E.6", "the signal waits for a program that blocks it (sigtimedwait), no library thread "
+            "takes it", multireal_signal_with_sigwait},
     {"C.1", "clean API: create, get, reset, wait, reap, cancel", clean_api_round_trip},
     {"C.2", "clean API: NULL, bad arguments, foreign and made-up handles", clean_api_bad_input},
     {"C.3", "clean API: the quota is CW_ENOSPC and queued timers count", clean_api_quota},
