@@ -65,7 +65,9 @@ pub const TOLERANCE_PERCENT: u64 = 5;
 /// The tolerances of the wake-up batches, in per cent.
 pub const BATCH_TOLERANCES: [u64; 2] = [0, TOLERANCE_PERCENT];
 
-/// How far after arming the first batch deadline may fall, so that arming is over first.
+/// How far after arming the first batch deadline may fall, so that arming is over first: at
+/// least this, and three times what creating the batch's timers took (arming costs about as
+/// much; a million timers take over a second).
 const BATCH_LEAD_NS: u64 = 50_000_000;
 
 /// A source of sleeps.
@@ -215,6 +217,9 @@ pub struct Batch {
     pub excess_p50_ns: u64,
     /// Of those, the largest excess, ns.
     pub excess_max_ns: u64,
+    /// Whether a timer fired before arming was over (the lead was too short: the batch then
+    /// measures arming, not coalescing, and no verdict on it holds).
+    pub began_during_arming: bool,
 }
 
 /// The idle check: a runtime with one timer an hour away, watched for a while.
@@ -518,22 +523,25 @@ fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
     let counts: Arc<Vec<AtomicU32>> = Arc::new((0..n).map(|_| AtomicU32::new(0)).collect());
     let span = plan.span_ms * 1_000_000;
     let before = stats(&rt)?;
+    let created = Instant::now();
+    let mut timers = Vec::with_capacity(n);
+    for i in 0..n {
+        let (at, count) = (Arc::clone(&fired_at), Arc::clone(&counts));
+        timers.push(rt.timer(Exec::Direct, move |_, fire| {
+            at[i].store(fire.now, Ordering::Relaxed);
+            count[i].fetch_add(1, Ordering::Release);
+        }));
+    }
+    let lead = BATCH_LEAD_NS.max(3 * u64::try_from(created.elapsed().as_nanos()).unwrap_or(0));
     let now = rt.now();
     let mut rng = SplitMix64::new(seed);
     let mut windows = Vec::with_capacity(n);
-    let mut timers = Vec::with_capacity(n);
-    for i in 0..n {
-        let deadline = now + BATCH_LEAD_NS + rng.range(0, span);
+    for t in &timers {
+        let deadline = now + lead + rng.range(0, span);
         let tolerance = (deadline - now) * pct / 100;
-        let (at, count) = (Arc::clone(&fired_at), Arc::clone(&counts));
-        let t = rt.timer(Exec::Direct, move |_, fire| {
-            at[i].store(fire.now, Ordering::Relaxed);
-            count[i].fetch_add(1, Ordering::Release);
-        });
         t.start_with(deadline, tolerance, None)
             .map_err(|e| fail("arming a batch timer", e))?;
         windows.push((deadline, deadline + tolerance));
-        timers.push(t);
     }
     let total = || -> u64 {
         counts
@@ -541,8 +549,9 @@ fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
             .map(|c| u64::from(c.load(Ordering::Acquire)))
             .sum()
     };
+    let began_during_arming = total() > 0;
     let give_up = Instant::now()
-        + Duration::from_nanos(BATCH_LEAD_NS + span + span * pct / 100)
+        + Duration::from_nanos(lead + span + span * pct / 100)
         + Duration::from_secs(10);
     while total() < n as u64 && Instant::now() < give_up {
         std::thread::sleep(Duration::from_millis(2));
@@ -585,6 +594,7 @@ fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
         after_window,
         excess_p50_ns: excess.as_ref().map_or(0, |r| r.p50),
         excess_max_ns: excess.as_ref().map_or(0, |r| r.max),
+        began_during_arming,
     })
 }
 
@@ -657,21 +667,19 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
             report.cell(Source::CallwheelExact, r),
             report.cell(Source::RawExact, r),
         ) {
-            gaps.push((r, (cw.actual.p50 as f64 - raw.actual.p50 as f64) / 1_000.0));
+            gaps.push((r, cw.actual.p50 as i64 - raw.actual.p50 as i64));
             ratios.push((r, cw.actual.p99 as f64 / raw.actual.p99.max(1) as f64));
         }
     }
-    if let Some(&(wr, worst)) = gaps.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        // Judged on the figure as printed (two decimals), so a gap shown as +5.00 is met.
-        let met = gaps
-            .iter()
-            .filter(|g| (g.1 * 100.0).round() <= 500.0)
-            .count();
+    if let Some(&(wr, worst)) = gaps.iter().max_by_key(|g| g.1) {
+        // Judged on the medians in ns, printed to the ns: 5.004 us is not within 5 us.
+        let met = gaps.iter().filter(|g| g.1 <= 5_000).count();
         out.push(Verdict {
             what: "exact: callwheel p50 - raw p50 per request (target <= +5 us)".into(),
             result: format!(
-                "{met} of {} requests; worst {worst:+.2} us at {wr} us: {}",
+                "{met} of {} requests; worst {:+.3} us at {wr} us: {}",
                 gaps.len(),
+                worst as f64 / 1_000.0,
                 verdict(met == gaps.len())
             ),
         });
@@ -721,19 +729,31 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
             result: format!("{} to {} us", us(*lo), us(*hi)),
         });
     }
+    let overshoot_of = if report.plan.requests_us.iter().any(|&r| r >= 1_000) {
+        "at sleeps >= 1 ms"
+    } else {
+        "at this run's sleeps, all under 1 ms"
+    };
     for b in &report.batches {
         let ratio = b.wakeups as f64 / b.optimum.max(1) as f64;
         // The driver plans its wake-up at a window's end; what it adds beyond the kernel's own
         // overshoot is the runtime's: the latency target's +5 µs on the median.
-        let within =
-            b.before_deadline == 0 && b.excess_p50_ns <= report.raw_overshoot_p50_ns + 5_000;
+        let within = !b.began_during_arming
+            && b.before_deadline == 0
+            && b.excess_p50_ns <= report.raw_overshoot_p50_ns + 5_000;
+        let window_ok = within && b.fired == b.timers && b.never == 0 && b.twice == 0;
         let (what, judged) = if b.tolerance_percent > 0 {
+            // Issue #5: fewer wake-ups *while every timer still fires inside its window*.
             (
                 format!(
                     "{} timers at {} % tolerance: wake-ups / optimum (target <= 1.05)",
                     b.timers, b.tolerance_percent
                 ),
-                format!(": {}", verdict(ratio <= 1.05)),
+                if ratio <= 1.05 && !window_ok {
+                    ": missed (the window check failed)".to_string()
+                } else {
+                    format!(": {}", verdict(ratio <= 1.05))
+                },
             )
         } else {
             (
@@ -744,7 +764,9 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
                 String::new(),
             )
         };
-        let below = if ratio < 1.0 {
+        let below = if b.began_during_arming {
+            " (timers fired before arming was over: the batch measured arming, not coalescing)"
+        } else if ratio < 1.0 {
             " (below the optimum only because late wake-ups fired windows that had ended: see the window check)"
         } else {
             ""
@@ -755,7 +777,7 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
         });
         out.push(Verdict {
             what: format!(
-                "{} % tolerance: every timer fired once, never before its deadline, after its window's end by at most the kernel's overshoot (p50 excess <= raw overshoot p50 {} us at sleeps >= 1 ms, + 5 us)",
+                "{} % tolerance: every timer fired once, never before its deadline, after its window's end by at most the kernel's overshoot (p50 excess <= raw overshoot p50 {} us {overshoot_of}, + 5 us)",
                 b.tolerance_percent,
                 us(report.raw_overshoot_p50_ns)
             ),
@@ -769,7 +791,11 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
                 us(b.excess_p50_ns),
                 us(b.excess_max_ns),
                 us(report.raw_overshoot_p99_ns),
-                verdict(within && b.fired == b.timers && b.never == 0 && b.twice == 0)
+                if b.began_during_arming {
+                    "missed (timers fired before arming was over)"
+                } else {
+                    verdict(window_ok)
+                }
             ),
         });
     }
