@@ -31,8 +31,11 @@ use serde::Serialize;
 
 use crate::workload::{SplitMix64, SEED};
 
-/// The `start` latency target during a mass expiry, ns (issue #5).
+/// The `start` latency target during a mass expiry, ns (issue #5): p99 under this.
 pub const START_P99_TARGET_NS: u64 = 50_000;
+
+/// The size of the mass expiry the target is set for (issue #5: 1e6 timers).
+pub const TARGET_TIMERS: u64 = 1_000_000;
 
 /// Timers each churn thread starts and stops, over and over.
 const CHURN_POOL: usize = 256;
@@ -536,6 +539,8 @@ fn us(ns: u64) -> String {
 }
 
 /// The `start` p99 verdict during the mass expiry: the figure, the target and met / missed.
+/// A mass expiry smaller than the target's 1e6 timers is not judged met: it is not the
+/// target's test (a miss there still counts).
 pub fn start_verdict(report: &StressReport) -> String {
     let l = &report.start_during;
     if l.calls == 0 {
@@ -545,7 +550,12 @@ pub fn start_verdict(report: &StressReport) -> String {
         "{} us over {} starts: {}",
         us(l.p99),
         l.calls,
-        if l.p99 <= START_P99_TARGET_NS {
+        if l.p99 < START_P99_TARGET_NS && report.plan.timers < TARGET_TIMERS {
+            format!(
+                "under the target, but with {} timers, not the target's 1e6: not judged",
+                report.plan.timers
+            )
+        } else if l.p99 < START_P99_TARGET_NS {
             "met".to_string()
         } else {
             format!(

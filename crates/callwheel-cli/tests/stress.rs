@@ -39,6 +39,10 @@ fn every_timer_fires_exactly_once_or_is_stopped() {
         assert!(text.contains(row), "{row} missing in\n{text}");
     }
     assert!(text.contains(": ok\n"), "{text}");
+    assert!(
+        !text.contains("starts: met"),
+        "2 000 timers judged the 1e6 target:\n{text}"
+    );
     assert!(text.contains("target: start p99 during the mass expiry < 50 µs"));
 }
 
@@ -72,4 +76,48 @@ fn the_command_prints_json_and_rejects_bad_input() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.starts_with("error: "), "{bad:?}: {stderr}");
     }
+}
+
+#[test]
+fn the_start_target_is_judged_only_at_its_size() {
+    use stress::{Counts, Latency, Plan, StressReport};
+    let report = |timers: u64, p99: u64| StressReport {
+        plan: Plan {
+            threads: 2,
+            timers,
+            duration_ms: 1,
+        },
+        shards: 2,
+        cpus: 2,
+        max_expiries_per_lock: 64,
+        arm_ns: 0,
+        began_during_arming: false,
+        first_late_ns: 0,
+        expiry_ns: 0,
+        start_all: Latency::default(),
+        start_during: Latency {
+            calls: 1_000,
+            p50: 1_000,
+            p99,
+            p999: p99,
+            max: p99,
+        },
+        stop_all: Latency::default(),
+        counts: Counts::default(),
+        budget_yields: 0,
+        rss_before_kib: 0,
+        rss_armed_kib: 0,
+        rss_peak_kib: 0,
+        steal_percent: None,
+    };
+    assert!(stress::start_verdict(&report(1_000_000, 49_999)).ends_with(": met"));
+    // "Under 50 µs": 50 µs itself is not.
+    assert!(stress::start_verdict(&report(1_000_000, 50_000)).contains("missed"));
+    // 2 000 timers are not the target's 1e6: never "met"; a miss is still a miss.
+    let small = stress::start_verdict(&report(2_000, 10_000));
+    assert!(
+        !small.ends_with(": met") && small.contains("not judged"),
+        "{small}"
+    );
+    assert!(stress::start_verdict(&report(2_000, 60_000)).contains("missed"));
 }
