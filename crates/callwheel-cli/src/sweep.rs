@@ -967,6 +967,13 @@ pub fn charts(report: &SweepReport) -> Vec<Chart> {
 /// `callwheel sweep`: measure and print. Exit status 1 when a measurement failed or a batch
 /// timer did not fire exactly once (or fired before its deadline).
 pub fn command(args: &SweepArgs) -> ExitCode {
+    // A plot directory that cannot be made fails now, not after the whole sweep.
+    if let Some(dir) = &args.plot {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
     if cfg!(debug_assertions) {
         eprintln!(
             "warning: this is a debug build; its figures are not representative (use --release)"

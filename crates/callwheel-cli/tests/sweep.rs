@@ -106,6 +106,24 @@ fn the_command_prints_json_and_rejects_bad_input() {
         assert!(bytes.len() > 1000, "sweep.{ext} is nearly empty");
     }
     let _ = std::fs::remove_dir_all(&dir);
+    // A plot directory that cannot be made is refused before the sweep, not after it.
+    let file = std::env::temp_dir().join(format!("callwheel-sweep-file-{}", std::process::id()));
+    std::fs::write(&file, b"").unwrap();
+    let out = callwheel(&[
+        "sweep",
+        "--samples",
+        "100000",
+        "--plot",
+        file.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "it measured first");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: cannot create") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
     for bad in [
         &["sweep", "--samples", "0"][..],
         &["sweep", "--requests-us", "0"],
