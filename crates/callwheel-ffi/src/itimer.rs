@@ -243,8 +243,10 @@ unsafe fn read(p: *const itimerval) -> Result<itimerval, c_int> {
 ///   it was queued). EINVAL if the handle names no timer of the set.
 ///
 /// Handles and labels travel in a struct timeval as cw_timeval_from_bits encodes them.
-/// Times must have `tv_sec >= 0` and `0 <= tv_usec < 1000000` (EINVAL otherwise); values read
-/// back are rounded up to the microsecond. Returns 0, or -1 with errno set (EINVAL, EAGAIN; or
+/// Times must have `tv_sec >= 0` and `0 <= tv_usec < 1000000`, and a deadline must fit the
+/// clock's 64-bit nanoseconds (about 584 years): EINVAL otherwise, where Linux's setitimer would
+/// clamp. Values read back are rounded up to the microsecond. Returns 0, or -1 with errno set
+/// (EINVAL, EAGAIN; or
 /// the errno of the failed eventfd or thread creation when the process-wide set cannot be
 /// made). On failure `*ovalue` is unchanged.
 ///

@@ -558,7 +558,8 @@ impl AsRawFd for TimerSet {
 
 impl Drop for TimerSet {
     /// Cancels the set's runtime timer and waits for a firing in progress on another thread to
-    /// finish, so no callback runs after the drop; the timers go with the table.
+    /// finish, so no callback runs after the drop; the timers go with the table. Because it
+    /// waits, do not drop a set while holding a lock its callback takes: that deadlocks.
     fn drop(&mut self) {
         let _ = self.os.drain();
         lock(&self.inner.state).callback = None;
