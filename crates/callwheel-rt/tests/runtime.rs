@@ -2,6 +2,8 @@
 //! execution modes, drain, clock changes and configuration errors. No test asserts a latency.
 #![cfg(not(miri))]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -11,6 +13,7 @@ use callwheel_rt::{
     ClockId, Config, Error, Exec, Fire, ManualClock, Runtime, ShardStats, Stop, SystemClock,
     Tolerance, MAX_SHARDS,
 };
+use common::Lcg;
 
 /// Generous liveness bound for waits on real threads (never a latency assertion).
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -26,19 +29,6 @@ fn manual_runtime(clock: &ManualClock, shards: usize, tolerance: Tolerance) -> R
 
 fn total(stats: &[ShardStats], f: impl Fn(&ShardStats) -> u64) -> u64 {
     stats.iter().map(f).sum()
-}
-
-/// A deterministic spread of values (a linear congruential generator).
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
 }
 
 #[test]
@@ -242,6 +232,36 @@ fn a_slow_deferred_callback_delays_no_other_timer() {
     assert_eq!(slow.stop(), Stop::NotPending);
 }
 
+/// A deferred timer whose callback says it started, spins until `release` is non-zero, then
+/// adds one to `finished`: a callback that is running for as long as a test needs.
+struct Blocking {
+    timer: callwheel_rt::Timer,
+    release: Arc<AtomicUsize>,
+    finished: Arc<AtomicUsize>,
+    started: mpsc::Receiver<()>,
+}
+
+fn blocking(rt: &Runtime) -> Blocking {
+    let release = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started) = mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    let (r, f) = (Arc::clone(&release), Arc::clone(&finished));
+    let timer = rt.timer(Exec::Deferred, move |_, _| {
+        started_tx.lock().unwrap().send(()).unwrap();
+        while r.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        f.fetch_add(1, Ordering::SeqCst);
+    });
+    Blocking {
+        timer,
+        release,
+        finished,
+        started,
+    }
+}
+
 #[test]
 fn drain_waits_for_a_running_callback() {
     let rt = Runtime::new(Config {
@@ -249,18 +269,12 @@ fn drain_waits_for_a_running_callback() {
         ..Config::default()
     })
     .unwrap();
-    let release = Arc::new(AtomicUsize::new(0));
-    let finished = Arc::new(AtomicUsize::new(0));
-    let (started_tx, started_rx) = mpsc::channel();
-    let started_tx = Mutex::new(started_tx);
-    let (r, f) = (Arc::clone(&release), Arc::clone(&finished));
-    let t = rt.timer(Exec::Deferred, move |_, _| {
-        started_tx.lock().unwrap().send(()).unwrap();
-        while r.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
-        f.store(1, Ordering::SeqCst);
-    });
+    let Blocking {
+        timer: t,
+        release,
+        finished,
+        started: started_rx,
+    } = blocking(&rt);
     t.start_after(Duration::ZERO).unwrap();
     started_rx.recv_timeout(PATIENCE).unwrap();
     let drainer = {
@@ -287,18 +301,12 @@ fn every_waiting_drain_is_woken_when_the_callback_finishes() {
         ..Config::default()
     })
     .unwrap();
-    let release = Arc::new(AtomicUsize::new(0));
-    let finished = Arc::new(AtomicUsize::new(0));
-    let (started_tx, started_rx) = mpsc::channel();
-    let started_tx = Mutex::new(started_tx);
-    let (r, f) = (Arc::clone(&release), Arc::clone(&finished));
-    let t = rt.timer(Exec::Deferred, move |_, _| {
-        started_tx.lock().unwrap().send(()).unwrap();
-        while r.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
-        f.fetch_add(1, Ordering::SeqCst);
-    });
+    let Blocking {
+        timer: t,
+        release,
+        finished,
+        started: started_rx,
+    } = blocking(&rt);
     let drainer = |t: &callwheel_rt::Timer| {
         let t = t.clone();
         let finished = Arc::clone(&finished);

@@ -2,23 +2,14 @@
 //! drivers fire them: nothing is lost, nothing fires twice, and the shards' counters agree.
 #![cfg(not(miri))]
 
+mod common;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use callwheel_rt::{Config, Exec, Runtime, Stop, Tolerance};
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
+use common::Lcg;
 
 const THREADS: usize = 4;
 const TIMERS_PER_THREAD: usize = 2_000;

@@ -4,11 +4,14 @@
 //! another set's timer, and the sets' counters agree with what the threads saw.
 #![cfg(not(miri))]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use callwheel_rt::{Config, Error, Runtime, TimerHandle, TimerSet, TimerSetConfig, Tolerance};
+use common::Lcg;
 
 const SETS: usize = 3;
 const WORKERS: usize = 4;
@@ -17,18 +20,6 @@ const PERIODIC_PER_WORKER: usize = 4;
 /// Label bits: the set index above, a unique arming number below.
 const SET_SHIFT: u32 = 48;
 const MAX_ARMINGS: usize = WORKERS * (OPS_PER_WORKER + PERIODIC_PER_WORKER) + 16;
-
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
 
 /// What happened to every arming (label), shared by all threads.
 struct Ledger {
