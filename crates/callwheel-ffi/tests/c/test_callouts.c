@@ -16,18 +16,7 @@
 #include <time.h>
 
 #include "callwheel.h"
-
-/* Counted from several threads in test_threads. */
-static atomic_long checks;
-
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        checks++;                                                                       \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "check.h"
 
 #define EQ(actual, expected)                                                            \
     do {                                                                                \
