@@ -11,25 +11,14 @@ use std::time::Duration;
 
 use libc::{itimerval, timeval};
 
-use callwheel_rt::{Config, ManualClock, Runtime, TimerSet, TimerSetConfig};
+use callwheel_rt::{Runtime, TimerSet, TimerSetConfig};
 
 use crate::itimer::{
     bits_to_timeval, duration_to_timeval, timeval_to_bits, timeval_to_duration, tv,
 };
 use crate::*;
 
-const MS: u64 = 1_000_000;
-
-fn manual() -> (ManualClock, Runtime) {
-    let clock = ManualClock::new(1_000 * MS);
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap();
-    (clock, rt)
-}
+use crate::timerset_tests::{manual, MS};
 
 /// `{sec, usec}`.
 fn t(sec: i64, usec: i64) -> timeval {

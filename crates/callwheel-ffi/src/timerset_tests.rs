@@ -12,10 +12,10 @@ use std::sync::Arc;
 
 use callwheel_rt::{Config, ManualClock, Runtime, TimerSet, TimerSetConfig};
 
-const MS: u64 = 1_000_000;
+pub(crate) const MS: u64 = 1_000_000;
 
-/// A manual clock and a one-shard runtime on it.
-fn manual() -> (ManualClock, Runtime) {
+/// A manual clock and a one-shard runtime on it (the itimer tests use it too).
+pub(crate) fn manual() -> (ManualClock, Runtime) {
     let clock = ManualClock::new(1_000 * MS);
     let rt = Runtime::new(Config {
         shards: 1,
