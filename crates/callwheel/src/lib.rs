@@ -13,8 +13,8 @@
 //! [`scheme`] holds every structure of the papers, one module each, with its costs; [`time`]
 //! holds the time types ([`Tick`], and calloutng's 32.32 fixed point [`time::Sbt`]).
 //!
-//! The crate is `no_std` (with `alloc`), has no dependencies and no `unsafe` code, never reads a
-//! clock and never spawns a thread: who runs the callbacks, and when, is the caller's business.
+//! The crate is `no_std` (with `alloc`), has no dependencies and one `unsafe` call (a cache
+//! prefetch hint in the production wheel's slot processing), never reads a clock and never spawns a thread: who runs the callbacks, and when, is the caller's business.
 //!
 //! # Example
 //!
@@ -38,7 +38,7 @@
 //! # Ok::<(), callwheel::Error>(())
 //! ```
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;

@@ -632,3 +632,55 @@ fn memory_per_outstanding_timer_is_at_most_48_bytes() {
         "fixed capacity: {per_timer} bytes per timer"
     );
 }
+
+/// Processing a slot prefetches the next timer's entry (the crate's one `unsafe` call); this
+/// test walks crowded slots on every level, with stops from inside the callbacks unlinking the
+/// very timers the walk asked for next, and is small enough for Miri (CI runs it there).
+#[test]
+fn slot_walks_fire_every_timer_in_deadline_then_start_order() {
+    let mut w = Wheel::new();
+    let mut x = 7u64;
+    let mut handles = Vec::new();
+    for i in 0..300u64 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        // Deadlines share slots on levels 0 to 2; many are equal.
+        let deadline = 1 + (x >> 33) % 5_000 / 7 * 7;
+        handles.push((w.start(deadline, i).unwrap(), deadline, i));
+    }
+    // Every third timer is stopped by the callback of the timer started just before it.
+    let victims: BTreeMap<u64, Handle> = handles
+        .iter()
+        .filter(|(_, _, i)| i % 3 == 2)
+        .map(|&(h, _, i)| (i - 1, h))
+        .collect();
+    let mut fired = Vec::new();
+    let mut now = 0;
+    while w.len() > 0 {
+        // Tick by tick, so that every slot on the way is processed.
+        now += 1;
+        let p = w.advance(now, Budget::UNLIMITED, |timers, e| {
+            fired.push((e.deadline, e.value));
+            if let Some(&victim) = victims.get(&e.value) {
+                timers.stop(victim);
+            }
+        });
+        assert!(p.complete);
+        if now % 500 == 0 {
+            w.check_invariants().unwrap();
+        }
+    }
+    w.check_invariants().unwrap();
+    let mut expected: Vec<(Tick, u64)> = handles
+        .iter()
+        .filter(|&&(_, deadline, i)| {
+            // A victim escapes only when it fires before its killer: an earlier deadline, or
+            // the same deadline and started first (never: it was started after).
+            i % 3 != 2 || deadline < handles[i as usize - 1].1
+        })
+        .map(|&(_, deadline, i)| (deadline, i))
+        .collect();
+    expected.sort();
+    assert_eq!(fired, expected);
+}

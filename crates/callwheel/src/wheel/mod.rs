@@ -83,6 +83,7 @@
 //! so that the common paths are a handful of instructions.
 
 mod periodic;
+mod prefetch;
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -927,6 +928,12 @@ impl<T> Wheel<T> {
                     }
                     step!();
                     self.pop_front(list, li);
+                    // The slot is a linked list: the next timer's index is known only now. Ask
+                    // for its entry while this one is handled (see `prefetch`).
+                    let next = self.links[list as usize].next;
+                    if let Some(entry) = self.nodes.get(next.wrapping_sub(BASE) as usize) {
+                        prefetch::prefetch(entry);
+                    }
                     let idx = li - BASE;
                     let t = self.timer(idx);
                     let (deadline, end) = (t.deadline, t.end);
