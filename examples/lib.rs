@@ -3,5 +3,7 @@
 //! | example | what it shows |
 //! |---|---|
 //! | `poller` | thousands of labelled periodic timers in one [`callwheel_rt::TimerSet`], an epoll loop on the set's descriptor, and a summary of reaps per period class, wake-ups and lateness |
+//! | `w3_phases` | where the production wheel spends workload W3's time: the starts, then the advance split by the level of the slot each tick processes |
 //!
-//! Run one with `cargo run --release -p callwheel-examples --example poller -- --help`.
+//! Run one with `cargo run --release -p callwheel-examples --example poller -- --help`, or
+//! `cargo run --release -p callwheel-examples --example w3_phases -- [REPS]`.

@@ -5,8 +5,10 @@
 //! time 0 most timers sit on level 2 (slots 4096 ticks wide); each is cascaded to level 1 when its
 //! level-2 slot comes up, to level 0 when its level-1 slot does, and fired there. This program
 //! times each `advance` call and adds it to the kind of its tick, divided by the timers, so the
-//! three columns show what each cascade and the firing cost per timer. It is a probe for work on
-//! the wheel, not a benchmark of record (`callwheel bench --workload w3` is).
+//! three columns show what each cascade and the firing cost per timer. The two clock reads
+//! around every call add a few ns per timer (most to the level-0 column, which has the most
+//! ticks), so the advance column runs a little above W3's own. It is a probe for work on the
+//! wheel, not a benchmark of record (`callwheel bench --workload w3` is).
 //!
 //! ```text
 //! cargo run --release -p callwheel-examples --example w3_phases -- [REPS]
@@ -33,14 +35,20 @@ impl SplitMix64 {
     }
 }
 
+fn usage() -> ! {
+    eprintln!("usage: w3_phases [REPS > 0]");
+    std::process::exit(2);
+}
+
 fn main() {
-    let reps: u32 = match std::env::args().nth(1).map(|a| a.parse()) {
-        None => 3,
-        Some(Ok(n)) if n > 0 => n,
-        Some(_) => {
-            eprintln!("usage: w3_phases [REPS > 0]");
-            std::process::exit(2);
-        }
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    let reps: u32 = match args.as_slice() {
+        [] => 3,
+        [n] => match n.to_str().map(str::parse) {
+            Some(Ok(n)) if n > 0 => n,
+            _ => usage(),
+        },
+        _ => usage(),
     };
     println!("ns per timer | starts | level-2 ticks | level-1 ticks | level-0 ticks | advance");
     for _ in 0..reps {

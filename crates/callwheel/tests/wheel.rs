@@ -634,36 +634,47 @@ fn memory_per_outstanding_timer_is_at_most_48_bytes() {
 }
 
 /// Processing a slot prefetches the next timer's entry (the crate's one `unsafe` call); this
-/// test walks crowded slots on every level, with stops from inside the callbacks unlinking the
-/// very timers the walk asked for next, and is small enough for Miri (CI runs it there).
+/// test walks crowded slots on levels 0 to 2, with stops from inside the callbacks, a third of
+/// them unlinking the very timer the walk asked for next (same deadline, started right after),
+/// and is small enough for Miri (CI runs it there). Every timer fires at its deadline, in
+/// deadline then start order, unless stopped first.
 #[test]
 fn slot_walks_fire_every_timer_in_deadline_then_start_order() {
     let mut w = Wheel::new();
     let mut x = 7u64;
-    let mut handles = Vec::new();
+    // (handle, deadline, value): timer `i` has value `i`.
+    let mut timers: Vec<(Handle, Tick, u64)> = Vec::new();
     for i in 0..300u64 {
         x = x
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         // Deadlines share slots on levels 0 to 2; many are equal.
-        let deadline = 1 + (x >> 33) % 5_000 / 7 * 7;
-        handles.push((w.start(deadline, i).unwrap(), deadline, i));
+        let mut deadline = 1 + (x >> 33) % 5_000 / 7 * 7;
+        if i % 9 == 2 {
+            // Right behind its killer (below) in the same slot: the walk's next timer.
+            deadline = timers[i as usize - 1].1;
+        }
+        timers.push((w.start(deadline, i).unwrap(), deadline, i));
     }
-    // Every third timer is stopped by the callback of the timer started just before it.
-    let victims: BTreeMap<u64, Handle> = handles
+    // Timer i (i % 3 == 2) is stopped by the callback of timer i - 1, which is never stopped.
+    let killer_of = |i: u64| (i % 3 == 2).then(|| i - 1);
+    let victims: BTreeMap<u64, (Handle, u64)> = timers
         .iter()
-        .filter(|(_, _, i)| i % 3 == 2)
-        .map(|&(h, _, i)| (i - 1, h))
+        .filter_map(|&(h, _, i)| killer_of(i).map(|k| (k, (h, i))))
         .collect();
+    // A victim escapes only when it fires before its killer: an earlier deadline (with an equal
+    // one, the killer was started first and fires first).
+    let escapes = |i: u64| timers[i as usize].1 < timers[i as usize - 1].1;
     let mut fired = Vec::new();
+    let mut stops = Vec::new();
     let mut now = 0;
     while w.len() > 0 {
         // Tick by tick, so that every slot on the way is processed.
         now += 1;
-        let p = w.advance(now, Budget::UNLIMITED, |timers, e| {
-            fired.push((e.deadline, e.value));
-            if let Some(&victim) = victims.get(&e.value) {
-                timers.stop(victim);
+        let p = w.advance(now, Budget::UNLIMITED, |t, e| {
+            fired.push((t.now(), e.deadline, e.value));
+            if let Some(&(victim, i)) = victims.get(&e.value) {
+                stops.push((i, t.stop(victim)));
             }
         });
         assert!(p.complete);
@@ -672,14 +683,14 @@ fn slot_walks_fire_every_timer_in_deadline_then_start_order() {
         }
     }
     w.check_invariants().unwrap();
-    let mut expected: Vec<(Tick, u64)> = handles
+    for (i, stopped) in stops {
+        let expected = if escapes(i) { None } else { Some(i) };
+        assert_eq!(stopped, expected, "stop of timer {i}");
+    }
+    let mut expected: Vec<(Tick, Tick, u64)> = timers
         .iter()
-        .filter(|&&(_, deadline, i)| {
-            // A victim escapes only when it fires before its killer: an earlier deadline, or
-            // the same deadline and started first (never: it was started after).
-            i % 3 != 2 || deadline < handles[i as usize - 1].1
-        })
-        .map(|&(_, deadline, i)| (deadline, i))
+        .filter(|&&(_, _, i)| killer_of(i).is_none() || escapes(i))
+        .map(|&(_, deadline, i)| (deadline, deadline, i))
         .collect();
     expected.sort();
     assert_eq!(fired, expected);

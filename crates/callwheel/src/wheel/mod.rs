@@ -66,6 +66,10 @@
 //! its sentinel, whose index names the slot. A timer touches only its own entry, its own links
 //! and its neighbours' links.
 //!
+//! Processing a slot walks its list and asks the processor for each next timer's entry as soon
+//! as the list names it (a prefetch hint, the crate's one `unsafe` call, in `prefetch.rs`), so
+//! that cache miss overlaps the work on the current timer.
+//!
 //! # Costs
 //!
 //! | operation | cost |
