@@ -18,22 +18,10 @@ use std::time::Instant;
 
 use callwheel::wheel::Wheel;
 use callwheel::{Budget, Scheme, Timers};
+use callwheel_cli::workload::{SplitMix64, SEED};
 
 const TIMERS: u64 = 1_000_000;
 const TICKS: u64 = 100_000;
-
-/// SplitMix64 seeded with 42, drawing as `WORKLOADS.md` does.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        lo + (z ^ (z >> 31)) % (hi - lo)
-    }
-}
 
 fn usage() -> ! {
     eprintln!("usage: w3_phases [REPS > 0]");
@@ -52,7 +40,7 @@ fn main() {
     };
     println!("ns per timer | starts | level-2 ticks | level-1 ticks | level-0 ticks | advance");
     for _ in 0..reps {
-        let mut rng = SplitMix64(42);
+        let mut rng = SplitMix64::new(SEED);
         let mut wheel: Wheel<u64> = Wheel::new();
         let begin = Instant::now();
         for i in 0..TIMERS {

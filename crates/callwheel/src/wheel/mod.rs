@@ -642,15 +642,17 @@ impl<T> Wheel<T> {
         }
     }
 
-    /// Takes `li`, the first timer of slot `list`, off it (a slot is never walked).
+    /// Takes `li`, the first timer of slot `list`, off it (a slot is never walked); returns the
+    /// new first (the sentinel `list` when the slot is now empty).
     #[inline(always)]
-    fn pop_front(&mut self, list: u32, li: u32) {
+    fn pop_front(&mut self, list: u32, li: u32) -> u32 {
         let next = self.links[li as usize].next;
         self.links[list as usize].next = next;
         self.links[next as usize].prev = list;
         if next == list {
             self.slot_emptied(list);
         }
+        next
     }
 
     #[inline(always)]
@@ -931,10 +933,9 @@ impl<T> Wheel<T> {
                         break;
                     }
                     step!();
-                    self.pop_front(list, li);
                     // The slot is a linked list: the next timer's index is known only now. Ask
                     // for its entry while this one is handled (see `prefetch`).
-                    let next = self.links[list as usize].next;
+                    let next = self.pop_front(list, li);
                     if let Some(entry) = self.nodes.get(next.wrapping_sub(BASE) as usize) {
                         prefetch::prefetch(entry);
                     }
