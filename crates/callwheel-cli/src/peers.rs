@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use callwheel::{Budget, Error, Expired, Handle, Progress, Scheme, Tick, Timers};
+use callwheel::{Budget, Error, Expired, Handle, Owner, Progress, Scheme, Tick, Timers};
 use tokio::runtime::{EnterGuard, Runtime};
 use tokio_util::time::delay_queue::{DelayQueue, Key};
 
@@ -60,6 +60,7 @@ impl Meter {
 struct Slots<V> {
     slots: Vec<(u32, Option<V>)>,
     free: Vec<u32>,
+    owner: Owner,
 }
 
 impl<V> Default for Slots<V> {
@@ -67,6 +68,7 @@ impl<V> Default for Slots<V> {
         Slots {
             slots: Vec::new(),
             free: Vec::new(),
+            owner: Owner::new(),
         }
     }
 }
@@ -84,13 +86,12 @@ impl<V> Slots<V> {
             }
         };
         let generation = self.slots[index as usize].0;
-        (index, handle_of(index, generation))
+        (index, self.owner.handle(index, generation))
     }
 
     /// The index a handle names, if its slot is occupied by the same generation.
     fn resolve(&self, handle: Handle) -> Option<u32> {
-        let bits = handle.to_bits();
-        let (index, generation) = (bits as u32, (bits >> 32) as u32);
+        let (index, generation) = self.owner.slot(handle)?;
         match self.slots.get(index as usize) {
             Some((g, Some(_))) if *g == generation => Some(index),
             _ => None,
@@ -106,7 +107,7 @@ impl<V> Slots<V> {
     }
 
     fn handle(&self, index: u32) -> Handle {
-        handle_of(index, self.slots[index as usize].0)
+        self.owner.handle(index, self.slots[index as usize].0)
     }
 
     /// Empties a slot and bumps its generation; returns what it held.
@@ -122,10 +123,6 @@ impl<V> Slots<V> {
         self.slots.capacity() * std::mem::size_of::<(u32, Option<V>)>()
             + self.free.capacity() * std::mem::size_of::<u32>()
     }
-}
-
-fn handle_of(index: u32, generation: u32) -> Handle {
-    Handle::from_bits((u64::from(generation) << 32) | u64::from(index))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,7 +309,8 @@ impl BTreeMapPeer {
     }
 
     fn key_of(handle: Handle) -> (Tick, u64) {
-        let bits = handle.to_bits();
+        // The map's key is the whole handle: no owner is kept (a benchmark peer).
+        let (bits, _) = handle.to_parts();
         (bits >> SEQ_BITS, bits & ((1 << SEQ_BITS) - 1))
     }
 }
@@ -333,7 +331,7 @@ impl Timers<u64> for BTreeMapPeer {
         let seq = self.seq;
         self.seq += 1;
         self.map.insert((expiry, seq), value);
-        Ok(Handle::from_bits((expiry << SEQ_BITS) | seq))
+        Ok(Handle::from_parts((expiry << SEQ_BITS) | seq, 0))
     }
 
     fn stop(&mut self, handle: Handle) -> Option<u64> {
@@ -378,7 +376,7 @@ impl Scheme<u64> for BTreeMapPeer {
             on_expire(
                 self,
                 Expired {
-                    handle: Handle::from_bits((deadline << SEQ_BITS) | seq),
+                    handle: Handle::from_parts((deadline << SEQ_BITS) | seq, 0),
                     deadline,
                     value,
                     overruns: 0,

@@ -43,9 +43,11 @@
 
 extern crate alloc;
 
+pub mod handle;
 pub mod scheme;
 pub mod time;
 pub mod wheel;
 
-pub use scheme::{Budget, Error, Expired, Handle, Progress, Scheme, Timers};
+pub use handle::{Handle, Owner};
+pub use scheme::{Budget, Error, Expired, Progress, Scheme, Timers};
 pub use time::Tick;

@@ -90,7 +90,7 @@ proptest! {
     ) {
         // Oracle: pending timers by handle, with the sequence number of their last start or reset.
         let mut w: Wheel<u64> = Wheel::new();
-        let mut pending: BTreeMap<u64, (Tick, u64, bool)> = BTreeMap::new();
+        let mut pending: BTreeMap<Handle, (Tick, u64, bool)> = BTreeMap::new();
         let mut issued: Vec<Handle> = Vec::new();
         let mut seq = 0u64;
         for (kind, a, b, pick) in ops {
@@ -101,34 +101,34 @@ proptest! {
                     let d = now + a;
                     let h = w.start_with(d, b, seq).unwrap();
                     issued.push(h);
-                    pending.insert(h.to_bits(), (d, seq, d <= now));
+                    pending.insert(h, (d, seq, d <= now));
                 }
                 1 if !issued.is_empty() => {
                     let h = issued[pick % issued.len()];
                     seq += 1;
                     let d = now + a;
-                    let live = pending.contains_key(&h.to_bits());
+                    let live = pending.contains_key(&h);
                     prop_assert_eq!(w.reset(h, d, b), live);
                     if live {
-                        pending.insert(h.to_bits(), (d, seq, d <= now));
+                        pending.insert(h, (d, seq, d <= now));
                     }
                 }
                 2 if !issued.is_empty() => {
                     let h = issued[pick % issued.len()];
-                    let expect = pending.remove(&h.to_bits()).is_some();
+                    let expect = pending.remove(&h).is_some();
                     prop_assert_eq!(w.stop(h).is_some(), expect);
                 }
                 _ => {
                     let target = now + b;
-                    let mut due: Vec<(bool, Tick, u64, u64)> = pending
+                    let mut due: Vec<(bool, Tick, u64, Handle)> = pending
                         .iter()
                         .filter(|(_, &(d, _, overdue))| overdue || d <= target)
                         .map(|(&h, &(d, s, overdue))| (!overdue, if overdue { 0 } else { d }, s, h))
                         .collect();
                     due.sort();
                     let mut got = Vec::new();
-                    let _ = w.advance(target, Budget::UNLIMITED, |_, e| got.push(e.handle.to_bits()));
-                    let expect: Vec<u64> = due.iter().map(|x| x.3).collect();
+                    let _ = w.advance(target, Budget::UNLIMITED, |_, e| got.push(e.handle));
+                    let expect: Vec<Handle> = due.iter().map(|x| x.3).collect();
                     prop_assert_eq!(&got, &expect, "fired set and order at {}", target);
                     for h in got {
                         pending.remove(&h);
@@ -266,7 +266,7 @@ fn reset_keeps_the_handle_and_a_stale_reset_is_rejected() {
     });
     assert_eq!(fired, [(h, 60)]);
     assert!(!w.reset(h, 200, 0), "the timer fired: its handle is stale");
-    assert!(!w.reset(Handle::from_bits(u64::MAX), 200, 0));
+    assert!(!w.reset(Handle::from_parts(u64::MAX, u64::MAX), 200, 0));
     assert!(w.is_empty());
 }
 
@@ -527,7 +527,7 @@ proptest! {
     ) {
         let mut w: Wheel<u64> = Wheel::new();
         // handle bits -> (deadline, arming sequence, window end, overdue when armed)
-        let mut pending: BTreeMap<u64, (Tick, u64, Tick, bool)> = BTreeMap::new();
+        let mut pending: BTreeMap<Handle, (Tick, u64, Tick, bool)> = BTreeMap::new();
         let mut issued: Vec<Handle> = Vec::new();
         let mut seq = 0u64;
         for (kind, bits, r, tol, budget, pick) in ops {
@@ -539,20 +539,20 @@ proptest! {
                     seq += 1;
                     let h = w.start_with(deadline, tol, seq).unwrap();
                     issued.push(h);
-                    pending.insert(h.to_bits(), (deadline, seq, deadline.saturating_add(tol), deadline <= now));
+                    pending.insert(h, (deadline, seq, deadline.saturating_add(tol), deadline <= now));
                 }
                 2 if !issued.is_empty() => {
                     let h = issued[pick % issued.len()];
-                    let expect = pending.remove(&h.to_bits()).is_some();
+                    let expect = pending.remove(&h).is_some();
                     prop_assert_eq!(w.stop(h).is_some(), expect);
                 }
                 3 if !issued.is_empty() => {
                     let h = issued[pick % issued.len()];
                     seq += 1;
-                    let live = pending.contains_key(&h.to_bits());
+                    let live = pending.contains_key(&h);
                     prop_assert_eq!(w.reset(h, deadline, tol), live);
                     if live {
-                        pending.insert(h.to_bits(), (deadline, seq, deadline.saturating_add(tol), deadline <= now));
+                        pending.insert(h, (deadline, seq, deadline.saturating_add(tol), deadline <= now));
                     }
                 }
                 _ => {
@@ -566,7 +566,7 @@ proptest! {
                         prop_assert_eq!(w.next_wakeup(), None);
                     }
                     let target = now.saturating_add(r % (1u64 << bits.max(1)));
-                    let mut due: Vec<(bool, Tick, u64, u64)> = pending
+                    let mut due: Vec<(bool, Tick, u64, Handle)> = pending
                         .iter()
                         .filter(|(_, p)| p.3 || p.0 <= target)
                         .map(|(&h, p)| (!p.3, if p.3 { 0 } else { p.0 }, p.1, h))
@@ -577,7 +577,7 @@ proptest! {
                     loop {
                         let b = if budget == 0 { Budget::UNLIMITED } else { Budget::steps(budget) };
                         let p = w.advance(target, b, |t: &mut dyn Timers<u64>, e| {
-                            got.push((e.handle.to_bits(), e.deadline, t.now()))
+                            got.push((e.handle, e.deadline, t.now()))
                         });
                         w.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
                         calls += 1;
@@ -586,8 +586,8 @@ proptest! {
                             break;
                         }
                     }
-                    let expect: Vec<u64> = due.iter().map(|x| x.3).collect();
-                    let fired: Vec<u64> = got.iter().map(|g| g.0).collect();
+                    let expect: Vec<Handle> = due.iter().map(|x| x.3).collect();
+                    let fired: Vec<Handle> = got.iter().map(|g| g.0).collect();
                     prop_assert_eq!(&fired, &expect, "fired set and order at {}", target);
                     for &(h, d, at) in &got {
                         let p = pending.remove(&h).unwrap();
@@ -694,4 +694,111 @@ fn slot_walks_fire_every_timer_in_deadline_then_start_order() {
         .collect();
     expected.sort();
     assert_eq!(fired, expected);
+}
+
+#[test]
+fn skip_with_period_one_at_the_end_of_time_fires_once_and_ends() {
+    let mut w = Wheel::new();
+    let h = w.start_periodic(0, 1, 0, Missed::Skip, ()).unwrap();
+    let mut fired = Vec::new();
+    let p = w.advance(u64::MAX, Budget::UNLIMITED, |_, e| {
+        fired.push((e.deadline, e.overruns))
+    });
+    assert!(p.complete);
+    // Every grid point up to u64::MAX was missed, and the next one lies past the end of time.
+    assert_eq!(fired, [(0, u64::MAX)]);
+    assert!(w.is_empty());
+    assert_eq!(w.stop(h), None, "the schedule ended with its last firing");
+    w.check_invariants().unwrap();
+}
+
+#[test]
+fn the_last_firing_of_a_periodic_timer_reports_its_overruns() {
+    for policy in [Missed::Burst, Missed::Delay, Missed::Skip] {
+        let mut w = Wheel::new();
+        w.start_periodic(u64::MAX - 100, 30, 0, policy, ()).unwrap();
+        let mut fired = Vec::new();
+        let _ = w.advance(u64::MAX, Budget::UNLIMITED, |_, e| {
+            fired.push((e.deadline, e.overruns))
+        });
+        // Burst replays the grid (MAX-100, -70, -40, -10): each firing there sees the same
+        // target, so the first reports 3 missed periods, and so on down to the last (0).
+        let expect: &[(Tick, u64)] = match policy {
+            Missed::Burst => &[
+                (u64::MAX - 100, 3),
+                (u64::MAX - 70, 2),
+                (u64::MAX - 40, 1),
+                (u64::MAX - 10, 0),
+            ],
+            _ => &[(u64::MAX - 100, 3)],
+        };
+        assert_eq!(fired, expect, "{policy:?}");
+        assert!(w.is_empty());
+    }
+}
+
+#[test]
+fn another_wheels_handle_is_rejected_by_every_call() {
+    let mut a: Wheel<u64> = Wheel::new();
+    let mut b: Wheel<u64> = Wheel::new();
+    let ha = a.start_periodic(10, 5, 0, Missed::Burst, 1).unwrap();
+    let hb = b.start_periodic(10, 5, 0, Missed::Burst, 2).unwrap();
+    assert_eq!((ha.index(), ha.generation()), (hb.index(), hb.generation()));
+    assert!(!a.reset(hb, 99, 0), "reset with b's handle");
+    assert_eq!(a.overruns(hb), None);
+    assert_eq!(a.stop(hb), None);
+    let mut fired = Vec::new();
+    let _ = a.advance(10, Budget::UNLIMITED, |_, e| fired.push(e.value));
+    assert_eq!(fired, [1], "a's timer kept its deadline");
+    assert_eq!(a.overruns(ha), Some(0));
+    assert_eq!(b.stop(hb), Some(2));
+}
+
+#[test]
+fn a_panicking_periodic_callback_keeps_the_timer_scheduled() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let mut w: Wheel<u32> = Wheel::new();
+    let h = w.start_periodic(10, 10, 0, Missed::Burst, 7).unwrap();
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _ = w.advance(10, Budget::UNLIMITED, |_, _| panic!("callback fails"));
+    }));
+    assert!(caught.is_err());
+    w.check_invariants().unwrap();
+    let mut fired = Vec::new();
+    let _ = w.advance(20, Budget::UNLIMITED, |_, e| {
+        fired.push((e.deadline, e.value))
+    });
+    assert_eq!(fired, [(20, 7)]);
+    assert!(w.stop(h).is_some());
+}
+
+proptest! {
+    #[test]
+    fn the_missed_period_rule_holds_over_the_whole_u64_range(
+        deadline in prop_oneof![any::<u64>(), (0u64..1000).prop_map(|x| u64::MAX - x), 0u64..1000],
+        period in prop_oneof![Just(1u64), any::<u64>(), 1u64..1000, Just(u64::MAX)],
+        lateness in prop_oneof![any::<u64>(), 0u64..5000, Just(u64::MAX)],
+    ) {
+        let now = deadline.saturating_add(lateness);
+        for policy in [Missed::Burst, Missed::Delay, Missed::Skip] {
+            let (next, missed) = policy.next(deadline, period, now);
+            let expect_missed = if (now - deadline) >= period { (now - deadline) / period } else { 0 };
+            prop_assert_eq!(missed, expect_missed);
+            let expect_next = match policy {
+                _ if missed == 0 => deadline.checked_add(period),
+                Missed::Burst => deadline.checked_add(period),
+                Missed::Delay => now.checked_add(period),
+                Missed::Skip => (u128::from(deadline) + (u128::from(missed) + 1) * u128::from(period))
+                    .try_into()
+                    .ok(),
+            };
+            prop_assert_eq!(next, expect_next, "{:?}", policy);
+            if let Some(n) = next {
+                prop_assert!(n > deadline, "the schedule moves forward");
+                if policy != Missed::Burst {
+                    prop_assert!(n > now, "{:?} lands after now", policy);
+                }
+            }
+        }
+    }
 }

@@ -15,7 +15,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Error, Handle};
+use super::{Error, Handle, Owner};
 use crate::time::Tick;
 
 /// The null index.
@@ -60,6 +60,8 @@ pub(crate) struct Arena<T> {
     walk_list: u32,
     /// The next node the walk will visit: Costello's `nextsoftcheck`.
     walk_next: u32,
+    /// The identity every handle of this arena carries.
+    owner: Owner,
 }
 
 impl<T> Arena<T> {
@@ -74,6 +76,7 @@ impl<T> Arena<T> {
             retired: 0,
             walk_list: NIL,
             walk_next: NIL,
+            owner: Owner::new(),
         }
     }
 
@@ -144,6 +147,9 @@ impl<T> Arena<T> {
                     capacity: self.capacity.unwrap_or(NIL as usize),
                 });
             }
+            // Growth follows the caller's input: a refused allocation is an error to return,
+            // not an abort.
+            self.nodes.try_reserve(1).map_err(|_| Error::NoMemory)?;
             self.nodes.push(Node {
                 expiry,
                 aux: 0,
@@ -181,14 +187,15 @@ impl<T> Arena<T> {
     /// The handle of a live node.
     #[inline]
     pub(crate) fn handle(&self, idx: u32) -> Handle {
-        Handle::new(idx, self.nodes[idx as usize].generation)
+        self.owner.handle(idx, self.nodes[idx as usize].generation)
     }
 
     /// The index of the live node `handle` names, or `None` for a stale or made-up handle.
     #[inline]
     pub(crate) fn resolve(&self, handle: Handle) -> Option<u32> {
-        let node = self.nodes.get(handle.index() as usize)?;
-        (node.value.is_some() && node.generation == handle.generation()).then_some(handle.index())
+        let (index, generation) = self.owner.slot(handle)?;
+        let node = self.nodes.get(index as usize)?;
+        (node.value.is_some() && node.generation == generation).then_some(index)
     }
 
     #[inline]

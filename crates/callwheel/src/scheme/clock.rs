@@ -337,10 +337,18 @@ where
     S: TickDriven<T>,
     F: FnMut(&mut dyn Timers<T>, Expired<T>),
 {
+    // A callback may panic and the caller may catch it: the loop's position is already saved
+    // as a budget would save it, but the in-advance mark must not outlive the call (the next
+    // starts would be stamped as if queued from a callback and wait one call too long).
+    struct InAdvance<'a, T, S: TickDriven<T>>(&'a mut S, core::marker::PhantomData<fn(T)>);
+    impl<T, S: TickDriven<T>> Drop for InAdvance<'_, T, S> {
+        fn drop(&mut self) {
+            self.0.core_mut().in_advance = false;
+        }
+    }
     s.core_mut().in_advance = true;
-    let progress = run(s, now, budget, on_expire);
-    s.core_mut().in_advance = false;
-    progress
+    let guard = InAdvance(s, core::marker::PhantomData);
+    run(&mut *guard.0, now, budget, on_expire)
 }
 
 fn run<T, S, F>(s: &mut S, now: Tick, budget: Budget, mut on_expire: F) -> Progress

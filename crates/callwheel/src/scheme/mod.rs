@@ -64,42 +64,8 @@ pub mod straightforward;
 
 use core::fmt;
 
+pub use crate::handle::{Handle, Owner};
 pub use crate::time::Tick;
-
-/// Identifies one started timer: a slot index and the slot's generation (Costello's `lo`/`hi` ID).
-///
-/// A handle stays valid until its timer fires or is stopped. After that the slot may be reused by
-/// another timer with a new generation, and the old handle is rejected: it never acts on someone
-/// else's timer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Handle(u64);
-
-impl Handle {
-    pub(crate) const fn new(index: u32, generation: u32) -> Handle {
-        Handle(((generation as u64) << 32) | index as u64)
-    }
-
-    /// The slot index part of the handle.
-    pub const fn index(self) -> u32 {
-        self.0 as u32
-    }
-
-    /// The generation part of the handle: how many times the slot had been used before.
-    pub const fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-
-    /// The handle as one 64-bit number, for storing it in C structures or on the wire.
-    pub const fn to_bits(self) -> u64 {
-        self.0
-    }
-
-    /// Rebuilds a handle from [`Handle::to_bits`]. Any value is accepted; one that names no live
-    /// timer is simply rejected by the structure it is presented to.
-    pub const fn from_bits(bits: u64) -> Handle {
-        Handle(bits)
-    }
-}
 
 /// Why a timer could not be started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +92,9 @@ pub enum Error {
         /// The fixed capacity.
         capacity: usize,
     },
+    /// The structure had to grow to take the timer and the allocator refused the memory.
+    /// Nothing changed: every timer already started is still there.
+    NoMemory,
 }
 
 impl fmt::Display for Error {
@@ -140,6 +109,7 @@ impl fmt::Display for Error {
             Error::Full { capacity } => {
                 write!(f, "all {capacity} timer slots are in use (fixed capacity)")
             }
+            Error::NoMemory => write!(f, "out of memory: the structure could not grow"),
         }
     }
 }

@@ -96,7 +96,8 @@ use alloc::vec::Vec;
 pub use periodic::Missed;
 use periodic::Periodic;
 
-use crate::scheme::{Budget, Error, Expired, Handle, Progress, Scheme, Timers};
+use crate::handle::{Handle, Owner};
+use crate::scheme::{Budget, Error, Expired, Progress, Scheme, Timers};
 use crate::time::Tick;
 
 const SLOTS: usize = 64;
@@ -283,6 +284,8 @@ pub struct Wheel<T> {
     /// The schedules of the periodic timers, by slot index.
     periodic: BTreeMap<u32, Periodic<T>>,
     stats: Stats,
+    /// The identity every handle of this wheel carries.
+    owner: Owner,
 }
 
 impl<T> Default for Wheel<T> {
@@ -314,6 +317,7 @@ impl<T> Wheel<T> {
             walk_next: NIL,
             periodic: BTreeMap::new(),
             stats: Stats::default(),
+            owner: Owner::new(),
         }
     }
 
@@ -351,7 +355,7 @@ impl<T> Wheel<T> {
         let (idx, generation) = self.alloc(deadline, end, value)?;
         self.stats.started += 1;
         self.arm(idx, deadline, end);
-        Ok(Handle::new(idx, generation))
+        Ok(self.owner.handle(idx, generation))
     }
 
     /// Starts a periodic timer: first due at `first`, then every `period` after its previous
@@ -529,6 +533,17 @@ impl<T> Wheel<T> {
                 capacity: self.capacity.unwrap_or(MAX_TIMERS),
             });
         }
+        // Growth follows the caller's input: a refused allocation is returned as an error (with
+        // nothing changed), never an abort. Both arrays are reserved before either is touched.
+        self.nodes.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        // Keep the links in step with the slab's capacity: left to grow by doubling on its own
+        // from the sentinels' length, the links array would reserve up to twice what it needs.
+        let want = BASE as usize + self.nodes.capacity();
+        if self.links.capacity() < want {
+            self.links
+                .try_reserve_exact(want - self.links.len())
+                .map_err(|_| Error::NoMemory)?;
+        }
         self.nodes.push(Entry::Live(Timer {
             deadline,
             end,
@@ -536,12 +551,6 @@ impl<T> Wheel<T> {
             generation: 0,
             periodic: false,
         }));
-        // Keep the links in step with the slab's capacity: left to grow by doubling on its own
-        // from the sentinels' length, the links array would reserve up to twice what it needs.
-        let want = BASE as usize + self.nodes.capacity();
-        if self.links.capacity() < want {
-            self.links.reserve_exact(want - self.links.len());
-        }
         self.links.push(Link {
             prev: NIL,
             next: NIL,
@@ -589,8 +598,9 @@ impl<T> Wheel<T> {
     /// The index of the live timer `handle` names, or `None` for a stale or made-up handle.
     #[inline(always)]
     fn resolve(&self, handle: Handle) -> Option<u32> {
-        match self.nodes.get(handle.index() as usize) {
-            Some(Entry::Live(t)) if t.generation == handle.generation() => Some(handle.index()),
+        let (index, generation) = self.owner.slot(handle)?;
+        match self.nodes.get(index as usize) {
+            Some(Entry::Live(t)) if t.generation == generation => Some(index),
             _ => None,
         }
     }
@@ -776,24 +786,29 @@ impl<T> Wheel<T> {
     {
         let t = self.timer(idx);
         let (deadline, periodic) = (t.deadline, t.periodic);
-        let handle = Handle::new(idx, t.generation);
+        let handle = self.owner.handle(idx, t.generation);
         self.stats.fired += 1;
         self.stats.max_lateness = self
             .stats
             .max_lateness
             .max(self.cursor.saturating_sub(deadline));
+        let mut overruns = 0;
         if periodic {
-            if let Some((value, overruns)) = self.rearm(idx, deadline) {
-                on_expire(
-                    self,
-                    Expired {
-                        handle,
-                        deadline,
-                        value,
-                        overruns,
-                    },
-                );
-                return;
+            match self.rearm(idx, deadline) {
+                Ok((value, missed)) => {
+                    on_expire(
+                        self,
+                        Expired {
+                            handle,
+                            deadline,
+                            value,
+                            overruns: missed,
+                        },
+                    );
+                    return;
+                }
+                // The last firing of the schedule still reports the periods it missed.
+                Err(missed) => overruns = missed,
             }
         }
         let value = self.release(idx);
@@ -803,35 +818,40 @@ impl<T> Wheel<T> {
                 handle,
                 deadline,
                 value,
-                overruns: 0,
+                overruns,
             },
         );
     }
 
     /// Re-arms a due periodic timer for its next period and returns a copy of its value and the
-    /// periods missed; `None` when the next deadline would pass the end of time (the schedule is
-    /// dropped: this firing is the last).
-    fn rearm(&mut self, idx: u32, deadline: Tick) -> Option<(T, u64)> {
+    /// periods missed; `Err(periods missed)` when the next deadline would pass the end of time
+    /// (the schedule is dropped: this firing is the last).
+    fn rearm(&mut self, idx: u32, deadline: Tick) -> Result<(T, u64), u64> {
         // Periodic timers judge missed periods against the time the caller asked for, not the
         // cursor, which replays the past slot by slot.
         let now = self.target;
-        let p = self.periodic.get_mut(&idx)?;
-        let Some((next, missed)) = p.next(deadline, now) else {
+        let Some(p) = self.periodic.get_mut(&idx) else {
+            return Err(0);
+        };
+        let (next, missed) = p.policy.next(deadline, p.period, now);
+        let Some(next) = next else {
             self.periodic.remove(&idx);
             self.timer_mut(idx).periodic = false;
-            return None;
+            return Err(missed);
         };
         p.overruns = missed;
         let (tolerance, copy) = (p.tolerance, p.copy);
         let t = self.timer_mut(idx);
         t.deadline = next;
         t.end = next.saturating_add(tolerance);
-        let value = copy(&t.value);
         let end = t.end;
         // Already due on the cursor (it fired from the overdue queue): the next drain. Burst
         // replays the missed deadlines in order, as the cursor reaches them.
         self.arm(idx, next, end);
-        Some((value, missed))
+        // The copy is the caller's code (`T::clone`) and may panic: taken once the timer is
+        // armed again, so a panic leaves it scheduled for its next period, not lost.
+        let value = copy(&self.timer(idx).value);
+        Ok((value, missed))
     }
 
     fn run<F>(&mut self, now: Tick, budget: Budget, on_expire: &mut F) -> Progress
@@ -1133,10 +1153,19 @@ impl<T> Scheme<T> for Wheel<T> {
     where
         F: FnMut(&mut dyn Timers<T>, Expired<T>),
     {
+        // A callback may panic and the caller may catch it. Everything the loop changes before
+        // calling back is already consistent (the timer fired, the walk's position saved as a
+        // budget would save it); only the in-advance mark must not outlive the call, or the
+        // next starts would be stamped as if queued from a callback and wait one call too long.
+        struct InAdvance<'a, T>(&'a mut Wheel<T>);
+        impl<T> Drop for InAdvance<'_, T> {
+            fn drop(&mut self) {
+                self.0.in_advance = false;
+            }
+        }
         self.in_advance = true;
-        let progress = self.run(now, budget, &mut on_expire);
-        self.in_advance = false;
-        progress
+        let guard = InAdvance(self);
+        guard.0.run(now, budget, &mut on_expire)
     }
 
     fn check_invariants(&self) -> Result<(), &'static str> {

@@ -28,6 +28,49 @@ pub enum Missed {
     Skip,
 }
 
+impl Missed {
+    /// The rule every periodic timer of the project follows: for a firing due at `deadline`
+    /// that happens when the caller's time is `now`, the next deadline under this policy and
+    /// the whole periods the firing missed (its *overruns*).
+    ///
+    /// The periods missed are `(now - deadline) / period` once `now` has reached
+    /// `deadline + period`, else 0, and are reported for every firing, the last one included.
+    /// The next deadline is `None` when it would lie past `u64::MAX` (that firing is the
+    /// timer's last) or when `period` is 0 (no schedule). All arithmetic is checked: no input
+    /// overflows or panics.
+    ///
+    /// ```
+    /// use callwheel::wheel::Missed;
+    ///
+    /// // Due at 100, period 30, handled at 200: three periods (130, 160, 190) were missed.
+    /// assert_eq!(Missed::Burst.next(100, 30, 200), (Some(130), 3));
+    /// assert_eq!(Missed::Delay.next(100, 30, 200), (Some(230), 3));
+    /// assert_eq!(Missed::Skip.next(100, 30, 200), (Some(220), 3));
+    /// // The last firing still counts what it missed.
+    /// assert_eq!(Missed::Delay.next(u64::MAX - 100, 30, u64::MAX), (None, 3));
+    /// ```
+    pub fn next(self, deadline: Tick, period: Tick, now: Tick) -> (Option<Tick>, u64) {
+        if period == 0 {
+            return (None, 0);
+        }
+        let missed = if now >= deadline.saturating_add(period) {
+            (now - deadline) / period
+        } else {
+            0
+        };
+        let next = match self {
+            _ if missed == 0 => deadline.checked_add(period),
+            Missed::Burst => deadline.checked_add(period),
+            Missed::Delay => now.checked_add(period),
+            Missed::Skip => missed
+                .checked_add(1)
+                .and_then(|n| n.checked_mul(period))
+                .and_then(|d| deadline.checked_add(d)),
+        };
+        (next, missed)
+    }
+}
+
 /// A periodic timer's schedule, kept beside its slot.
 #[derive(Debug)]
 pub(crate) struct Periodic<T> {
@@ -38,26 +81,4 @@ pub(crate) struct Periodic<T> {
     pub(crate) copy: fn(&T) -> T,
     /// Periods missed at the latest firing.
     pub(crate) overruns: u64,
-}
-
-impl<T> Periodic<T> {
-    /// The deadline after `deadline` for a firing at `now`, and the periods missed; `None` when
-    /// the next deadline would lie past the end of time (this firing is then the last).
-    pub(crate) fn next(&self, deadline: Tick, now: Tick) -> Option<(Tick, u64)> {
-        let p = self.period;
-        let missed = if now >= deadline.saturating_add(p) {
-            (now - deadline) / p
-        } else {
-            0
-        };
-        let next = match self.policy {
-            _ if missed == 0 => deadline.checked_add(p),
-            Missed::Burst => deadline.checked_add(p),
-            Missed::Delay => now.checked_add(p),
-            Missed::Skip => (missed + 1)
-                .checked_mul(p)
-                .and_then(|d| deadline.checked_add(d)),
-        }?;
-        Some((next, missed))
-    }
 }

@@ -159,13 +159,63 @@ pub fn stopping_a_fired_stopped_or_unknown_handle_is_rejected<S: Scheme<u64>>(sp
     assert_eq!(s.stop(fired), None, "a fired timer's handle is stale");
     assert_eq!(s.stop(stopped), None, "a stopped timer's handle is stale");
     assert_eq!(
-        s.stop(Handle::from_bits(u64::MAX)),
+        s.stop(Handle::from_parts(u64::MAX, u64::MAX)),
         None,
         "a made-up handle"
     );
-    assert_eq!(s.stop(Handle::from_bits(12345 << 32 | 9999)), None);
+    assert_eq!(
+        s.stop(Handle::from_parts(12345 << 32 | 9999, live.owner())),
+        None
+    );
+    let (id, _) = live.to_parts();
+    assert_eq!(
+        s.stop(Handle::from_parts(id, 0)),
+        None,
+        "the live timer's index and generation under a forged owner"
+    );
     assert_eq!(s.len(), 1, "rejected stops touch nothing");
     assert_eq!(s.stop(live), Some(3));
+    assert!(s.is_empty());
+}
+
+pub fn another_structures_handle_never_acts<S: Scheme<u64>>(spec: &Spec<S>) {
+    // Two fresh structures issue the same slot and generation for their first timers; only
+    // the owner tells the handles apart.
+    let mut a = (spec.make)();
+    let mut b = (spec.make)();
+    let ha = a.start(10, 1).unwrap();
+    let hb = b.start(10, 2).unwrap();
+    assert_ne!(ha, hb, "two structures never issue equal handles");
+    assert_eq!(a.stop(hb), None, "b's handle names nothing in a");
+    assert_eq!(b.stop(ha), None, "a's handle names nothing in b");
+    assert_eq!((a.len(), b.len()), (1, 1), "rejected stops touch nothing");
+    assert_eq!(a.stop(ha), Some(1));
+    assert_eq!(b.stop(hb), Some(2));
+}
+
+pub fn a_panicking_callback_leaves_the_structure_consistent<S: Scheme<u64>>(spec: &Spec<S>) {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let mut s = (spec.make)();
+    s.start(0, 1).unwrap();
+    s.start(0, 2).unwrap();
+    s.start(3, 4).unwrap();
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _ = s.advance(0, Budget::UNLIMITED, |_, e| {
+            assert_ne!(e.value, 1, "the caller's callback fails on timer 1");
+        });
+    }));
+    assert!(caught.is_err(), "the panic reaches the caller");
+    s.check_invariants().unwrap();
+    assert_eq!(
+        s.len(),
+        2,
+        "the timer whose callback panicked has fired; the others wait"
+    );
+    // A timer started after the panic fires at the very next call, behind the one the
+    // interrupted call had not reached yet.
+    s.start(0, 3).unwrap();
+    assert_eq!(values(&run(&mut s, 0)), [2, 3]);
+    assert_eq!(values(&run_to(spec, &mut s, spec.due(3))), [4]);
     assert!(s.is_empty());
 }
 
@@ -505,8 +555,12 @@ pub fn a_budgeted_advance_resumes_exactly_and_loses_nothing<S: Scheme<u64>>(spec
             calls > 300 / budget as usize,
             "the budget actually interrupted"
         );
+        // The two structures issue different handles (each has its own owner): compare the
+        // rest of each firing.
+        let strip = |f: &[Fired]| f.iter().map(|x| (x.1, x.2, x.3)).collect::<Vec<_>>();
         assert_eq!(
-            got, expect,
+            strip(&got),
+            strip(&expect),
             "budget {budget}: same timers, same order, same ticks"
         );
     }
@@ -687,6 +741,8 @@ macro_rules! conformance {
                 stop_returns_the_value_and_the_timer_never_fires,
                 stopping_a_fired_stopped_or_unknown_handle_is_rejected,
                 stale_handle_never_stops_a_new_timer,
+                another_structures_handle_never_acts,
+                a_panicking_callback_leaves_the_structure_consistent,
                 a_callback_may_stop_the_next_timer_in_its_bucket,
                 a_callback_may_stop_itself_any_other_timer_or_one_already_fired,
                 a_callback_may_start_timers_that_fire_on_time,

@@ -71,7 +71,7 @@ struct Pending {
 /// Runs one sequence; panics (with the failing step) on any disagreement.
 pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
     let mut s = (spec.make)();
-    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut pending: BTreeMap<Handle, Pending> = BTreeMap::new();
     let mut issued: Vec<Handle> = Vec::new();
     let mut seq = 0u64;
     let mut target: Tick = 0;
@@ -92,7 +92,7 @@ pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
                     Ok(h) => {
                         issued.push(h);
                         let old = pending.insert(
-                            h.to_bits(),
+                            h,
                             Pending {
                                 deadline,
                                 value: seq,
@@ -116,7 +116,7 @@ pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
                     continue;
                 }
                 let h = issued[pick % issued.len()];
-                let expect = pending.remove(&h.to_bits()).map(|p| p.value);
+                let expect = pending.remove(&h).map(|p| p.value);
                 assert_eq!(s.stop(h), expect, "step {step}: stop of {h:?}");
             }
             Op::Advance { by, budget, act } => {
@@ -156,7 +156,7 @@ pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
                         Event::Started(h, deadline, value, now) => {
                             issued.push(h);
                             pending.insert(
-                                h.to_bits(),
+                                h,
                                 Pending {
                                     deadline,
                                     value,
@@ -170,14 +170,14 @@ pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
                             continue;
                         }
                         Event::Stopped(h, got) => {
-                            let expect = pending.remove(&h.to_bits()).map(|p| p.value);
+                            let expect = pending.remove(&h).map(|p| p.value);
                             assert_eq!(got, expect, "step {step}: stop from a callback");
                             continue;
                         }
                         Event::Fired(h, deadline, value, at) => (h, deadline, value, at),
                     };
                     let p = pending
-                        .remove(&h.to_bits())
+                        .remove(&h)
                         .unwrap_or_else(|| panic!("step {step}: {h:?} fired but was not pending"));
                     assert_eq!((p.deadline, p.value), (deadline, value), "step {step}");
                     assert!(
@@ -237,7 +237,7 @@ pub fn check_sequence<S: Scheme<u64>>(spec: &Spec<S>, ops: &[Op]) {
                         };
                         assert!(
                             !due,
-                            "step {step}: {h:x} due at {} did not fire",
+                            "step {step}: {h:?} due at {} did not fire",
                             p.deadline
                         );
                     }
