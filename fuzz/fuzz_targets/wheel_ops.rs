@@ -1,5 +1,5 @@
 //! Drives the production wheel with arbitrary starts (with tolerance), periodic starts, resets,
-//! stops (of live, fired and made-up handles), callbacks that stop timers, and advances — budgeted,
+//! stops (of live, fired and made-up handles, and of another wheel's), callbacks that stop timers, and advances — budgeted,
 //! to arbitrary times (up to the end of u64), or to `next_wakeup()` as a tickless driver would —
 //! and checks every firing against a simple oracle: nothing fires early, twice, or after being
 //! stopped; an exact one-shot timer fires at its deadline; driven by `next_wakeup`, nothing fires
@@ -37,7 +37,8 @@ fn next_deadline(deadline: Tick, now: Tick, period: Tick, policy: Missed) -> Opt
         _ if missed == 0 => deadline.checked_add(period),
         Missed::Burst => deadline.checked_add(period),
         Missed::Delay => now.checked_add(period),
-        Missed::Skip => (missed + 1)
+        Missed::Skip => missed
+            .checked_add(1)?
             .checked_mul(period)
             .and_then(|x| deadline.checked_add(x)),
     }
@@ -50,7 +51,11 @@ enum Event {
 
 fuzz_target!(|data: &[u8]| {
     let mut w: Wheel<u64> = Wheel::new();
-    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    // A second wheel whose handles (same slots and generations as the first's) are presented
+    // to the first: they must name nothing there.
+    let mut other: Wheel<u64> = Wheel::new();
+    let mut foreign: Vec<Handle> = Vec::new();
+    let mut pending: BTreeMap<Handle, Pending> = BTreeMap::new();
     let mut issued: Vec<Handle> = Vec::new();
     let mut target: Tick = 0;
     let mut next_value = 0u64;
@@ -74,6 +79,9 @@ fuzz_target!(|data: &[u8]| {
                 next_value += 1;
                 let h = w.start_with(deadline, tolerance, next_value).unwrap();
                 issued.push(h);
+                if let Ok(f) = other.start_with(deadline, tolerance, next_value) {
+                    foreign.push(f);
+                }
                 let p = Pending {
                     deadline,
                     end: deadline.saturating_add(tolerance),
@@ -82,7 +90,7 @@ fuzz_target!(|data: &[u8]| {
                     burst: false,
                     schedule: None,
                 };
-                pending.insert(h.to_bits(), p);
+                pending.insert(h, p);
             }
             2 => {
                 next_value += 1;
@@ -122,26 +130,33 @@ fuzz_target!(|data: &[u8]| {
                             burst,
                             schedule: Some((period, policy)),
                         };
-                        pending.insert(h.to_bits(), p);
+                        pending.insert(h, p);
                     }
                     Err(e) => assert_eq!((e, period), (callwheel::Error::ZeroPeriod, 0)),
                 }
             }
+            3 if op & 0x08 != 0 && !foreign.is_empty() => {
+                let h = foreign[(arg as usize) % foreign.len()];
+                let len = w.len();
+                assert!(w.stop(h).is_none(), "another wheel's handle stopped {h:?}");
+                assert!(!w.reset(h, deadline, tolerance), "another wheel's handle reset {h:?}");
+                assert_eq!(w.len(), len);
+            }
             3 => {
                 let h = pick(&issued, arg);
-                let live = pending.remove(&h.to_bits()).is_some();
+                let live = pending.remove(&h).is_some();
                 assert_eq!(w.stop(h).is_some(), live, "stop of {h:?}");
             }
             4 => {
                 let h = pick(&issued, arg);
-                let live = pending.contains_key(&h.to_bits());
+                let live = pending.contains_key(&h);
                 // As at start: a Burst timer's window stays within its period.
-                let tolerance = match pending.get(&h.to_bits()).and_then(|p| p.schedule) {
+                let tolerance = match pending.get(&h).and_then(|p| p.schedule) {
                     Some((period, Missed::Burst)) => tolerance.min(period),
                     _ => tolerance,
                 };
                 assert_eq!(w.reset(h, deadline, tolerance), live, "reset of {h:?}");
-                if let Some(p) = pending.get_mut(&h.to_bits()) {
+                if let Some(p) = pending.get_mut(&h) {
                     p.deadline = deadline;
                     p.overdue = p.periodic || deadline <= now;
                     p.burst = p.burst && p.periodic;
@@ -191,13 +206,13 @@ fuzz_target!(|data: &[u8]| {
                 for event in events {
                     match event {
                         Event::Stopped(h, stopped) => {
-                            let live = pending.remove(&h.to_bits()).is_some();
+                            let live = pending.remove(&h).is_some();
                             assert_eq!(stopped, live, "stop from a callback of {h:?}");
                         }
                         Event::Fired(h, deadline, at) => {
                             fired += 1;
                             let p = pending
-                                .get_mut(&h.to_bits())
+                                .get_mut(&h)
                                 .expect("fired but not pending");
                             assert!(at >= deadline, "fired at {at} before {deadline}");
                             if !p.periodic && !p.overdue {
@@ -212,12 +227,12 @@ fuzz_target!(|data: &[u8]| {
                                         Some(next) => p.deadline = next,
                                         // Past the end of time: that was its last firing.
                                         None => {
-                                            pending.remove(&h.to_bits());
+                                            pending.remove(&h);
                                         }
                                     }
                                 }
                                 None => {
-                                    pending.remove(&h.to_bits());
+                                    pending.remove(&h);
                                 }
                             }
                         }
@@ -241,7 +256,7 @@ fuzz_target!(|data: &[u8]| {
 
 fn pick(issued: &[Handle], arg: u64) -> Handle {
     if issued.is_empty() || arg % 7 == 0 {
-        Handle::from_bits(arg) // made up
+        Handle::from_parts(arg, arg.rotate_left(29)) // made up
     } else {
         issued[(arg as usize) % issued.len()]
     }

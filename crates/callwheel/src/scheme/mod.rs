@@ -208,6 +208,10 @@ pub trait Scheme<T>: Timers<T> {
     /// A `now` earlier than a previous target is ignored (time never goes backwards); the call
     /// then only finishes work left over by an earlier budgeted call. Stops after `budget` steps
     /// and reports whether it finished.
+    ///
+    /// A callback that panics ends the call (the panic reaches the caller) with the structure
+    /// consistent: the timer whose callback panicked has fired (a periodic one is re-armed),
+    /// and the next call resumes exactly as after a budget ran out at that timer.
     fn advance<F>(&mut self, now: Tick, budget: Budget, on_expire: F) -> Progress
     where
         F: FnMut(&mut dyn Timers<T>, Expired<T>);

@@ -439,9 +439,11 @@ impl<T> Wheel<T> {
         true
     }
 
-    /// The instant a driver should next wake: the earliest window end among the pending timers
-    /// (the wheel's own time when timers are already due). Never later than any window's end;
-    /// after stops or resets it may be earlier than needed. `None` when nothing is pending.
+    /// The instant a driver should next wake: the earliest window end among the pending timers,
+    /// or the wheel's own time when `advance` has work at it (timers already due, or an
+    /// `advance` still in progress — inside a callback — or left unfinished by a budget or a
+    /// panicking callback). Never later than any window's end; after stops or resets it may be
+    /// earlier than needed. `None` when nothing is pending.
     pub fn next_wakeup(&self) -> Option<Tick> {
         if self.len == 0 {
             return None;
@@ -472,9 +474,10 @@ impl<T> Wheel<T> {
         Some(best.max(self.cursor))
     }
 
-    /// The earliest deadline among the pending timers (the wheel's own time when timers are
-    /// already due): exact while no timer has been stopped or reset since its slot was last
-    /// emptied, otherwise possibly earlier. `None` when nothing is pending.
+    /// The earliest deadline among the pending timers, or the wheel's own time when `advance`
+    /// has work at it (as for [`Wheel::next_wakeup`]): otherwise exact while no timer has been
+    /// stopped or reset since its slot was last emptied, and possibly earlier after that.
+    /// `None` when nothing is pending.
     pub fn next_deadline(&self) -> Option<Tick> {
         if self.len == 0 {
             return None;
