@@ -1,0 +1,108 @@
+//! Structures that grow with the caller's input return `Error::NoMemory` when the allocator
+//! refuses, and keep every timer already started: driven to failure under a small address-space
+//! limit (`RLIMIT_AS`) in a child process, so the limit never touches the test runner.
+#![cfg(target_os = "linux")]
+
+use std::process::Command;
+
+use callwheel::scheme::hashed_wheel::HashedWheel;
+use callwheel::wheel::Wheel;
+use callwheel::{Error, Handle, Scheme};
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+
+/// The variable that tells a re-executed test binary which structure to exhaust.
+const CHILD: &str = "CALLWHEEL_OOM_CHILD";
+
+/// Address space the child may use beyond what it has mapped already.
+const HEADROOM: u64 = 256 << 20;
+
+/// Runs this test binary again, only `test`, as the child that exhausts memory; the child's
+/// checks are assertions, so a failure or an abort shows as a non-zero exit or a signal.
+fn in_child(test: &str, which: &str) {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, which)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child exhausting {which} failed ({}): {}{}",
+        out.status,
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("refused after"),
+        "the child never reached the limit: {stdout}"
+    );
+}
+
+/// Limits the address space to what is mapped now plus `HEADROOM`.
+fn limit_memory() {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().next().unwrap().parse().unwrap();
+    let mapped = pages * rustix::param::page_size() as u64;
+    let old = getrlimit(Resource::As);
+    let limit = mapped + HEADROOM;
+    setrlimit(
+        Resource::As,
+        Rlimit {
+            current: Some(limit),
+            maximum: old.maximum,
+        },
+    )
+    .unwrap();
+}
+
+/// Starts timers until `start` refuses; then checks the refusal is `NoMemory`, that every
+/// timer started before is still pending, and that stopping works and frees room again.
+fn exhaust<S: Scheme<u64>>(mut s: S) {
+    limit_memory();
+    let mut first: Vec<Handle> = Vec::with_capacity(1024);
+    let mut n = 0u64;
+    let err = loop {
+        match s.start(1 + n % 1_000_000, n) {
+            Ok(h) => {
+                if first.len() < first.capacity() {
+                    first.push(h);
+                }
+                n += 1;
+            }
+            Err(e) => break e,
+        }
+        assert!(n < 1 << 34, "the limit was never reached");
+    };
+    assert_eq!(err, Error::NoMemory);
+    assert_eq!(s.len() as u64, n, "every timer started before the refusal is pending");
+    for (i, h) in first.iter().enumerate() {
+        assert_eq!(s.stop(*h), Some(i as u64));
+    }
+    // The stopped timers' slots are free again: starts succeed without growing.
+    for _ in 0..first.len() {
+        s.start(5, 0).unwrap();
+    }
+    println!("refused after {n} timers");
+}
+
+#[test]
+fn the_wheel_returns_no_memory_and_keeps_its_timers() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("wheel") => exhaust(Wheel::<u64>::new()),
+        Ok(_) => {}
+        Err(_) => in_child("the_wheel_returns_no_memory_and_keeps_its_timers", "wheel"),
+    }
+}
+
+#[test]
+fn a_scheme_slab_returns_no_memory_and_keeps_its_timers() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("hashed") => exhaust(HashedWheel::<u64>::new(8).unwrap()),
+        Ok(_) => {}
+        Err(_) => in_child(
+            "a_scheme_slab_returns_no_memory_and_keeps_its_timers",
+            "hashed",
+        ),
+    }
+}
