@@ -11,6 +11,11 @@
 //! | stop | O(log n): the slot keeps its key, so no search by value |
 //! | per tick | O(1) amortized: look at the first key; tickless |
 //! | range | any deadline |
+//!
+//! The slab's growth is fallible (`Error::NoMemory`) as in every scheme, but a B-tree insert
+//! that needs a new node allocates infallibly (the standard map offers no fallible insert): under
+//! memory exhaustion this scheme can abort where the wheel and the hashed schemes return the
+//! error. It is a research baseline; the production wheel is the structure for bounded memory.
 
 use alloc::collections::BTreeMap;
 

@@ -122,6 +122,10 @@ impl<T> TickDriven<T> for BinaryHeap<T> {
         &mut self.core
     }
 
+    fn reserve_one(&mut self) -> Result<(), Error> {
+        self.heap.try_reserve(1).map_err(|_| Error::NoMemory)
+    }
+
     fn place(&mut self, idx: u32) {
         self.seq += 1;
         let e = Entry {

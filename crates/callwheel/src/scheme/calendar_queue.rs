@@ -14,6 +14,10 @@
 //! | per tick | O(1) on average: tickless, the earliest timer is found directly |
 //! | range | any deadline |
 //!
+//! The slab's growth is fallible (`Error::NoMemory`), but a resize of the calendar gathers the
+//! timers in a temporary array allocated infallibly: under memory exhaustion a start that
+//! triggers a resize can abort. A research baseline, like the tree.
+//!
 //! The number of buckets doubles when timers outnumber twice the buckets and halves when they
 //! fall below half; each resize re-estimates δ as three times the mean gap between the 25
 //! earliest deadlines (Brown's rule), so the calendar follows the distribution it holds. Resizing

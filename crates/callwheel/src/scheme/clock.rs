@@ -166,6 +166,13 @@ pub(crate) trait TickDriven<T>: Timers<T> + Sized {
         Tick::MAX
     }
 
+    /// Makes room for one more node in the scheme's own index structure (beyond the arena), so
+    /// that `place` cannot fail: a refused allocation is `Error::NoMemory` with nothing
+    /// changed. Schemes whose index is the arena's lists need nothing.
+    fn reserve_one(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// Links a new node (deadline after the cursor) into the structure.
     fn place(&mut self, idx: u32);
 
@@ -273,6 +280,9 @@ pub(crate) fn start_with<T, S: TickDriven<T>>(
         if expiry > max {
             return Err(Error::BeyondRange { expiry, max });
         }
+    }
+    if !overdue {
+        s.reserve_one()?;
     }
     let core = s.core_mut();
     let idx = core.arena.alloc(expiry, value)?;
