@@ -66,11 +66,11 @@ pub enum Command {
 /// The options of `callwheel table1`.
 #[derive(Debug, Args)]
 pub struct Table1Args {
-    /// Numbers of outstanding callouts, comma-separated [default: 0,200,400,600,800,1000,10000,100000,1000000].
-    #[arg(long = "n", value_name = "SIZES", value_delimiter = ',')]
+    /// Numbers of outstanding callouts, comma-separated, each at most 10^8 [default: 0,200,400,600,800,1000,10000,100000,1000000].
+    #[arg(long = "n", value_name = "SIZES", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub sizes: Vec<u64>,
-    /// Repetitions per measurement, each with a fresh table [default: 5; 1 with --quick].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Repetitions per measurement (1 to 1000), each with a fresh table [default: 5; 1 with --quick].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
     /// Tiny sizes for a smoke test: N in {0, 200, 1000}, 1 repetition.
     #[arg(long)]
@@ -86,14 +86,14 @@ pub struct Table1OneArgs {
     /// The interface.
     #[arg(long, value_enum)]
     pub interface: table1::Interface,
-    /// Outstanding callouts.
-    #[arg(long)]
+    /// Outstanding callouts (at most 10^8).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub n: u64,
     /// Timed (cancel + set) pairs per repetition.
-    #[arg(long, default_value_t = table1::PAIRS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = table1::PAIRS, value_parser = clap::value_parser!(u64).range(1..=plan::MAX_ITERS_ARG))]
     pub pairs: u64,
-    /// Repetitions.
-    #[arg(long, default_value_t = plan::DEFAULT_REPS, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Repetitions (1 to 1000).
+    #[arg(long, default_value_t = plan::DEFAULT_REPS, value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: u32,
 }
 
@@ -126,12 +126,12 @@ pub struct BenchArgs {
     /// Structures to run (repeatable or comma-separated; default: all).
     #[arg(long = "scheme", value_name = "NAME", value_delimiter = ',')]
     pub schemes: Vec<String>,
-    /// W1 numbers of outstanding timers, comma-separated [default: 0,1000,10000,100000,1000000].
-    #[arg(long = "n", value_name = "SIZES", value_delimiter = ',')]
+    /// W1 numbers of outstanding timers, comma-separated, each at most 10^8 [default: 0,1000,10000,100000,1000000].
+    #[arg(long = "n", value_name = "SIZES", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub sizes: Vec<u64>,
-    /// Repetitions per measurement, each with a fresh structure [default: 5, W4 15; 1 with
+    /// Repetitions per measurement (1 to 1000), each with a fresh structure [default: 5, W4 15; 1 with
     /// --quick].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
     /// Tiny sizes for a smoke test: W1 N in {0, 1000} with I = 2000, W2 with N = 1000 and 20000
     /// steps, W3 with 20000 timers over 2000 ticks, W4 with 100 timers, W5 with 2000 timers,
@@ -152,26 +152,27 @@ pub struct BenchOneArgs {
     /// The workload.
     #[arg(long)]
     pub workload: Workload,
-    /// W1: outstanding timers; W2: timers in flight [W2 default: 100000].
-    #[arg(long)]
+    /// W1: outstanding timers; W2: timers in flight (at most 10^8) [W2 default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub n: Option<u64>,
     /// W1: timed pairs per repetition.
-    #[arg(long, default_value_t = plan::W1_ITERS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = plan::W1_ITERS, value_parser = clap::value_parser!(u64).range(1..=plan::MAX_ITERS_ARG))]
     pub iters: u64,
     /// W2: timed steps per repetition.
-    #[arg(long, default_value_t = plan::W2_STEPS, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = plan::W2_STEPS, value_parser = clap::value_parser!(u64).range(1..=plan::MAX_ITERS_ARG))]
     pub steps: u64,
-    /// W3, W4, W5: timers [defaults 1000000, 1000, 100000].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    /// W3, W4, W5: timers, at most 10^8 [defaults 1000000, 1000, 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=plan::MAX_TIMERS_ARG))]
     pub timers: Option<u64>,
-    /// W3: ticks; W4, W5: deadlines are drawn from [1, ticks) [defaults 100000, 1e9, 1e6].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(2..))]
+    /// W3: ticks; W4, W5: deadlines are drawn from [1, ticks), at most 2^40 [defaults 100000,
+    /// 1e9, 1e6].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..=plan::MAX_TICKS_ARG))]
     pub ticks: Option<u64>,
-    /// W5: the tolerant case's tolerance, in percent of the deadline.
-    #[arg(long, default_value_t = plan::W5_TOLERANCE_PERCENT)]
+    /// W5: the tolerant case's tolerance, in percent of the deadline (0 to 100).
+    #[arg(long, default_value_t = plan::W5_TOLERANCE_PERCENT, value_parser = clap::value_parser!(u64).range(0..=100))]
     pub tolerance: u64,
-    /// Repetitions [default: 5, W4 15].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Repetitions, 1 to 1000 [default: 5, W4 15].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
 }
 

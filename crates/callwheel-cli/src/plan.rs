@@ -56,6 +56,17 @@ pub const QUICK_W5_TIMERS: u64 = 2_000;
 /// `--quick`: repetitions.
 pub const QUICK_REPS: u32 = 1;
 
+/// The most timers any size option accepts (`--n`, `--timers`): 10^8, a few GB of nodes at the
+/// largest structure's bytes per timer, checked before any work (a larger count would end in
+/// an allocation failure minutes later).
+pub const MAX_TIMERS_ARG: u64 = 100_000_000;
+/// The most ticks `--ticks` accepts (2^40: W3 visits every tick).
+pub const MAX_TICKS_ARG: u64 = 1 << 40;
+/// The most timed pairs or steps per repetition (`--iters`, `--steps`, `--pairs`).
+pub const MAX_ITERS_ARG: u64 = 1_000_000_000;
+/// The most repetitions `--reps` accepts.
+pub const MAX_REPS_ARG: i64 = 1_000;
+
 /// O(n)-start schemes in W1 get `I = clamp(LINEAR_W1_WORK / max(N, 1), ..)` pairs.
 pub const LINEAR_W1_WORK: u64 = 20_000_000;
 /// The fewest W1 pairs an O(n)-start scheme gets.

@@ -353,14 +353,25 @@ pub fn run_in_child(task: &Task) -> Result<Report, String> {
     Report::parse_line(line)
 }
 
-/// One line out of a failed child's stderr: its lines joined, minus `error: ` prefixes and the
-/// backtrace hint.
+/// One line out of a failed child's stderr: its message lines joined, minus `error: ` prefixes,
+/// the backtrace hint and any backtrace (a panic or an allocation failure under
+/// `RUST_BACKTRACE` prints dozens of frames, which squashed onto one line say nothing), and how
+/// the child ended when a signal ended it.
 fn summarize_failure(stderr: &str, status: std::process::ExitStatus) -> String {
-    let text: Vec<&str> = stderr
+    use std::os::unix::process::ExitStatusExt;
+    let mut text: Vec<&str> = stderr
         .lines()
+        .take_while(|l| !l.trim_start().starts_with("stack backtrace:"))
         .map(|l| l.trim().strip_prefix("error: ").unwrap_or(l.trim()))
         .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .take(4)
         .collect();
+    let signal = status
+        .signal()
+        .map(|s| format!("the child was killed by signal {s}"));
+    if let Some(signal) = &signal {
+        text.push(signal);
+    }
     if text.is_empty() {
         format!("the child failed ({status})")
     } else {
@@ -372,4 +383,32 @@ fn summarize_failure(stderr: &str, status: std::process::ExitStatus) -> String {
 pub fn scheme_by_name(name: &str) -> Result<&'static SchemeInfo, String> {
     registry::find(name)
         .ok_or_else(|| format!("unknown scheme `{name}` (known: {})", registry::names()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarize_failure;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    #[test]
+    fn a_failed_childs_backtrace_is_left_out_and_its_signal_named() {
+        let stderr = "memory allocation of 939524096 bytes failed\nstack backtrace:\n   0: std::backtrace\n   1: alloc::alloc::handle_alloc_error\n";
+        // SIGABRT (6) as a wait status: the signal number in the low bits.
+        let summary = summarize_failure(stderr, ExitStatus::from_raw(6));
+        assert_eq!(
+            summary,
+            "memory allocation of 939524096 bytes failed / the child was killed by signal 6"
+        );
+    }
+
+    #[test]
+    fn a_failed_childs_error_lines_are_joined_without_prefixes() {
+        let stderr =
+            "error: bad scheme\nnote: run with `RUST_BACKTRACE=1` to display a backtrace\n";
+        assert_eq!(
+            summarize_failure(stderr, ExitStatus::from_raw(2 << 8)),
+            "bad scheme"
+        );
+    }
 }

@@ -7,7 +7,10 @@ use std::io;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// The shard's wheel refused the timer (a full fixed capacity, a zero period).
+    /// The shard's wheel refused the timer (a full fixed capacity, a zero period), or memory
+    /// for something that grows with the caller's input was refused: a wheel's slab, a timer
+    /// set's slab, the runtime's list of timer sets ([`callwheel::Error::NoMemory`]). Nothing
+    /// was changed; every timer already started is still there.
     Wheel(callwheel::Error),
     /// A shard index out of range.
     NoSuchShard {
@@ -16,14 +19,15 @@ pub enum Error {
         /// How many shards the runtime has.
         shards: usize,
     },
-    /// A configuration the runtime cannot run with (the reason says which).
+    /// A configuration the runtime cannot run with: the reason names the field and its range.
     Config {
         /// What is wrong.
         reason: &'static str,
     },
     /// A system call failed while building the runtime.
     Io(io::Error),
-    /// The runtime has been dropped; its timers can no longer be armed.
+    /// The runtime has been dropped: it cancelled every pending timer, and its timers and
+    /// timer sets refuse every operation that can fail with this error.
     ShutDown,
     /// A timer set was given a handle that names none of its live timers: a handle of another
     /// set, of a timer already destroyed, or a made-up number (the paper's `EINVAL`). Nothing

@@ -77,7 +77,9 @@ pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};
 pub use error::Error;
 pub use hdrhistogram;
 pub use manual::ManualClock;
-pub use runtime::{Config, Runtime, MAX_SHARDS};
+pub use runtime::{
+    Config, Runtime, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_TOLERANCE_PPM, MAX_WORKERS,
+};
 pub use set::{
     Reaped, SetStats, TimerHandle, TimerSet, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA,
 };

@@ -5,8 +5,10 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
-/// A deferred callback, ready to run.
-pub(crate) type Job = Box<dyn FnOnce() + Send>;
+/// A deferred callback, ready to run: called with `true` on a worker, or with `false` when the
+/// pool has shut down and will not run it (it then only settles its timer's bookkeeping, so a
+/// `drain` does not wait for ever for a callback that will never run).
+pub(crate) type Job = Box<dyn FnOnce(bool) + Send>;
 
 #[derive(Default)]
 struct Queue {
@@ -32,10 +34,12 @@ impl Pool {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues a job. After shutdown the job is dropped unrun.
+    /// Queues a job. After shutdown the job is called at once with `false` (not run).
     pub(crate) fn submit(&self, job: Job) {
         let mut q = self.lock();
         if q.shutdown {
+            drop(q);
+            job(false);
             return;
         }
         q.jobs.push_back(job);
@@ -57,7 +61,7 @@ impl Pool {
                 q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
             };
             drop(q);
-            job();
+            job(true);
         }
     }
 

@@ -9,7 +9,7 @@
 //! held. So a `start` from another thread waits for at most one bounded step.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use callwheel::wheel::Wheel;
@@ -20,25 +20,41 @@ use crate::pool::{self, Pool};
 use crate::shard::{Plan, Shard, ShardState};
 use crate::stats::{self, Counters, ShardStats};
 use crate::sync::{self, current, AtomicBool, AtomicU64, AtomicUsize, MutexGuard, Ordering};
-use crate::timer::{next_deadline, Arm, Callback, Exec, Fire, Stop, Timer, TimerCore, TimerState};
+use crate::timer::{Arm, Callback, Exec, Fire, Stop, Timer, TimerCore, TimerState};
 use crate::{Error, Tolerance};
 
-/// The most shards a runtime accepts.
+/// The most shards a runtime accepts ([`Config::shards`]).
 pub const MAX_SHARDS: usize = 1024;
+
+/// The most deferred-callback workers a runtime accepts ([`Config::workers`]): far more
+/// threads than any machine has CPUs, and few enough that asking for them is not a mistake
+/// found only when the system refuses a thread.
+pub const MAX_WORKERS: usize = 1024;
+
+/// The largest K a runtime accepts ([`Config::max_expiries_per_lock`]): the driver buffers
+/// a step's expiries, so K bounds both that buffer and how long the shard's lock is held.
+pub const MAX_EXPIRIES_PER_LOCK: u64 = 1 << 16;
+
+/// The largest relative tolerance a configuration accepts ([`Tolerance::ppm`]): 100 % of
+/// the interval, as [`Tolerance::percent`] caps it.
+pub const MAX_TOLERANCE_PPM: u32 = 1_000_000;
 
 /// How a [`Runtime`] is built.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The time source ([`SystemClock`] on `CLOCK_MONOTONIC` by default).
     pub clock: Arc<dyn Clock>,
-    /// Number of shards, each with its own driver thread; 0 (the default) means one per CPU.
+    /// Number of shards, each with its own driver thread: `0 ..= MAX_SHARDS`; 0 (the default)
+    /// means one per CPU (at most [`MAX_SHARDS`]).
     pub shards: usize,
-    /// Worker threads for deferred callbacks (default 2; at least 1).
+    /// Worker threads for deferred callbacks: `1 ..= MAX_WORKERS` (default 2).
     pub workers: usize,
-    /// K: the most timers a driver fires before releasing its shard's lock (default 64; at
-    /// least 1). The bound on how long a `start` from another thread can wait.
+    /// K: the most timers a driver fires before releasing its shard's lock:
+    /// `1 ..= MAX_EXPIRIES_PER_LOCK` (default 64). The bound on how long a `start` from
+    /// another thread can wait.
     pub max_expiries_per_lock: u64,
-    /// The default tolerance of timers armed without one (default exact).
+    /// The default tolerance of timers armed without one (default exact): any absolute part,
+    /// a relative part of `0 ..= MAX_TOLERANCE_PPM`.
     pub tolerance: Tolerance,
 }
 
@@ -62,6 +78,50 @@ impl Config {
             ..Config::default()
         }
     }
+
+    /// Checks every numeric field against its documented range, before the runtime does any
+    /// work; returns the number of shards to build.
+    fn validate(&self) -> Result<usize, Error> {
+        if self.shards > MAX_SHARDS {
+            return Err(Error::Config {
+                reason: "shards must be between 0 (one per CPU) and MAX_SHARDS (1024)",
+            });
+        }
+        if !(1..=MAX_WORKERS).contains(&self.workers) {
+            return Err(Error::Config {
+                reason: "workers must be between 1 and MAX_WORKERS (1024)",
+            });
+        }
+        if !(1..=MAX_EXPIRIES_PER_LOCK).contains(&self.max_expiries_per_lock) {
+            return Err(Error::Config {
+                reason: "max_expiries_per_lock must be between 1 and MAX_EXPIRIES_PER_LOCK (65536)",
+            });
+        }
+        check_tolerance(self.tolerance)?;
+        Ok(match self.shards {
+            0 => std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(MAX_SHARDS),
+            n => n,
+        })
+    }
+}
+
+/// Checks a configured tolerance: its relative part must be at most [`MAX_TOLERANCE_PPM`].
+pub(crate) fn check_tolerance(tolerance: Tolerance) -> Result<(), Error> {
+    if tolerance.ppm > MAX_TOLERANCE_PPM {
+        return Err(Error::Config {
+            reason: "tolerance.ppm must be between 0 and MAX_TOLERANCE_PPM (1000000, 100 %)",
+        });
+    }
+    Ok(())
+}
+
+/// Something that must hear when its runtime goes away: a timer set, whose waiters would
+/// otherwise sleep on a queue that can no longer change.
+pub(crate) trait OnShutdown: Send + Sync {
+    /// The runtime has been dropped (its drivers and workers have stopped).
+    fn shut_down(&self);
 }
 
 /// What one driver step did.
@@ -100,6 +160,9 @@ pub(crate) struct Shared {
     budget: Budget,
     pool: Option<Arc<Pool>>,
     pub(crate) shutdown: AtomicBool,
+    /// Timer sets to tell of the shutdown (held weakly: a set does not outlive its owner).
+    /// A plain std mutex also under loom: it is not part of any model.
+    watchers: std::sync::Mutex<Vec<Weak<dyn OnShutdown>>>,
     /// The latest reading handed out by [`Shared::now`] or seen by a driver (clamped), so it
     /// never goes backwards either and never lags a driver.
     last_now: AtomicU64,
@@ -132,6 +195,7 @@ impl Shared {
             budget: Budget::steps(k),
             pool,
             shutdown: AtomicBool::new(false),
+            watchers: std::sync::Mutex::new(Vec::new()),
             last_now: AtomicU64::new(0),
         })
     }
@@ -141,6 +205,24 @@ impl Shared {
         let raw = self.clock.now();
         let prev = self.last_now.fetch_max(raw, Ordering::AcqRel);
         prev.max(raw)
+    }
+
+    /// Registers `w` to hear of the shutdown. Refused memory is [`callwheel::Error::NoMemory`];
+    /// after the shutdown, [`Error::ShutDown`].
+    pub(crate) fn watch(&self, w: Weak<dyn OnShutdown>) -> Result<(), Error> {
+        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        if self.shutdown.load(Ordering::Acquire) {
+            return Err(Error::ShutDown);
+        }
+        if list.len() == list.capacity() {
+            // Forget dropped sets before growing, so making and dropping sets without end
+            // keeps the list as long as the sets alive (amortised: at most once per doubling).
+            list.retain(|w| w.strong_count() > 0);
+        }
+        list.try_reserve(1)
+            .map_err(|_| Error::Wheel(callwheel::Error::NoMemory))?;
+        list.push(w);
+        Ok(())
     }
 
     fn check_shard(&self, shard: usize) -> Result<(), Error> {
@@ -169,10 +251,14 @@ impl Shared {
         }
     }
 
-    /// Runs `f` on a timer's state under its shard's lock.
+    /// Runs `f` on a timer's state under its shard's lock (once the runtime is gone, the
+    /// state first forgets the arming the shutdown cancelled).
     pub(crate) fn with_state<R>(&self, core: &TimerCore, f: impl FnOnce(&TimerState) -> R) -> R {
-        let (_, _shard) = self.lock_home(core);
-        let state = sync::lock(&core.state);
+        let (_, shard) = self.lock_home(core);
+        let mut state = sync::lock(&core.state);
+        if shard.closed {
+            state.forget_arming();
+        }
         f(&state)
     }
 
@@ -266,6 +352,10 @@ impl Shared {
                     continue;
                 }
                 let mut state = sync::lock(&core.state);
+                if st.closed {
+                    state.forget_arming();
+                    return Err(Error::ShutDown);
+                }
                 let was = Self::place(core, &mut state, &mut st, None, arm)?;
                 (was, Self::needs_wake(&mut st, end))
             } else {
@@ -274,6 +364,10 @@ impl Shared {
                     continue;
                 }
                 let mut state = sync::lock(&core.state);
+                if src.closed || dst.closed {
+                    state.forget_arming();
+                    return Err(Error::ShutDown);
+                }
                 let was = Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
                 core.shard.store(dest, Ordering::Release);
                 (was, Self::needs_wake(&mut dst, end))
@@ -288,6 +382,10 @@ impl Shared {
     pub(crate) fn stop(&self, core: &TimerCore) -> Stop {
         let (_, mut st) = self.lock_home(core);
         let mut state = sync::lock(&core.state);
+        if st.closed {
+            // The shutdown emptied the wheel: the arming was cancelled then, not now.
+            state.forget_arming();
+        }
         if let Some(h) = state.pending.take() {
             // A stopped arming needs no wake-up: the driver may wake for nothing (its plan can
             // only be early), which costs less than waking it now to re-plan.
@@ -327,17 +425,30 @@ impl Shared {
     }
 
     pub(crate) fn move_to(&self, core: &Arc<TimerCore>, dest: usize) -> Result<bool, Error> {
+        if self.shutdown.load(Ordering::Acquire) {
+            return Err(Error::ShutDown);
+        }
         self.check_shard(dest)?;
         loop {
             let cur = core.shard.load(Ordering::Acquire);
             if cur == dest {
-                return Ok(self.with_state(core, |s| s.pending.is_some()));
+                let (_, st) = self.lock_home(core);
+                let mut state = sync::lock(&core.state);
+                if st.closed {
+                    state.forget_arming();
+                    return Err(Error::ShutDown);
+                }
+                return Ok(state.pending.is_some());
             }
             let (mut src, mut dst) = self.lock_two(cur, dest);
             if core.shard.load(Ordering::Acquire) != cur {
                 continue;
             }
             let mut state = sync::lock(&core.state);
+            if src.closed || dst.closed {
+                state.forget_arming();
+                return Err(Error::ShutDown);
+            }
             let Some(h) = state.pending else {
                 core.shard.store(dest, Ordering::Release);
                 return Ok(false);
@@ -398,8 +509,10 @@ impl Shared {
                 if state.pending == Some(e.handle) {
                     match state.periodic {
                         None => state.pending = None,
-                        Some(schedule) => {
-                            match next_deadline(e.deadline, now, e.overruns, schedule) {
+                        // The wheel re-armed it by the same rule (the core's, the only copy):
+                        // its next deadline, or none after its last firing.
+                        Some((period, missed)) => {
+                            match missed.next(e.deadline, period, now).0 {
                                 Some(next) => state.deadline = next,
                                 // Its last firing: the wheel has let it go.
                                 None => {
@@ -445,17 +558,25 @@ impl Shared {
             match (timer.core.exec, &self.pool) {
                 (Exec::Deferred, Some(pool)) => {
                     self.clock.busy(true);
-                    pool.submit(Box::new(move || {
-                        {
-                            let mut state = sync::lock(&timer.core.state);
-                            state.runners.push(current().id());
+                    pool.submit(Box::new(move |run| {
+                        let shared = Arc::clone(&timer.shared);
+                        if run {
+                            sync::lock(&timer.core.state).runners.push(current().id());
+                            shared.run_callback(&timer, &fire);
+                        } else {
+                            // The runtime is going away and the pool takes no more work:
+                            // the firing is dropped unrun, but no longer counts as running.
+                            shared.finish_run(&timer);
                         }
-                        timer.shared.run_callback(&timer, &fire);
-                        timer.shared.clock.busy(false);
+                        shared.release(timer, fire.shard);
+                        shared.clock.busy(false);
                     }));
                 }
                 // Without a pool (model checking), deferred callbacks run here too.
-                _ => self.run_callback(&timer, &fire),
+                _ => {
+                    self.run_callback(&timer, &fire);
+                    self.release(timer, i);
+                }
             }
         }
         if fired > 0 {
@@ -472,10 +593,22 @@ impl Shared {
         if timer.core.exec == Exec::Deferred && self.pool.is_none() {
             sync::lock(&timer.core.state).runners.push(current().id());
         }
+        // A panicking callback must not take the driver or worker down with it (every other
+        // timer of the shard would be lost): it is caught here, counted in
+        // `ShardStats::panics`, and its payload dropped. The message has already been printed
+        // by the process's panic hook, as for any panic. No lock is held here, so none is
+        // poisoned; the timer's bookkeeping below runs as if the callback had returned.
         let ran = catch_unwind(AssertUnwindSafe(|| (timer.core.callback)(timer, fire)));
-        if ran.is_err() {
+        if let Err(payload) = ran {
             Counters::bump(&self.shards[fire.shard].counters.panics);
+            drop_payload(payload);
         }
+        self.finish_run(timer);
+    }
+
+    /// Marks one registered run of the timer's callback finished (run or dropped unrun), and
+    /// wakes a waiting `drain`.
+    fn finish_run(&self, timer: &Timer) {
         let mut state = sync::lock(&timer.core.state);
         state.running = state.running.saturating_sub(1);
         let me = current().id();
@@ -489,6 +622,16 @@ impl Shared {
         drop(state);
         if drainers {
             timer.core.idle.notify_all();
+        }
+    }
+
+    /// Lets go of a fired timer's reference. When it was the last one (its owner dropped every
+    /// handle while it was pending), the callback's captured values are dropped here, on the
+    /// driver or worker: user code, whose panic is caught and counted like a callback's.
+    fn release(&self, timer: Timer, shard: usize) {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(timer))) {
+            Counters::bump(&self.shards[shard].counters.panics);
+            drop_payload(payload);
         }
     }
 
@@ -558,9 +701,21 @@ impl Shared {
     }
 }
 
+/// Drops a caught panic's payload, which is user data and may panic in its own `Drop`: that
+/// second payload is leaked rather than dropped, so no unwinding escapes.
+fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
+    }
+}
+
 /// A running timer runtime: one driver thread per shard and a pool of workers for deferred
 /// callbacks. Dropping it stops the threads (after queued deferred callbacks have run) and
-/// cancels every pending timer.
+/// cancels every pending timer: from then on its [`Timer`]s are not pending, their `stop` and
+/// `drain` report [`Stop::NotPending`] (or [`Stop::Running`] for a callback still running, when
+/// the runtime was dropped from a callback), and every call that can fail returns
+/// [`Error::ShutDown`]; its [`TimerSet`](crate::TimerSet)s likewise (see the set's
+/// documentation).
 ///
 /// ```
 /// use std::sync::mpsc;
@@ -590,28 +745,11 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for zero workers, a zero K or more than [`MAX_SHARDS`] shards;
-    /// [`Error::Io`] when a waiter or a thread cannot be created.
+    /// [`Error::Config`], naming the field and its range, for a field outside the range
+    /// [`Config`] documents (checked before anything is built); [`Error::Io`] when a waiter or
+    /// a thread cannot be created.
     pub fn new(config: Config) -> Result<Runtime, Error> {
-        let shards = match config.shards {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
-        if shards > MAX_SHARDS {
-            return Err(Error::Config {
-                reason: "more shards than MAX_SHARDS",
-            });
-        }
-        if config.workers == 0 {
-            return Err(Error::Config {
-                reason: "deferred callbacks need at least one worker",
-            });
-        }
-        if config.max_expiries_per_lock == 0 {
-            return Err(Error::Config {
-                reason: "max_expiries_per_lock must be at least 1",
-            });
-        }
+        let shards = config.validate()?;
         let pool = Arc::new(Pool::default());
         let shared = Arc::new(Shared::new(
             config.clock,
@@ -726,10 +864,33 @@ impl Drop for Runtime {
             let _ = t.join();
         }
         // Drop every pending timer: their callbacks may hold timers, which hold the shared
-        // state, and would otherwise keep it alive in a cycle.
+        // state, and would otherwise keep it alive in a cycle. A closed shard takes no new
+        // arming, and its timers forget theirs when next asked (they hold the shard's lock
+        // then, as the wheel was emptied under it).
         for i in 0..self.shared.shards.len() {
-            let old = std::mem::replace(&mut self.shared.lock_shard(i).wheel, Wheel::new());
-            drop(old);
+            let old = {
+                let mut st = self.shared.lock_shard(i);
+                st.closed = true;
+                std::mem::replace(&mut st.wheel, Wheel::new())
+            };
+            // Outside the lock: dropping the timers' callbacks runs user code (`Drop`), which
+            // may use a timer of this shard, or panic.
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(old))) {
+                drop_payload(payload);
+            }
+        }
+        // Tell the timer sets, so a thread waiting on one does not wait for ever.
+        let watchers = std::mem::take(
+            &mut *self
+                .shared
+                .watchers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for w in watchers {
+            if let Some(w) = w.upgrade() {
+                w.shut_down();
+            }
         }
     }
 }

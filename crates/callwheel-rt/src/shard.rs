@@ -38,6 +38,8 @@ pub(crate) struct ShardState {
     pub(crate) wheel: Wheel<Arc<TimerCore>>,
     pub(crate) plan: Plan,
     pub(crate) clamp: Clamp,
+    /// The runtime has been dropped and the wheel emptied: no arming is taken any more.
+    pub(crate) closed: bool,
 }
 
 /// One shard.
@@ -57,6 +59,7 @@ impl Shard {
                 // A new driver looks at its (empty) wheel before its first sleep.
                 plan: Plan::Awake,
                 clamp: Clamp::default(),
+                closed: false,
             }),
             waiter,
             counters: Counters::default(),

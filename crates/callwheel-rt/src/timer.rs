@@ -95,6 +95,14 @@ pub(crate) struct TimerState {
     pub(crate) overruns: u64,
 }
 
+impl TimerState {
+    /// Forgets the pending arming: the runtime's shutdown emptied the wheel that held it.
+    pub(crate) fn forget_arming(&mut self) {
+        self.pending = None;
+        self.periodic = None;
+    }
+}
+
 pub(crate) struct TimerCore {
     pub(crate) exec: Exec,
     pub(crate) callback: Callback,
@@ -128,6 +136,12 @@ pub(crate) struct Arm {
 ///
 /// Arming a pending timer again moves its window (FreeBSD's `callout_reset`); every `start`
 /// returns whether the timer was pending.
+///
+/// A timer outlives its runtime harmlessly: once the [`Runtime`](crate::Runtime) is dropped
+/// the timer is not pending, `start*` and [`Timer::move_to`] return [`Error::ShutDown`],
+/// [`Timer::stop`] and [`Timer::drain`] return [`Stop::NotPending`] (or [`Stop::Running`]
+/// while a callback still runs), and [`Timer::fired`] and [`Timer::overruns`] keep their last
+/// values.
 #[derive(Clone)]
 pub struct Timer {
     pub(crate) core: Arc<TimerCore>,
@@ -235,7 +249,8 @@ impl Timer {
         )
     }
 
-    /// Cancels the pending arming, if any. Never waits.
+    /// Cancels the pending arming, if any. Never waits. After the runtime is dropped there is
+    /// none (the drop cancelled it).
     pub fn stop(&self) -> Stop {
         self.shared.stop(&self.core)
     }
@@ -254,13 +269,14 @@ impl Timer {
     ///
     /// # Errors
     ///
-    /// [`Error::NoSuchShard`]; [`Error::Wheel`] when the destination's wheel is full (the
-    /// timer then stays where it was).
+    /// [`Error::NoSuchShard`]; [`Error::Wheel`] when the destination's wheel is full or its
+    /// growth is refused (the timer then stays where it was); [`Error::ShutDown`] after the
+    /// runtime is gone.
     pub fn move_to(&self, shard: usize) -> Result<bool, Error> {
         self.shared.move_to(&self.core, shard)
     }
 
-    /// Whether an arming is pending.
+    /// Whether an arming is pending (never, once the runtime is gone).
     pub fn is_pending(&self) -> bool {
         self.shared.with_state(&self.core, |s| s.pending.is_some())
     }
@@ -288,65 +304,5 @@ impl Timer {
     fn default_tolerance(&self, deadline: u64) -> u64 {
         let interval = deadline.saturating_sub(self.shared.now());
         self.shared.tolerance.for_interval(interval)
-    }
-}
-
-/// The deadline a periodic timer is re-armed for after firing for `deadline` at `now` with
-/// `overruns` missed periods: the wheel's rule (see [`Missed`]), repeated here so the runtime
-/// knows where a pending periodic timer stands when it moves it. `None` past the end of time.
-pub(crate) fn next_deadline(
-    deadline: u64,
-    now: u64,
-    overruns: u64,
-    (period, missed): (u64, Missed),
-) -> Option<u64> {
-    if overruns == 0 {
-        return deadline.checked_add(period);
-    }
-    match missed {
-        Missed::Burst => deadline.checked_add(period),
-        Missed::Delay => now.checked_add(period),
-        Missed::Skip => overruns
-            .checked_add(1)
-            .and_then(|n| n.checked_mul(period))
-            .and_then(|d| deadline.checked_add(d)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use callwheel::wheel::Wheel;
-    use callwheel::{Budget, Scheme};
-
-    /// The runtime's copy of the re-arm rule agrees with the wheel's, for every policy and a
-    /// spread of late wake-ups.
-    #[test]
-    fn next_deadline_agrees_with_the_wheel() {
-        for missed in [Missed::Burst, Missed::Delay, Missed::Skip] {
-            for late in [0u64, 1, 99, 100, 101, 250, 1_000] {
-                let mut w = Wheel::new();
-                w.start_periodic(1_000, 100, 0, missed, ()).unwrap();
-                let mut got = Vec::new();
-                let now = 1_000 + late;
-                let _ = w.advance(now, Budget::UNLIMITED, |_, e| got.push(e));
-                let first = got.first().unwrap();
-                let expect = next_deadline(first.deadline, now, first.overruns, (100, missed));
-                // The wheel's next deadline: advance to just before it (nothing more fires
-                // beyond what Burst replays) and then to it.
-                let mut next = None;
-                let mut t = now;
-                while next.is_none() && t < now + 10_000 {
-                    t += 1;
-                    let _ = w.advance(t, Budget::UNLIMITED, |_, e| {
-                        if next.is_none() && e.deadline > first.deadline {
-                            next = Some(e.deadline)
-                        }
-                    });
-                }
-                let from_wheel = got.get(1).map(|e| e.deadline).or(next);
-                assert_eq!(from_wheel, expect, "{missed:?} late by {late}");
-            }
-        }
     }
 }

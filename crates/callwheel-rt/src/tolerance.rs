@@ -53,11 +53,14 @@ impl Tolerance {
         }
     }
 
-    /// The tolerance in nanoseconds for a timer due `interval` nanoseconds from now.
+    /// The tolerance in nanoseconds for a timer due `interval` nanoseconds from now:
+    /// `max(absolute, interval × ppm / 10^6)`, saturating at `u64::MAX` (the fields are public,
+    /// so `ppm` may exceed 10^6 and the product may pass 64 bits).
     pub fn for_interval(self, interval: u64) -> u64 {
-        // 128-bit product: an interval near u64::MAX times a million does not fit in 64 bits.
-        let relative = (u128::from(interval) * u128::from(self.ppm) / 1_000_000) as u64;
-        self.absolute.max(relative)
+        // 128-bit product: u64::MAX × u32::MAX fits in 128 bits; the quotient may not fit in 64.
+        let relative = u128::from(interval) * u128::from(self.ppm) / 1_000_000;
+        self.absolute
+            .max(u64::try_from(relative).unwrap_or(u64::MAX))
     }
 }
 
@@ -80,5 +83,37 @@ mod tests {
         assert_eq!(Tolerance::percent(250), Tolerance::percent(100));
         assert_eq!(Tolerance::percent(100).for_interval(u64::MAX), u64::MAX);
         assert_eq!(Tolerance::percent(1).for_interval(u64::MAX), u64::MAX / 100);
+    }
+
+    #[test]
+    fn a_relative_part_above_the_interval_saturates_instead_of_wrapping() {
+        let t = Tolerance {
+            absolute: 0,
+            ppm: 2_000_000,
+        };
+        assert_eq!(t.for_interval(1 << 63), u64::MAX);
+        assert_eq!(t.for_interval(1 << 62), 1 << 63);
+        let widest = Tolerance {
+            absolute: 7,
+            ppm: u32::MAX,
+        };
+        assert_eq!(widest.for_interval(u64::MAX), u64::MAX);
+        assert_eq!(widest.for_interval(0), 7);
+    }
+
+    proptest::proptest! {
+        // Thousands of cases: far too slow for the interpreter, and there is no unsafe here.
+        #[cfg_attr(miri, ignore)]
+        #[test]
+        fn for_interval_is_the_saturated_larger_part(
+            interval in proptest::num::u64::ANY,
+            ppm in proptest::num::u32::ANY,
+            absolute in proptest::num::u64::ANY,
+        ) {
+            let t = Tolerance { absolute, ppm };
+            let relative = u128::from(interval) * u128::from(ppm) / 1_000_000;
+            let expect = u128::from(absolute).max(relative).min(u128::from(u64::MAX)) as u64;
+            proptest::prop_assert_eq!(t.for_interval(interval), expect);
+        }
     }
 }

@@ -107,6 +107,10 @@ pub(crate) fn low_bits(bits: u64) -> u64 {
 /// The handle of a timer in a [`TimerSet`](crate::TimerSet): 64 bits, never 0, never
 /// `u64::MAX`, never issued twice in the life of the process.
 ///
+/// The layout is fixed at 64 bits on purpose: the C API carries a handle in a `struct timeval`
+/// (its two fields), so it cannot grow to hold a wider owner identity as the core's
+/// [`callwheel::Handle`] does; the key field plays the owner's part.
+///
 /// Handles are meant to travel (in a C `struct itimerval`, on the wire): [`TimerHandle::to_bits`]
 /// and [`TimerHandle::from_bits`] convert losslessly. Any number is accepted by `from_bits`; a
 /// set rejects, touching nothing, every number that is not the handle of one of its own live

@@ -45,6 +45,17 @@
 //!   [`TimerHandle`]).
 //! - Dropping the set destroys every timer, running or queued; no callback runs after the drop
 //!   returns.
+//! - Dropping the set's [`Runtime`] destroys every timer of the set, running or queued, as it
+//!   cancels every runtime timer. From then on the set holds nothing: the calls that can fail
+//!   ([`create`](TimerSet::create), [`reset`](TimerSet::reset), [`cancel`](TimerSet::cancel),
+//!   [`get`](TimerSet::get), [`set_missed`](TimerSet::set_missed),
+//!   [`overruns`](TimerSet::overruns), [`is_queued`](TimerSet::is_queued)) return
+//!   [`Error::ShutDown`], [`reap`](TimerSet::reap) returns `None`, [`len`](TimerSet::len) and
+//!   [`refresh`](TimerSet::refresh) 0, the descriptor is not readable, and
+//!   [`wait`](TimerSet::wait) returns `false` at once (a thread already waiting is woken).
+//! - A panic in the set's callback ([`TimerSet::set_callback`]) is caught where the callback
+//!   runs and its payload dropped (the panic hook has printed its message): the call that ran
+//!   it completes as if the callback had returned, and so does the driver.
 //!
 //! # Design
 //!
@@ -96,6 +107,8 @@ use std::time::{Duration, Instant};
 
 use callwheel::wheel::Missed;
 
+use crate::runtime::{check_tolerance, OnShutdown};
+use crate::sync::Ordering;
 use crate::sys::EventFd;
 use crate::{Error, Exec, Runtime, Timer, Tolerance};
 
@@ -143,8 +156,9 @@ pub struct TimerSetConfig {
     /// [`DEFAULT_QUOTA`].
     pub quota: usize,
     /// How late the set may wake up for a timer, to coalesce expiries (`None`, the default: the
-    /// runtime's [`Config::tolerance`](crate::Config::tolerance)). Reaping never returns a timer
-    /// before its deadline.
+    /// runtime's [`Config::tolerance`](crate::Config::tolerance)): any absolute part, a
+    /// relative part of `0 ..= MAX_TOLERANCE_PPM`. Reaping never returns a timer before its
+    /// deadline.
     pub tolerance: Option<Tolerance>,
     /// The missed-period policy new timers start with (default [`Missed::Burst`]); see
     /// [`TimerSet::set_missed`] for one timer.
@@ -185,6 +199,8 @@ struct State {
     /// The eventfd is readable (the queue is non-empty).
     signalled: bool,
     callback: Option<Callback>,
+    /// The runtime is gone and the table has been emptied (see [`Inner::shut`]).
+    dead: bool,
 }
 
 struct Inner {
@@ -200,7 +216,51 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Runs the set's callback, catching a panic so that the call or driver that found the expiry
+/// completes (its result is not lost); the payload is dropped, the panic hook has printed it.
+fn notify(f: Callback) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f())) {
+        // The payload is user data too: a panic in its `Drop` is leaked, not propagated.
+        if let Err(again) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
+        {
+            std::mem::forget(again);
+        }
+    }
+}
+
+impl OnShutdown for Inner {
+    fn shut_down(&self) {
+        let mut st = lock(&self.state);
+        self.shut(&mut st);
+        drop(st);
+        // Waiters re-check under the lock and return.
+        self.ready.notify_all();
+    }
+}
+
 impl Inner {
+    /// Once the runtime is gone: destroys every timer (the runtime cancelled the set's own
+    /// timer) and lowers the notification. Returns whether the set is shut down.
+    fn shut(&self, st: &mut State) -> bool {
+        if st.dead {
+            return true;
+        }
+        st.dead = true;
+        st.table.clear();
+        st.armed = None;
+        if st.signalled {
+            st.signalled = false;
+            self.event.clear();
+        }
+        true
+    }
+
+    /// Whether the set's runtime is gone, shutting the set down on the first call that sees it.
+    fn is_shut_down(&self, st: &mut State, os: &Timer) -> bool {
+        st.dead || (os.shared.shutdown.load(Ordering::Acquire) && self.shut(st))
+    }
+
     /// After an update under the lock: re-arms the runtime timer if the set's next wake-up
     /// moved (`force`: the arming was just spent), then raises or lowers the notification.
     /// Returns the callback to run, once the lock is released, when the queue became non-empty.
@@ -236,12 +296,15 @@ impl Inner {
     /// The runtime timer fired: catch up with the clock, re-arm, notify.
     fn on_fire(&self, os: &Timer) {
         let mut st = lock(&self.state);
+        if self.is_shut_down(&mut st, os) {
+            return;
+        }
         let now = os.shared.now();
         st.table.expire(now);
         let callback = self.settle(&mut st, os, true);
         drop(st);
         if let Some(f) = callback {
-            f();
+            notify(f);
         }
     }
 }
@@ -292,13 +355,20 @@ impl TimerSet {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for a quota of 0 or above [`MAX_QUOTA`]; [`Error::Io`] when the eventfd
-    /// cannot be made; [`Error::HandlesExhausted`] when the process has used up its set keys.
+    /// [`Error::Config`], naming the field and its range, for a quota outside `1 ..=
+    /// MAX_QUOTA` or a tolerance whose `ppm` is above
+    /// [`MAX_TOLERANCE_PPM`](crate::MAX_TOLERANCE_PPM) (checked before anything is made);
+    /// [`Error::Io`] when the eventfd cannot be made; [`Error::HandlesExhausted`] when the
+    /// process has used up its set keys; [`Error::Wheel`] with
+    /// [`callwheel::Error::NoMemory`] when memory is refused.
     pub fn with_config(rt: &Runtime, config: TimerSetConfig) -> Result<TimerSet, Error> {
         if config.quota == 0 || config.quota > MAX_QUOTA {
             return Err(Error::Config {
-                reason: "a timer set's quota must be between 1 and MAX_QUOTA",
+                reason: "a timer set's quota must be between 1 and MAX_QUOTA (1048576)",
             });
+        }
+        if let Some(tolerance) = config.tolerance {
+            check_tolerance(tolerance)?;
         }
         let tolerance = config.tolerance.unwrap_or(rt.shared.tolerance);
         let table = Table::new(config.quota, tolerance, config.missed, rt.now())?;
@@ -308,6 +378,7 @@ impl TimerSet {
                 armed: None,
                 signalled: false,
                 callback: None,
+                dead: false,
             }),
             ready: Condvar::new(),
             event: EventFd::new()?,
@@ -315,6 +386,8 @@ impl TimerSet {
         // The runtime timer holds the set weakly: the set owns the timer, not the other way
         // round, so dropping the set frees everything.
         let weak: Weak<Inner> = Arc::downgrade(&inner);
+        let watcher: Weak<dyn OnShutdown> = weak.clone();
+        rt.shared.watch(watcher)?;
         let os = rt.timer(Exec::Direct, move |timer, _fire| {
             if let Some(inner) = weak.upgrade() {
                 inner.on_fire(timer);
@@ -325,17 +398,21 @@ impl TimerSet {
 
     /// Runs `f` on the table under the lock, after catching up with the clock; then settles
     /// the runtime timer and the notification, and runs the callback without the lock.
-    fn op<R>(&self, f: impl FnOnce(&mut Table, u64) -> R) -> R {
+    /// [`Error::ShutDown`], running nothing, once the runtime is gone.
+    fn op<R>(&self, f: impl FnOnce(&mut Table, u64) -> R) -> Result<R, Error> {
         let mut st = lock(&self.inner.state);
+        if self.inner.is_shut_down(&mut st, &self.os) {
+            return Err(Error::ShutDown);
+        }
         let now = self.os.shared.now();
         st.table.expire(now);
         let r = f(&mut st.table, now);
         let callback = self.inner.settle(&mut st, &self.os, false);
         drop(st);
         if let Some(f) = callback {
-            f();
+            notify(f);
         }
-        r
+        Ok(r)
     }
 
     /// Creates a timer that expires `value` from now and carries `label`; a non-zero
@@ -346,7 +423,9 @@ impl TimerSet {
     /// [`Error::ZeroValue`] for a zero `value`; [`Error::QuotaExceeded`] when the set holds its
     /// quota; [`Error::ValueOutOfRange`] / [`Error::IntervalOutOfRange`] when the deadline or
     /// the first restart would pass the clock's 64-bit nanoseconds;
-    /// [`Error::HandlesExhausted`] when no never-used handle is left.
+    /// [`Error::HandlesExhausted`] when no never-used handle is left; [`Error::Wheel`] with
+    /// [`callwheel::Error::NoMemory`] when the set's slab cannot grow; [`Error::ShutDown`]
+    /// once the runtime is gone.
     pub fn create(
         &self,
         value: Duration,
@@ -356,6 +435,7 @@ impl TimerSet {
         let value = to_nanos(value, Error::ValueOutOfRange)?;
         let interval = to_nanos(interval, Error::IntervalOutOfRange)?;
         self.op(|t, now| t.create(now, value, interval, label))
+            .and_then(|r| r)
             .map(TimerHandle::from_bits)
     }
 
@@ -377,6 +457,7 @@ impl TimerSet {
         let value = to_nanos(value, Error::ValueOutOfRange)?;
         let interval = to_nanos(interval, Error::IntervalOutOfRange)?;
         self.op(|t, now| t.reset(now, handle.to_bits(), value, interval, label))
+            .and_then(|r| r)
             .map(to_value)
     }
 
@@ -385,9 +466,11 @@ impl TimerSet {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidHandle`] (nothing is changed).
+    /// [`Error::InvalidHandle`] (nothing is changed); [`Error::ShutDown`] once the runtime is
+    /// gone (the timer is gone too).
     pub fn cancel(&self, handle: TimerHandle) -> Result<TimerValue, Error> {
         self.op(|t, now| t.cancel(now, handle.to_bits()))
+            .and_then(|r| r)
             .map(to_value)
     }
 
@@ -395,30 +478,35 @@ impl TimerSet {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidHandle`] (nothing is changed).
+    /// [`Error::InvalidHandle`] (nothing is changed); [`Error::ShutDown`] once the runtime is
+    /// gone.
     pub fn get(&self, handle: TimerHandle) -> Result<TimerValue, Error> {
-        self.op(|t, now| t.get(now, handle.to_bits())).map(to_value)
+        self.op(|t, now| t.get(now, handle.to_bits()))
+            .and_then(|r| r)
+            .map(to_value)
     }
 
     /// Pops the head of the expired queue: its handle and label, or `None` when the queue is
     /// empty. A one-shot timer is destroyed; a periodic one runs again from the deadline it
-    /// expired for (see the [module documentation](self) for late reaps).
+    /// expired for (see the [module documentation](self) for late reaps). Always `None` once
+    /// the runtime is gone.
     pub fn reap(&self) -> Option<(TimerHandle, u64)> {
         self.reap_info().map(|r| (r.handle, r.label))
     }
 
     /// [`TimerSet::reap`] with the expiry's deadline and overrun count.
     pub fn reap_info(&self) -> Option<Reaped> {
-        self.op(|t, now| t.reap(now))
+        self.op(|t, now| t.reap(now)).ok().flatten()
     }
 
     /// Sets the missed-period policy of the timer `handle`, used from its next reap on.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidHandle`].
+    /// [`Error::InvalidHandle`]; [`Error::ShutDown`] once the runtime is gone.
     pub fn set_missed(&self, handle: TimerHandle, missed: Missed) -> Result<(), Error> {
         self.op(|t, _| t.set_policy(handle.to_bits(), missed))
+            .and_then(|r| r)
     }
 
     /// The overruns counted at the latest reap of the timer `handle` (see
@@ -426,29 +514,30 @@ impl TimerSet {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidHandle`].
+    /// [`Error::InvalidHandle`]; [`Error::ShutDown`] once the runtime is gone.
     pub fn overruns(&self, handle: TimerHandle) -> Result<u64, Error> {
-        self.op(|t, _| t.overruns(handle.to_bits()))
+        self.op(|t, _| t.overruns(handle.to_bits())).and_then(|r| r)
     }
 
     /// Whether the timer `handle` waits on the expired queue.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidHandle`].
+    /// [`Error::InvalidHandle`]; [`Error::ShutDown`] once the runtime is gone.
     pub fn is_queued(&self, handle: TimerHandle) -> Result<bool, Error> {
         self.op(|t, _| t.is_queued(handle.to_bits()))
+            .and_then(|r| r)
     }
 
     /// Brings the expired queue up to date with the clock (what the set's runtime timer does
-    /// when it fires) and returns the queue's length.
+    /// when it fires) and returns the queue's length (0 once the runtime is gone).
     pub fn refresh(&self) -> usize {
-        self.op(|t, _| t.queued())
+        self.op(|t, _| t.queued()).unwrap_or(0)
     }
 
-    /// The number of timers, running plus queued.
+    /// The number of timers, running plus queued (0 once the runtime is gone).
     pub fn len(&self) -> usize {
-        self.op(|t, _| t.running() + t.queued())
+        self.op(|t, _| t.running() + t.queued()).unwrap_or(0)
     }
 
     /// Whether the set holds no timer.
@@ -456,9 +545,10 @@ impl TimerSet {
         self.len() == 0
     }
 
-    /// The set's counts, up to date with the clock.
+    /// The set's counts, up to date with the clock (once the runtime is gone: nothing running
+    /// or queued, and the totals as they were).
     pub fn stats(&self) -> SetStats {
-        self.op(|t, _| {
+        let stats = |t: &mut Table, _| {
             let (expired, reaped) = t.totals();
             SetStats {
                 running: t.running(),
@@ -467,7 +557,9 @@ impl TimerSet {
                 reaped,
                 quota: t.quota(),
             }
-        })
+        };
+        self.op(stats)
+            .unwrap_or_else(|_| stats(&mut lock(&self.inner.state).table, 0))
     }
 
     /// Verifies the set's internal invariants by brute force, in O(quota): the counts, the
@@ -490,17 +582,20 @@ impl TimerSet {
     /// Blocks until the expired queue is non-empty (`true`) or `timeout` has passed (`false`);
     /// `None` waits without a limit. The timeout is measured in real time, whatever the set's
     /// clock. Another thread may reap the timer between the return and the caller's reap. Once
-    /// the runtime has been dropped, nothing but the timeout ends the wait early (each return to
-    /// the loop, and every other call, still catches up with the clock).
+    /// the runtime has been dropped, the queue can never fill again: it returns `false` at once,
+    /// and a thread already waiting is woken to do so.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let until = timeout.map(|t| Instant::now().checked_add(t));
         let mut st = lock(&self.inner.state);
         loop {
+            if self.inner.is_shut_down(&mut st, &self.os) {
+                return false;
+            }
             let now = self.os.shared.now();
             st.table.expire(now);
             if let Some(f) = self.inner.settle(&mut st, &self.os, false) {
                 drop(st);
-                f();
+                notify(f);
                 return true;
             }
             if st.table.queued() > 0 {

@@ -294,21 +294,11 @@ impl Table {
                 restarted: false,
             });
         }
-        // Grid points deadline + k * period at or before now, k >= 1: the periods missed.
-        let overruns = now.saturating_sub(deadline) / period;
+        // The project's one missed-period rule (the core's), with the reap as `now`: the
+        // periods missed (grid points deadline + k * period at or before now, k >= 1) and the
+        // next deadline, `None` past the end of the clock.
+        let (next, overruns) = policy.next(deadline, period, now);
         r.overruns = overruns;
-        let next = if overruns == 0 {
-            deadline.checked_add(period)
-        } else {
-            match policy {
-                Missed::Burst => deadline.checked_add(period),
-                Missed::Delay => now.checked_add(period),
-                Missed::Skip => overruns
-                    .checked_add(1)
-                    .and_then(|k| k.checked_mul(period))
-                    .and_then(|d| deadline.checked_add(d)),
-            }
-        };
         let tolerance = self.tolerance.for_interval(period);
         let restarted = match next.map(|next| (next, self.start(idx, next, tolerance))) {
             Some((next, Ok(()))) => {
@@ -356,6 +346,7 @@ impl Table {
     }
 
     /// A free record: from the free list, or a new one while the slab is below the quota.
+    /// Growth the allocator refuses is [`callwheel::Error::NoMemory`], with nothing changed.
     fn alloc(&mut self) -> Result<u32, Error> {
         if self.free != NIL {
             let idx = self.free;
@@ -365,6 +356,17 @@ impl Table {
         if self.records.len() >= self.quota {
             // Every record is live or retired: the retired ones have used up their handles.
             return Err(Error::HandlesExhausted);
+        }
+        // The slab grows with the owner's input (up to the quota): a refusal is an error, not
+        // an abort. The expiry scratch grows with it, so `expire`, which cannot fail, never
+        // allocates.
+        let no_memory = |_| Error::Wheel(callwheel::Error::NoMemory);
+        self.records.try_reserve(1).map_err(no_memory)?;
+        let want = self.records.len() + 1;
+        if self.scratch.capacity() < want {
+            self.scratch
+                .try_reserve(want - self.scratch.len())
+                .map_err(no_memory)?;
         }
         let idx = self.records.len() as u32;
         self.records.push(Record {
@@ -409,6 +411,22 @@ impl Table {
                 self.free = idx;
             }
             None => r.phase = Phase::Retired,
+        }
+    }
+
+    /// Destroys every timer, running or queued (the runtime is gone: the set's timers are
+    /// cancelled as the runtime's are). Their handles are no longer valid.
+    pub(crate) fn clear(&mut self) {
+        for idx in 0..self.records.len() as u32 {
+            match self.records[idx as usize].phase {
+                Phase::Running(h) => {
+                    let _ = self.wheel.stop(h);
+                    self.running -= 1;
+                }
+                Phase::Queued => self.unlink(idx),
+                Phase::Free | Phase::Retired => continue,
+            }
+            self.release(idx);
         }
     }
 
