@@ -1,5 +1,9 @@
 //! callwheel-rt: a tickless timer runtime on real clocks.
 //!
+//! **Linux only**: the drivers sleep in `clock_nanosleep(TIMER_ABSTIME)` or on timerfds, wake
+//! each other through eventfds, and set their timer slack with `prctl`; other targets fail to
+//! compile with a message saying so.
+//!
 //! The runtime is the half of a timer facility that wakes up (hrtimers' clock bases and
 //! next-event programming; calloutng's per-CPU callwheels, coalescing and direct execution),
 //! built on the production wheel [`callwheel::wheel::Wheel`], whose ticks are nanoseconds of
@@ -53,6 +57,14 @@
 //! ```
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
+
+// The drivers use Linux's timerfd, eventfd and timer slack: there is no portable driver yet,
+// so other targets get a clear message instead of a wall of missing-symbol errors.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "callwheel-rt runs on Linux only (timerfd, eventfd and timer slack drive it); the core \
+     crate `callwheel` is portable"
+);
 
 pub mod clock;
 mod error;
