@@ -1,14 +1,17 @@
 //! Drives callwheel-ffi's C API — the extern functions, called as a C program would — with
 //! random sequences of calls on two tables: random backings and pool sizes, tick counts and
 //! sbt times up to the i64 edges, random flags and CPUs, live, stale, wrong-kind and forged
-//! handles, NULL tables, out-pointers and functions, and handlers that call back into their
-//! own table (and into the other one) from inside cw_softclock and cw_hardclock.
+//! handles, handles of the other table (both tables issue the same record numbers: only the
+//! owner tells them apart), NULL tables, out-pointers and functions, and handlers that call
+//! back into their own table (and into the other one) from inside cw_softclock and
+//! cw_hardclock.
 //!
 //! A model follows what must happen and checks every return code against it: untimeout finds
 //! exactly the pending timeouts; a cancelled callout never runs and a one-shot runs at most
 //! once; a handle goes stale exactly when its callout ran, was cancelled or was freed; the
 //! pending and active flags of callout_init callouts; CW_EBUSY while the table's handlers run
-//! and CW_EDEADLK when a handler drains or frees its own callout; ticks never go back. The
+//! and CW_EDEADLK when a handler drains or frees its own callout; a handle given to the table
+//! that did not issue it is CW_ESTALE and changes nothing there; ticks never go back. The
 //! table's own invariants are checked after every call, inside handlers too. Any panic in the
 //! library (caught at the boundary or not) aborts the run: libfuzzer's hook sees it first.
 #![no_main]
@@ -22,8 +25,8 @@ use callwheel_ffi::{
     cw_c_prel, cw_callout_active, cw_callout_deactivate, cw_callout_drain, cw_callout_free,
     cw_callout_init, cw_callout_pending, cw_callout_reset, cw_callout_reset_sbt_on,
     cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_new, cw_func, cw_hardclock,
-    cw_setcallout, cw_softclock, cw_softticks, cw_strerror, cw_ticks, cw_timeout, cw_unsetcallout,
-    cw_untimeout, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE,
+    cw_handle, cw_setcallout, cw_softclock, cw_softticks, cw_strerror, cw_ticks, cw_timeout,
+    cw_unsetcallout, cw_untimeout, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE,
     CW_C_DIRECT_EXEC, CW_C_HARDCLOCK, CW_EBUSY, CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE,
     CW_ESTALE, CW_OK, CW_SBT_1MS, CW_SBT_1S,
 };
@@ -95,13 +98,13 @@ enum OneShot {
 
 struct OneShotCallout {
     table: usize,
-    handle: u64,
+    handle: cw_handle,
     state: OneShot,
 }
 
 struct Persistent {
     table: usize,
-    handle: u64,
+    handle: cw_handle,
     freed: bool,
     armed: bool,
     active: bool,
@@ -121,6 +124,8 @@ struct State<'a> {
     oneshots: RefCell<Vec<OneShotCallout>>,
     persistents: RefCell<Vec<Persistent>>,
     last_ticks: [Cell<u64>; 2],
+    /// Each table's owner, once a handle of it has been seen (0 before).
+    owners: [Cell<u64>; 2],
 }
 
 thread_local! {
@@ -239,19 +244,83 @@ fn expect_bool(rc: c_int, expected: bool, what: &str) {
     assert_eq!(rc, c_int::from(expected), "{what}");
 }
 
-/// A handle that names no callout: an index possibly in range, and a generation no short run
-/// reaches.
-fn forged(s: &State<'_>) -> u64 {
+/// A handle that names no callout of table `t`: an index possibly in range, a generation no
+/// short run reaches, and mostly the table's own owner (so only the generation rejects it),
+/// sometimes any owner.
+fn forged(s: &State<'_>, t: usize) -> cw_handle {
     let index = u64::from(s.bytes.u8() % 32);
     let generation = u64::from(s.bytes.u8()) << 24 | 1 << 31;
-    index | generation << 32
+    let owner = if s.bytes.below(4) == 0 {
+        s.bytes.u64()
+    } else {
+        s.owners[t].get()
+    };
+    cw_handle {
+        id: index | generation << 32,
+        owner,
+    }
+}
+
+/// Notes the owner of a handle table `t` issued; every handle of one table has the same one,
+/// and the two tables' owners differ.
+fn issued(s: &State<'_>, t: usize, h: cw_handle) {
+    assert_ne!(h.owner, 0, "an issued handle has an owner");
+    match s.owners[t].get() {
+        0 => s.owners[t].set(h.owner),
+        o => assert_eq!(o, h.owner, "one table, one owner"),
+    }
+    assert_ne!(s.owners[1 - t].get(), h.owner, "two tables, two owners");
+}
+
+/// What a handle presented to the wrong table must not change: its counts.
+fn counts(s: &State<'_>, t: usize) -> (usize, usize) {
+    // SAFETY: the tables are live from `run`'s creation to its end.
+    let table = unsafe { &*s.tables[t] };
+    (table.pending(), table.records_in_use())
+}
+
+/// A handle of the other table, presented to table `t` through a function chosen by the
+/// input: CW_ESTALE, and nothing changes on either table.
+fn cross_table(s: &State<'_>, t: usize) {
+    let other = 1 - t;
+    let one_shot = pick(s, &s.oneshots.borrow(), |o| o.table == other)
+        .map(|i| s.oneshots.borrow()[i].handle);
+    let persistent = pick(s, &s.persistents.borrow(), |p| p.table == other)
+        .map(|i| s.persistents.borrow()[i].handle);
+    let Some(h) = (if s.bytes.below(2) == 0 {
+        one_shot.or(persistent)
+    } else {
+        persistent.or(one_shot)
+    }) else {
+        return;
+    };
+    let before = [counts(s, 0), counts(s, 1)];
+    let cw = s.tables[t];
+    let f = Some(persistent_ran as unsafe extern "C" fn(*mut c_void));
+    // SAFETY: `cw` is a live table; the handler is never armed (the calls are refused).
+    let rc = unsafe {
+        match s.bytes.below(10) {
+            0 => cw_unsetcallout(cw, h),
+            1 => cw_callout_free(cw, h),
+            2 => cw_callout_reset(cw, h, s.bytes.ticks(), f, null_mut()),
+            3 => cw_callout_reset_sbt_on(cw, h, s.bytes.sbt(), 0, f, null_mut(), 0, 0),
+            4 => cw_callout_stop(cw, h),
+            5 => cw_callout_drain(cw, h),
+            6 => cw_callout_pending(cw, h),
+            7 => cw_callout_active(cw, h),
+            8 => cw_callout_deactivate(cw, h),
+            _ => cw_unsetcallout(cw, h),
+        }
+    };
+    assert_eq!(rc, CW_ESTALE, "another table's handle names nothing here");
+    assert_eq!([counts(s, 0), counts(s, 1)], before, "a refused handle changed something");
 }
 
 /// One call, chosen by the input, with its result checked against the model.
 fn op(s: &State<'_>) {
     let t = usize::from(s.bytes.below(2));
     let cw = s.tables[t];
-    let code = s.bytes.below(20);
+    let code = s.bytes.below(21);
     // SAFETY (for every extern call below): `cw` is one of the two live tables, out-pointers
     // are locals, and the handlers passed accept any argument built by `arg`.
     match code {
@@ -285,15 +354,18 @@ fn op(s: &State<'_>) {
         }
         5 => {
             let i = s.oneshots.borrow().len();
-            let mut h = 0;
+            let mut h = cw_handle::default();
             let rc =
                 unsafe { cw_setcallout(cw, Some(oneshot_ran), arg(i, t), s.bytes.ticks(), &mut h) };
             match rc {
-                CW_OK => s.oneshots.borrow_mut().push(OneShotCallout {
-                    table: t,
-                    handle: h,
-                    state: OneShot::Live,
-                }),
+                CW_OK => {
+                    issued(s, t, h);
+                    s.oneshots.borrow_mut().push(OneShotCallout {
+                        table: t,
+                        handle: h,
+                        state: OneShot::Live,
+                    })
+                }
                 CW_ENOMEM | CW_ERANGE => {}
                 _ => panic!("setcallout: {rc}"),
             }
@@ -316,21 +388,24 @@ fn op(s: &State<'_>) {
                         ),
                     }
                 }
-                None => assert_eq!(unsafe { cw_unsetcallout(cw, forged(s)) }, CW_ESTALE),
+                None => assert_eq!(unsafe { cw_unsetcallout(cw, forged(s, t)) }, CW_ESTALE),
             }
         }
         7 => {
-            let mut h = 0;
+            let mut h = cw_handle::default();
             let rc = unsafe { cw_callout_init(cw, &mut h) };
             match rc {
-                CW_OK => s.persistents.borrow_mut().push(Persistent {
-                    table: t,
-                    handle: h,
-                    freed: false,
-                    armed: false,
-                    active: false,
-                    running: false,
-                }),
+                CW_OK => {
+                    issued(s, t, h);
+                    s.persistents.borrow_mut().push(Persistent {
+                        table: t,
+                        handle: h,
+                        freed: false,
+                        armed: false,
+                        active: false,
+                        running: false,
+                    })
+                }
                 CW_ENOMEM => {}
                 _ => panic!("callout_init: {rc}"),
             }
@@ -357,6 +432,7 @@ fn op(s: &State<'_>) {
             }
         }
         17 => null_calls(s, cw),
+        20 => cross_table(s, t),
         18 => {
             let code = s.bytes.u64() as c_int;
             let text = cw_strerror(code);
@@ -429,7 +505,7 @@ fn persistent_op(s: &State<'_>, t: usize, code: u8) {
             let p = &s.persistents.borrow()[i];
             (p.handle, p.freed, p.armed, p.running)
         }
-        None => (forged(s), true, false, false),
+        None => (forged(s, t), true, false, false),
     };
     let update = |f: &dyn Fn(&mut Persistent)| {
         if let Some(i) = chosen {
@@ -561,8 +637,12 @@ fn persistent_op(s: &State<'_>, t: usize, code: u8) {
 /// NULL tables, out-pointers and functions: refused, nothing changes.
 fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
     let none: cw_func = None;
-    let h = s.bytes.u64();
+    let h = cw_handle {
+        id: s.bytes.u64(),
+        owner: s.bytes.u64(),
+    };
     let mut out = 0u64;
+    let mut hout = cw_handle::default();
     // SAFETY: every function accepts NULL for the table, out-pointers and functions; `cw` is
     // a live table; `out` is a local.
     let rcs = unsafe {
@@ -572,8 +652,8 @@ fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
                 cw_softclock(null_mut()),
                 cw_ticks(null(), &mut out),
                 cw_timeout(null_mut(), Some(timeout_a), null_mut(), 1),
-                cw_setcallout(null_mut(), Some(oneshot_ran), null_mut(), 1, &mut out),
-                cw_callout_init(null_mut(), &mut out),
+                cw_setcallout(null_mut(), Some(oneshot_ran), null_mut(), 1, &mut hout),
+                cw_callout_init(null_mut(), &mut hout),
             ],
             1 => [
                 cw_unsetcallout(null_mut(), h),
@@ -586,7 +666,7 @@ fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
             2 => [
                 cw_timeout(cw, none, null_mut(), 1),
                 cw_untimeout(cw, none, null_mut()),
-                cw_setcallout(cw, none, null_mut(), 1, &mut out),
+                cw_setcallout(cw, none, null_mut(), 1, &mut hout),
                 cw_setcallout(cw, Some(oneshot_ran), null_mut(), 1, null_mut()),
                 cw_callout_reset(cw, h, 1, none, null_mut()),
                 cw_callout_reset_sbt_on(cw, h, 1, 0, none, null_mut(), 0, 0),
@@ -603,6 +683,7 @@ fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
     };
     assert_eq!(rcs, [CW_EINVAL; 6]);
     assert_eq!(out, 0, "nothing written through a refused call");
+    assert_eq!(hout, cw_handle::default(), "no handle written by a refused call");
 }
 
 fn new_table(bytes: &Bytes<'_>) -> *mut cw_callouts {
@@ -643,6 +724,7 @@ fn run(data: &[u8]) {
         oneshots: RefCell::new(Vec::new()),
         persistents: RefCell::new(Vec::new()),
         last_ticks: [Cell::new(0), Cell::new(0)],
+        owners: [Cell::new(0), Cell::new(0)],
     };
     // The handlers find the state here; it is cleared before `state` goes away.
     STATE.with(|p| p.set((&state as *const State<'_>).cast()));

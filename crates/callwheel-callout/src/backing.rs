@@ -13,10 +13,12 @@ use callwheel::{Error, Handle, Scheme, Tick, Timers};
 
 /// A timer scheme holding callout records (by their pool index).
 ///
-/// Every scheme of the `callwheel` crate is one. The only addition to [`Scheme`] is
+/// Every scheme of the `callwheel` crate is one. The additions to [`Scheme`] are
 /// [`Backing::start_within`], which passes calloutng's precision to a scheme that can use it
-/// (the production [`Wheel`] coalesces within it) and is a plain `start` elsewhere.
-pub trait Backing: Scheme<u32> {
+/// (the production [`Wheel`] coalesces within it) and is a plain `start` elsewhere, and the
+/// pair [`Backing::load_limit`] / [`Backing::resized`], by which a scheme of fixed shape (a
+/// hashed wheel's bucket count) grows with the table's pool.
+pub trait Backing: Scheme<u32> + Sized {
     /// Arms a timer that may fire anywhere in `[deadline, deadline + tolerance]`.
     fn start_within(
         &mut self,
@@ -24,6 +26,27 @@ pub trait Backing: Scheme<u32> {
         tolerance: Tick,
         record: u32,
     ) -> Result<Handle, Error>;
+
+    /// How many pending timers this scheme holds before its costs start to grow with their
+    /// number (a hashed wheel: a small multiple of its buckets). When the table holds more,
+    /// it asks [`Backing::resized`] for a larger scheme and moves its callouts there.
+    /// `usize::MAX`, the default: never.
+    fn load_limit(&self) -> usize {
+        usize::MAX
+    }
+
+    /// An empty scheme of the same kind, its clock at tick 0, shaped for `timers` pending
+    /// timers; `None` when it cannot be made larger than this one. The table moves the
+    /// callouts with [`Backing::start_within`] and a tolerance of 0, so only schemes that do
+    /// not coalesce should offer this.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoMemory`] when the allocator refuses; the table then keeps this scheme.
+    fn resized(&self, timers: usize) -> Option<Result<Self, Error>> {
+        let _ = timers;
+        None
+    }
 }
 
 macro_rules! exact_backing {
@@ -40,8 +63,6 @@ macro_rules! exact_backing {
 exact_backing!(
     DifferentialList<u32>,
     OrderedList<u32>,
-    HashedWheel<u32>,
-    HashedWheelSorted<u32>,
     HierarchicalWheel<u32>,
     BinaryHeap<u32>,
     BalancedTree<u32>,
@@ -59,3 +80,51 @@ impl Backing for Wheel<u32> {
         self.start_with(deadline, tolerance, record)
     }
 }
+
+/// Pending timers per bucket above which a hashed wheel is rebuilt with more buckets: per tick,
+/// Scheme 6 examines one bucket (n / size timers on average), and Scheme 5's start walks one.
+const HASHED_LOAD: usize = 2;
+
+/// The buckets (as a power of two) for `timers` pending timers: one per timer, within the
+/// wheel's bounds.
+fn hashed_bits(timers: usize, max_bits: u32) -> u32 {
+    timers
+        .checked_next_power_of_two()
+        .map_or(max_bits, usize::trailing_zeros)
+        .min(max_bits)
+}
+
+macro_rules! hashed_backing {
+    ($($ty:ident),* $(,)?) => {$(
+        /// Grows with the table: rebuilt with one bucket per pending timer when the timers
+        /// exceed twice the buckets, so a tick's bucket holds O(1) timers on average however
+        /// far the pool grows (up to `2^MAX_BITS` buckets). A wheel made `with_capacity` is
+        /// replaced by a growing one: the table's pool is what bounds the callouts.
+        impl Backing for $ty<u32> {
+            #[inline]
+            fn start_within(&mut self, deadline: Tick, _: Tick, record: u32) -> Result<Handle, Error> {
+                self.start(deadline, record)
+            }
+
+            fn load_limit(&self) -> usize {
+                if self.size() >= 1usize << $ty::<u32>::MAX_BITS {
+                    usize::MAX
+                } else {
+                    self.size().saturating_mul(HASHED_LOAD)
+                }
+            }
+
+            fn resized(&self, timers: usize) -> Option<Result<Self, Error>> {
+                let bits = hashed_bits(timers, $ty::<u32>::MAX_BITS);
+                if 1usize << bits <= self.size() {
+                    return None;
+                }
+                // The constructor reserves its bucket heads and busy marks fallibly: a refusal
+                // is `Error::NoMemory`, and the table keeps its current wheel.
+                Some($ty::new(bits))
+            }
+        }
+    )*};
+}
+
+hashed_backing!(HashedWheel, HashedWheelSorted);

@@ -1,18 +1,25 @@
 //! The callout table: `ticks`, `softticks`, `hardclock`, `softclock`, and the historical
 //! `timeout`/`untimeout` and `setcallout`/`unsetcallout` interfaces, on any [`Backing`] scheme.
 
+use core::cmp::Reverse;
 use core::hash::Hash;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
-use callwheel::{Budget, Tick};
+use callwheel::{Budget, Handle, Tick};
 
 use crate::backing::Backing;
 use crate::pool::{Kind, Pool, Sched};
-use crate::{CalloutHandle, Error};
+use crate::Error;
 
 /// Costello & Varghese's bound on the work `softclock` does between points where other calls
 /// may enter (in a threaded table: between releases of the lock).
 pub const MAX_SOFTCLOCK_STEPS: u64 = 100;
+
+/// The most handlers one stretch of `softclock` work takes from the scheme at a time: the
+/// batch they wait in is allocated once, when the table is made, so running handlers never
+/// allocates (and never fails for want of memory). A larger `max_softclock_steps` is cut to
+/// this per stretch.
+const MAX_BATCH: u64 = 1024;
 
 /// How a table is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +61,12 @@ pub struct Stats {
     /// Times `softclock` used up its step budget without finding a handler to run, and let
     /// other calls in before going on.
     pub yields: u64,
+    /// Steps the backing scheme took in `softclock` (ticks moved over and timers examined,
+    /// moved or fired): the work that catching up cost.
+    pub steps: u64,
+    /// Times the backing scheme was rebuilt larger because the pending callouts outgrew it
+    /// ([`Backing::load_limit`]).
+    pub resizes: u64,
 }
 
 /// A handler ready to run, taken out of the table.
@@ -62,7 +75,7 @@ pub(crate) struct Ready<C> {
     pub(crate) call: C,
     /// A persistent callout's record and generation: its `running` flag is cleared by
     /// [`Callouts::finish`]. One-shot records are already free.
-    persistent: Option<(u32, u32)>,
+    pub(crate) persistent: Option<(u32, u32)>,
 }
 
 /// What the next piece of `softclock` work is.
@@ -119,11 +132,19 @@ pub struct Callouts<S, C> {
     scheme: S,
     pub(crate) pool: Pool<C>,
     /// Records the scheme has fired, in firing order, not yet handed out. Entries whose
-    /// record was cancelled meanwhile (no longer `Due`) are skipped.
+    /// record was cancelled meanwhile (no longer `Due`) are skipped. Its capacity is fixed
+    /// when the table is made; a scheme advance never fires more than it holds.
     batch: VecDeque<u32>,
-    /// `C_DIRECT_EXEC` callouts by (deadline, sequence).
-    direct: BTreeMap<(Tick, u64), u32>,
-    direct_seq: u64,
+    /// `C_DIRECT_EXEC` callouts by (deadline, sequence), earliest on top. A cancelled one
+    /// stays until it reaches the top or the heap is compacted; an entry counts only while
+    /// its record is still `Direct` with the same key.
+    direct: BinaryHeap<Reverse<(Tick, u64, u32)>>,
+    /// Records armed in `direct`.
+    direct_live: usize,
+    /// Orders armings: direct ones among themselves, scheme ones with equal deadlines.
+    seq: u64,
+    /// Pending callouts in the scheme above which it is rebuilt larger.
+    resize_at: usize,
     ticks: Tick,
     softticks: Tick,
     pub(crate) hz: u32,
@@ -143,8 +164,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::Config`] for `hz == 0`, `max_softclock_steps == 0`, a fixed pool of 0 records,
-    /// a `calloutsize` above [`MAX_CALLOUTSIZE`](crate::MAX_CALLOUTSIZE), memory that cannot
-    /// be had, or a non-empty scheme.
+    /// a `calloutsize` above [`MAX_CALLOUTSIZE`](crate::MAX_CALLOUTSIZE), or a non-empty
+    /// scheme; [`Error::NoMemory`] when the records cannot be reserved.
     pub fn with_config(scheme: S, config: Config) -> Result<Callouts<S, C>, Error> {
         if config.hz == 0 {
             return Err(Error::Config {
@@ -161,14 +182,20 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 reason: "the backing scheme must start empty",
             });
         }
+        let mut batch = VecDeque::new();
+        batch
+            .try_reserve_exact(config.max_softclock_steps.min(MAX_BATCH) as usize)
+            .map_err(|_| Error::NoMemory)?;
         Ok(Callouts {
             ticks: scheme.now(),
             softticks: scheme.now(),
+            resize_at: scheme.load_limit(),
             scheme,
             pool: Pool::new(config.calloutsize, config.fixed)?,
-            batch: VecDeque::new(),
-            direct: BTreeMap::new(),
-            direct_seq: 0,
+            batch,
+            direct: BinaryHeap::new(),
+            direct_live: 0,
+            seq: 0,
             hz: config.hz,
             max_steps: config.max_softclock_steps,
             stats: Stats::default(),
@@ -192,7 +219,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             .iter()
             .filter(|&&i| self.pool.records[i as usize].sched == Sched::Due)
             .count();
-        self.scheme.len() + self.direct.len() + due
+        self.scheme.len() + self.direct_live + due
     }
 
     /// Records in use (armed one-shot callouts, and every initialised persistent one).
@@ -220,6 +247,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.pool.memory_bytes()
             + self.scheme.memory_bytes()
             + self.batch.capacity() * core::mem::size_of::<u32>()
+            + self.direct.capacity() * core::mem::size_of::<Reverse<(Tick, u64, u32)>>()
     }
 
     /// The clock interrupt: advances `ticks` by one and nothing else.
@@ -237,9 +265,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let nothing_due = self.batch.is_empty()
             && self.scheme.next_expiry().is_none_or(|e| e > next)
             && self
-                .direct
-                .first_key_value()
-                .is_none_or(|(k, _)| k.0 > next);
+                .direct_front()
+                .is_none_or(|(deadline, _)| deadline > next);
         if self.softticks + 1 == next && nothing_due {
             self.softticks = next;
             self.stats.fast_path += 1;
@@ -258,8 +285,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     {
         let needed = self.hardclock();
         while let Some(ready) = self.pop_direct_counted() {
-            run(self, ready.call);
-            self.finish(ready);
+            self.run_ready(ready, &mut run);
         }
         needed
     }
@@ -270,6 +296,10 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// `run` gets the table, so a handler may set or cancel any callout, the next one due
     /// included; a cancelled callout that has not yet been handed out never runs. The scheme is
     /// advanced at most `max_softclock_steps` steps at a time. Returns how many handlers ran.
+    ///
+    /// If `run` panics, the panic propagates to the caller with the table consistent: the
+    /// handler's callout is no longer marked running, and the callouts due after it stay
+    /// queued for the next `softclock`.
     pub fn softclock<F>(&mut self, mut run: F) -> usize
     where
         F: FnMut(&mut Self, C),
@@ -278,14 +308,41 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         loop {
             match self.next_due() {
                 Next::Run(ready) => {
-                    run(self, ready.call);
-                    self.finish(ready);
+                    self.run_ready(ready, &mut run);
                     ran += 1;
                 }
                 Next::Yield => {}
                 Next::Idle => return ran,
             }
         }
+    }
+
+    /// Runs one handed-out handler, marking it finished on return or unwind.
+    fn run_ready<F>(&mut self, ready: Ready<C>, run: &mut F)
+    where
+        F: FnMut(&mut Self, C),
+    {
+        /// Clears the running mark of a persistent callout when dropped, so a handler that
+        /// panics does not leave its callout "running" (undrainable, unfreeable) for ever.
+        struct Finish<'a, S: Backing, C: Copy + Eq + Hash> {
+            table: &'a mut Callouts<S, C>,
+            persistent: Option<(u32, u32)>,
+        }
+        impl<S: Backing, C: Copy + Eq + Hash> Drop for Finish<'_, S, C> {
+            fn drop(&mut self) {
+                self.table.finish(Ready {
+                    call: (),
+                    persistent: self.persistent,
+                });
+            }
+        }
+        let call = ready.call;
+        let guard = Finish {
+            table: self,
+            persistent: ready.persistent,
+        };
+        run(&mut *guard.table, call);
+        drop(guard);
     }
 
     /// One bounded piece of `softclock`: at most one scheme advance of `max_softclock_steps`.
@@ -310,10 +367,15 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 max_steps,
                 ..
             } = self;
-            let progress = scheme.advance(*ticks, Budget::steps(*max_steps), |_, expired| {
+            // Every step fires at most one timer: a budget no larger than the batch's room
+            // never makes it allocate.
+            let room = (batch.capacity() - batch.len()).max(1) as u64;
+            let budget = Budget::steps((*max_steps).min(room));
+            let progress = scheme.advance(*ticks, budget, |_, expired| {
                 pool.records[expired.value as usize].sched = Sched::Due;
                 batch.push_back(expired.value);
             });
+            self.stats.steps += progress.steps;
             if progress.complete {
                 self.softticks = self.ticks;
             } else {
@@ -330,7 +392,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// Marks a handed-out persistent callout as no longer running.
-    pub(crate) fn finish(&mut self, ready: Ready<C>) {
+    pub(crate) fn finish<X>(&mut self, ready: Ready<X>) {
         if let Some((idx, generation)) = ready.persistent {
             let r = &mut self.pool.records[idx as usize];
             if r.kind.is_some() && r.generation == generation {
@@ -340,7 +402,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// Whether the persistent callout `handle` names is running its handler now.
-    pub(crate) fn is_running(&self, handle: CalloutHandle) -> bool {
+    pub(crate) fn is_running(&self, handle: Handle) -> bool {
         self.pool
             .resolve(handle)
             .is_some_and(|idx| self.pool.records[idx as usize].running)
@@ -354,12 +416,25 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     fn pop_direct(&mut self) -> Option<Ready<C>> {
-        let (&key, &idx) = self.direct.first_key_value()?;
-        if key.0 > self.ticks {
+        let (deadline, idx) = self.direct_front()?;
+        if deadline > self.ticks {
             return None;
         }
-        self.direct.remove(&key);
+        self.direct.pop();
+        self.direct_live -= 1;
         Some(self.take_ready(idx))
+    }
+
+    /// The earliest armed direct callout, (deadline, record), dropping cancelled entries
+    /// from the top of the heap on the way.
+    fn direct_front(&mut self) -> Option<(Tick, u32)> {
+        while let Some(&Reverse((deadline, seq, idx))) = self.direct.peek() {
+            if self.pool.records[idx as usize].sched == Sched::Direct(deadline, seq) {
+                return Some((deadline, idx));
+            }
+            self.direct.pop();
+        }
+        None
     }
 
     /// Takes a due record out for running: one-shot records are freed (their handle goes stale
@@ -404,16 +479,105 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         tolerance: Tick,
         direct: bool,
     ) -> Result<Sched, Error> {
+        let seq = self.seq;
         if direct {
-            let seq = self.direct_seq;
-            self.direct_seq += 1;
-            self.direct.insert((deadline, seq), idx);
+            if self.direct.len() >= 2 * self.direct_live + 16 {
+                // More cancelled entries than armed ones: drop them (in place), so the heap
+                // stays proportional to the direct callouts armed.
+                let records = &self.pool.records;
+                self.direct.retain(|&Reverse((deadline, seq, idx))| {
+                    records[idx as usize].sched == Sched::Direct(deadline, seq)
+                });
+            }
+            self.direct.try_reserve(1).map_err(|_| Error::NoMemory)?;
+            self.direct.push(Reverse((deadline, seq, idx)));
+            self.direct_live += 1;
+            self.seq += 1;
             Ok(Sched::Direct(deadline, seq))
         } else {
-            Ok(Sched::Pending(
-                self.scheme.start_within(deadline, tolerance, idx)?,
-            ))
+            let handle = self.scheme.start_within(deadline, tolerance, idx)?;
+            self.seq += 1;
+            Ok(Sched::Pending {
+                handle,
+                deadline,
+                seq,
+            })
         }
+    }
+
+    /// After a callout was armed in the scheme: rebuilds the scheme larger when the pending
+    /// callouts outgrew it, so its per-tick work stays bounded however far the pool grows.
+    pub(crate) fn after_arm(&mut self) {
+        if self.scheme.len() > self.resize_at {
+            self.resize_scheme();
+        }
+    }
+
+    /// Moves every pending callout to a larger scheme from [`Backing::resized`].
+    ///
+    /// All or nothing: the new scheme is filled completely before anything in the table
+    /// changes, so a refusal (no memory) leaves the old scheme and every callout in place
+    /// (the table then asks again when the callouts have doubled). The new scheme is first
+    /// brought to the old one's cursor; callouts are started in (deadline, arming) order, so
+    /// equal deadlines keep their order, and any whose deadline is at or before the cursor
+    /// (an interrupted `softclock` left them in the cursor's bucket) fire at the start of the
+    /// next scheme advance, as they would have.
+    fn resize_scheme(&mut self) {
+        struct Move {
+            deadline: Tick,
+            seq: u64,
+            idx: u32,
+            handle: Handle,
+        }
+        let pending = self.scheme.len();
+        // Whatever happens, do not try again before the callouts have doubled.
+        self.resize_at = pending.saturating_mul(2);
+        let mut fresh = match self.scheme.resized(pending) {
+            Some(Ok(fresh)) => fresh,
+            Some(Err(_)) => return,
+            None => {
+                self.resize_at = self.scheme.load_limit();
+                return;
+            }
+        };
+        let mut moves: Vec<Move> = Vec::new();
+        if moves.try_reserve_exact(pending).is_err() {
+            return;
+        }
+        for (idx, r) in self.pool.records.iter().enumerate() {
+            if let Sched::Pending {
+                handle,
+                deadline,
+                seq,
+            } = r.sched
+            {
+                moves.push(Move {
+                    deadline,
+                    seq,
+                    idx: idx as u32,
+                    handle,
+                });
+            }
+        }
+        moves.sort_unstable_by_key(|m| (m.deadline, m.seq));
+        let progress = fresh.advance(self.scheme.now(), Budget::UNLIMITED, |_, _| {
+            unreachable!("a new scheme is empty")
+        });
+        debug_assert!(progress.complete && progress.fired == 0);
+        for m in &mut moves {
+            match fresh.start_within(m.deadline, 0, m.idx) {
+                Ok(handle) => m.handle = handle,
+                Err(_) => return,
+            }
+        }
+        for m in &moves {
+            if let Sched::Pending { handle, .. } = &mut self.pool.records[m.idx as usize].sched {
+                *handle = m.handle;
+            }
+        }
+        self.scheme = fresh;
+        self.resize_at = self.scheme.load_limit();
+        self.stats.resizes += 1;
     }
 
     /// Takes record `idx` out of whatever queue holds it; `true` if it was armed.
@@ -422,13 +586,14 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let was = core::mem::replace(&mut r.sched, Sched::Idle);
         match was {
             Sched::Idle => false,
-            Sched::Pending(h) => {
-                let stopped = self.scheme.stop(h);
+            Sched::Pending { handle, .. } => {
+                let stopped = self.scheme.stop(handle);
                 debug_assert_eq!(stopped, Some(idx));
                 true
             }
-            Sched::Direct(deadline, seq) => {
-                self.direct.remove(&(deadline, seq));
+            Sched::Direct(..) => {
+                // Its heap entry no longer matches the record: skipped when reached.
+                self.direct_live -= 1;
                 true
             }
             // Its batch entry is skipped when reached.
@@ -441,8 +606,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::PoolExhausted`] when a fixed pool is full; [`Error::Scheme`] when the backing
-    /// scheme cannot hold the deadline. Nothing changes on error.
+    /// [`Error::PoolExhausted`] when a fixed pool is full; [`Error::NoMemory`] when the table
+    /// needed to grow and the allocator refused; [`Error::Scheme`] when the backing scheme
+    /// cannot hold the deadline. Nothing changes on error.
     pub fn timeout(&mut self, call: C, ticks: i64) -> Result<(), Error> {
         let idx = self.oneshot(call, ticks)?;
         self.pool.hash_insert(idx);
@@ -469,7 +635,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::timeout`].
-    pub fn setcallout(&mut self, call: C, ticks: i64) -> Result<CalloutHandle, Error> {
+    pub fn setcallout(&mut self, call: C, ticks: i64) -> Result<Handle, Error> {
         let idx = self.oneshot(call, ticks)?;
         Ok(self.pool.handle(idx))
     }
@@ -480,8 +646,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::StaleHandle`] when the callout already ran or was cancelled, or the handle was
-    /// never issued; [`Error::WrongKind`] for a `callout_init` handle. Nothing changes.
-    pub fn unsetcallout(&mut self, handle: CalloutHandle) -> Result<bool, Error> {
+    /// never issued by this table; [`Error::WrongKind`] for a `callout_init` handle. Nothing
+    /// changes.
+    pub fn unsetcallout(&mut self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::OneShot)?;
         let was = self.disarm(idx);
         if self.pool.records[idx as usize].hashed {
@@ -497,6 +664,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         match self.schedule(idx, deadline, 0, false) {
             Ok(sched) => {
                 self.pool.records[idx as usize].sched = sched;
+                self.after_arm();
                 Ok(idx)
             }
             Err(e) => {
@@ -507,7 +675,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// The live record of kind `kind` that `handle` names.
-    pub(crate) fn resolve(&self, handle: CalloutHandle, kind: Kind) -> Result<u32, Error> {
+    pub(crate) fn resolve(&self, handle: Handle, kind: Kind) -> Result<u32, Error> {
         let idx = self.pool.resolve(handle).ok_or(Error::StaleHandle)?;
         if self.pool.records[idx as usize].kind == Some(kind) {
             Ok(idx)
@@ -528,13 +696,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         for r in &self.pool.records {
             match r.sched {
                 Sched::Idle => {}
-                Sched::Pending(_) => pending += 1,
-                Sched::Direct(d, s) => {
-                    if !self.direct.contains_key(&(d, s)) {
-                        return Err("direct callout missing from its queue");
-                    }
-                    direct += 1;
-                }
+                Sched::Pending { .. } => pending += 1,
+                Sched::Direct(..) => direct += 1,
                 Sched::Due => due += 1,
             }
             if r.kind.is_none() && (r.sched != Sched::Idle || r.hashed) {
@@ -547,8 +710,19 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         if pending != self.scheme.len() {
             return Err("scheme holds a different number of timers than records pending");
         }
-        if direct != self.direct.len() {
-            return Err("direct queue holds stale entries");
+        // Sequence numbers are unique, so each matching entry is a different record's.
+        let queued = self
+            .direct
+            .iter()
+            .filter(|&&Reverse((d, s, i))| {
+                self.pool
+                    .records
+                    .get(i as usize)
+                    .is_some_and(|r| r.sched == Sched::Direct(d, s))
+            })
+            .count();
+        if direct != self.direct_live || queued != direct {
+            return Err("a direct callout is missing from its queue");
         }
         let batch_due = self
             .batch

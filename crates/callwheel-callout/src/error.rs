@@ -12,8 +12,11 @@ pub enum Error {
         /// The fixed number of records.
         calloutsize: usize,
     },
+    /// The table had to grow (its pool of records, or the backing scheme's storage) and the
+    /// allocator refused the memory. Every callout set before is still there.
+    NoMemory,
     /// The handle names no live record: its callout already fired (one-shot), was freed, or
-    /// the handle was never issued by this table.
+    /// the handle was never issued by this table (another table's handles name nothing here).
     StaleHandle,
     /// The handle names a one-shot record (from `setcallout`) where a callout initialised by
     /// `callout_init` is required, or the other way round.
@@ -47,6 +50,7 @@ impl fmt::Display for Error {
             Error::PoolExhausted { calloutsize } => {
                 write!(f, "all {calloutsize} callout records are in use")
             }
+            Error::NoMemory => f.write_str("out of memory: the callout table could not grow"),
             Error::StaleHandle => f.write_str("stale or unknown callout handle"),
             Error::WrongKind => f.write_str("handle is of the wrong kind for this call"),
             Error::Scheme(e) => write!(f, "timer scheme refused the callout: {e}"),
@@ -70,6 +74,7 @@ impl From<callwheel::Error> for Error {
             callwheel::Error::Full { capacity } => Error::PoolExhausted {
                 calloutsize: capacity,
             },
+            callwheel::Error::NoMemory => Error::NoMemory,
             other => Error::Scheme(other),
         }
     }

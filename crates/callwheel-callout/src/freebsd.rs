@@ -3,25 +3,26 @@
 //! the `CALLOUT_PENDING` / `CALLOUT_ACTIVE` flags.
 //!
 //! A FreeBSD caller owns the `struct callout`; here the table owns the record and the caller
-//! holds a [`CalloutHandle`] from [`Callouts::callout_init`] until [`Callouts::callout_free`].
+//! holds a [`Handle`] from [`Callouts::callout_init`] until [`Callouts::callout_free`].
 
 use core::hash::Hash;
 
 use callwheel::time::Sbt;
-use callwheel::Tick;
+use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
 use crate::flags::{c_prelget, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
 use crate::pool::{Kind, Sched};
-use crate::{CalloutHandle, Callouts, Error};
+use crate::{Callouts, Error};
 
 impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// `callout_init`: a persistent callout record, idle and inactive.
     ///
     /// # Errors
     ///
-    /// [`Error::PoolExhausted`] when a fixed pool is full.
-    pub fn callout_init(&mut self) -> Result<CalloutHandle, Error> {
+    /// [`Error::PoolExhausted`] when a fixed pool is full; [`Error::NoMemory`] when the pool
+    /// needed to grow and the allocator refused.
+    pub fn callout_init(&mut self) -> Result<Handle, Error> {
         let idx = self.pool.alloc(Kind::Persistent, None)?;
         Ok(self.pool.handle(idx))
     }
@@ -33,7 +34,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`]; [`Error::Busy`] while its handler runs
     /// (`callout_drain` it first).
-    pub fn callout_free(&mut self, handle: CalloutHandle) -> Result<(), Error> {
+    pub fn callout_free(&mut self, handle: Handle) -> Result<(), Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         if self.pool.records[idx as usize].running {
             return Err(Error::Busy);
@@ -51,12 +52,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`], [`Error::Scheme`]. On error the callout
     /// keeps its previous arming.
-    pub fn callout_reset(
-        &mut self,
-        handle: CalloutHandle,
-        ticks: i64,
-        call: C,
-    ) -> Result<bool, Error> {
+    pub fn callout_reset(&mut self, handle: Handle, ticks: i64, call: C) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         let deadline = self.deadline_in(ticks);
         self.rearm(idx, deadline, 0, false, call)
@@ -83,7 +79,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     #[allow(clippy::too_many_arguments)] // The historical signature.
     pub fn callout_reset_sbt_on(
         &mut self,
-        handle: CalloutHandle,
+        handle: Handle,
         sbt: Sbt,
         precision: Sbt,
         call: C,
@@ -121,7 +117,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_stop(&mut self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_stop(&mut self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         let was = self.disarm(idx);
         self.pool.records[idx as usize].active = false;
@@ -137,7 +133,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///
     /// [`Error::WouldDeadlock`] from the callout's own handler (nothing changes);
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_drain(&mut self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_drain(&mut self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         if self.pool.records[idx as usize].running {
             return Err(Error::WouldDeadlock);
@@ -150,7 +146,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_pending(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         Ok(self.pool.records[idx as usize].sched != Sched::Idle)
     }
@@ -162,7 +158,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_active(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         Ok(self.pool.records[idx as usize].active)
     }
@@ -172,7 +168,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// # Errors
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_deactivate(&mut self, handle: CalloutHandle) -> Result<(), Error> {
+    pub fn callout_deactivate(&mut self, handle: Handle) -> Result<(), Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         self.pool.records[idx as usize].active = false;
         Ok(())
@@ -193,6 +189,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         r.sched = sched;
         r.call = Some(call);
         r.active = true;
+        self.after_arm();
         Ok(was)
     }
 

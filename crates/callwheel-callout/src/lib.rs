@@ -10,11 +10,14 @@
 //! | [`Callouts::hardclock`] | `ticks += 1`; if nothing is due, `softticks` follows (fast path) | O(1) |
 //! | [`Callouts::softclock`] | catches up, at most `MAX_SOFTCLOCK_STEPS` steps at a stretch | O(1) per callout |
 //! | [`Callouts::timeout`] / [`Callouts::untimeout`] | by (function, argument), through a chained hash | O(1) expected |
-//! | [`Callouts::setcallout`] / [`Callouts::unsetcallout`] | by [`CalloutHandle`] (index + generation) | O(1) |
+//! | [`Callouts::setcallout`] / [`Callouts::unsetcallout`] | by [`Handle`] (index + generation + the table's identity) | O(1) |
 //! | `callout_init`, `callout_reset`, [`Callouts::callout_reset_sbt_on`], `callout_stop`, `callout_drain`, `callout_pending`, `callout_active`, `callout_deactivate` | FreeBSD's `struct callout` | O(1) |
 //!
-//! The records come from a pool of `calloutsize` entries allocated up front ([`Config`]), which
-//! grows on demand or, when fixed, makes the call fail with [`Error::PoolExhausted`].
+//! The records come from a pool of `calloutsize` entries reserved up front ([`Config`]), which
+//! grows on demand or, when fixed, makes the call fail with [`Error::PoolExhausted`]. Growth
+//! that the allocator refuses is [`Error::NoMemory`], never an abort. A handle is the core's
+//! [`Handle`]: it carries the identity of the table that issued it, so another table's
+//! handle is [`Error::StaleHandle`] and changes nothing.
 //!
 //! [`Callouts`] is for one thread (handlers get `&mut` to the table); [`SharedCallouts`] puts it
 //! behind a lock, runs handlers with the lock released, and makes `callout_drain` wait for a
@@ -27,13 +30,14 @@ mod callouts;
 mod error;
 pub mod flags;
 mod freebsd;
-mod handle;
 mod pool;
 mod shared;
 
 pub use backing::Backing;
 pub use callouts::{Callouts, Config, Stats, MAX_SOFTCLOCK_STEPS};
+/// The handles `setcallout` and `callout_init` return: the core's handle, which names a record,
+/// its generation and the table that issued it.
+pub use callwheel::Handle;
 pub use error::Error;
-pub use handle::CalloutHandle;
 pub use pool::MAX_CALLOUTSIZE;
 pub use shared::SharedCallouts;

@@ -3,20 +3,37 @@
 //!
 //! Records live in one vector; free ones form a list, so allocating and freeing are O(1). A
 //! record's generation changes each time it is freed; a record whose generation would wrap is
-//! retired instead of reused, so no handle ever matches two lifetimes.
+//! retired instead of reused, so no handle ever matches two lifetimes. Every handle also
+//! carries the pool's [`Owner`], so a handle of another table names nothing here.
+//!
+//! Memory: `calloutsize` records are reserved up front but written only when first used, so
+//! a large reservation costs address space, not touched pages. Every growth — the records
+//! past the reservation, the hash buckets — asks the allocator with `try_reserve*`: a refusal
+//! is [`Error::NoMemory`] for the call that needed it (or, for the hash buckets, longer chains),
+//! never an abort, and leaves the pool as it was.
 
 use core::hash::{BuildHasher, Hash};
 
-use callwheel::{Handle, Tick};
+use callwheel::{Handle, Owner, Tick};
 use rustc_hash::FxBuildHasher;
 
-use crate::{CalloutHandle, Error};
+use crate::Error;
 
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// The most records allocated up front: a mistyped size fails cleanly instead of touching
-/// gigabytes. A growing pool is not limited by it.
+/// The most records a pool ever holds: every index below [`NIL`], which marks list ends.
+const MAX_RECORDS: usize = NIL as usize - 1;
+
+/// The largest `calloutsize`: 2^26 records reserved up front. A mistyped size (a negative
+/// number read as unsigned, a byte count for a record count) then fails cleanly with
+/// [`Error::Config`] instead of reserving tens of gigabytes of address space; a growing pool
+/// still grows past it on demand, up to 2^32 - 2 records.
 pub const MAX_CALLOUTSIZE: usize = 1 << 26;
+
+/// Hash buckets made up front at most: more are added as timeouts are set.
+const INITIAL_BUCKETS_MAX: usize = 1 << 12;
+/// Hash buckets at least.
+const MIN_BUCKETS: usize = 16;
 
 /// What a live record is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,8 +49,13 @@ pub(crate) enum Kind {
 pub(crate) enum Sched {
     /// Not armed.
     Idle,
-    /// In the backing scheme.
-    Pending(Handle),
+    /// In the backing scheme, for `deadline`; `seq` orders the callouts armed for one deadline
+    /// (so they can be moved to a larger scheme in the order they were armed).
+    Pending {
+        handle: Handle,
+        deadline: Tick,
+        seq: u64,
+    },
     /// In the direct-execution queue, under this key.
     Direct(Tick, u64),
     /// Taken from the scheme by `softclock`, waiting in its batch to be run.
@@ -76,22 +98,27 @@ impl<C> Record<C> {
 /// The record pool and the hash chains through it.
 #[derive(Debug)]
 pub(crate) struct Pool<C> {
+    /// Every record ever used; the vector's capacity is the reservation.
     pub(crate) records: Vec<Record<C>>,
-    /// Free records, linked through `next`.
+    /// Freed records, linked through `next`; used before a new one is written.
     free: u32,
     live: usize,
     /// `Some(n)`: never more than `n` records.
     fixed: Option<usize>,
-    /// Chain heads, a power of two of them, at least as many as records.
+    /// Chain heads, a power of two of them.
     buckets: Vec<u32>,
+    /// Records on the chains.
+    hashed: usize,
+    /// The identity every handle of this pool carries.
+    owner: Owner,
 }
 
 impl<C: Copy + Eq + Hash> Pool<C> {
-    /// `calloutsize` records allocated now; `fixed` forbids growing past them.
+    /// `calloutsize` records reserved now; `fixed` forbids growing past them.
     pub(crate) fn new(calloutsize: usize, fixed: bool) -> Result<Pool<C>, Error> {
         if calloutsize > MAX_CALLOUTSIZE {
             return Err(Error::Config {
-                reason: "calloutsize is at most 2^26 records allocated up front (a growing pool may grow past it)",
+                reason: "calloutsize is at most 2^26 records reserved up front (a growing pool may grow past it)",
             });
         }
         if fixed && calloutsize == 0 {
@@ -99,47 +126,47 @@ impl<C: Copy + Eq + Hash> Pool<C> {
                 reason: "a fixed pool needs at least one record",
             });
         }
-        let no_memory = |_| Error::Config {
-            reason: "cannot allocate calloutsize records",
-        };
-        let bucket_count = calloutsize.next_power_of_two().max(16);
+        let bucket_count = calloutsize
+            .next_power_of_two()
+            .clamp(MIN_BUCKETS, INITIAL_BUCKETS_MAX);
         let mut buckets = Vec::new();
-        buckets.try_reserve_exact(bucket_count).map_err(no_memory)?;
+        buckets
+            .try_reserve_exact(bucket_count)
+            .map_err(|_| Error::NoMemory)?;
         buckets.resize(bucket_count, NIL);
-        let mut pool = Pool {
-            records: Vec::new(),
+        let mut records = Vec::new();
+        records
+            .try_reserve_exact(calloutsize)
+            .map_err(|_| Error::NoMemory)?;
+        Ok(Pool {
+            records,
             free: NIL,
             live: 0,
             fixed: fixed.then_some(calloutsize),
             buckets,
-        };
-        pool.records
-            .try_reserve_exact(calloutsize)
-            .map_err(no_memory)?;
-        // Free list in index order, so a fresh pool hands out 0, 1, 2, ...
-        pool.records.resize_with(calloutsize, Record::free);
-        for i in (0..calloutsize as u32).rev() {
-            pool.records[i as usize].next = pool.free;
-            pool.free = i;
-        }
-        Ok(pool)
+            hashed: 0,
+            owner: Owner::new(),
+        })
     }
 
     pub(crate) fn live(&self) -> usize {
         self.live
     }
 
+    /// Records the pool holds without allocating again (a fixed pool: exactly its size).
     pub(crate) fn capacity(&self) -> usize {
-        self.records.len()
+        self.fixed.unwrap_or(self.records.capacity())
     }
 
     pub(crate) fn alloc(&mut self, kind: Kind, call: Option<C>) -> Result<u32, Error> {
-        if self.free == NIL {
-            self.grow()?;
-        }
-        let idx = self.free;
+        let idx = if self.free != NIL {
+            let idx = self.free;
+            self.free = self.records[idx as usize].next;
+            idx
+        } else {
+            self.fresh()?
+        };
         let r = &mut self.records[idx as usize];
-        self.free = r.next;
         r.next = NIL;
         r.prev = NIL;
         r.kind = Some(kind);
@@ -152,27 +179,27 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         Ok(idx)
     }
 
-    fn grow(&mut self) -> Result<(), Error> {
+    /// A record never used before: from the reservation, or after growing it.
+    fn fresh(&mut self) -> Result<u32, Error> {
+        let len = self.records.len();
         if let Some(calloutsize) = self.fixed {
-            return Err(Error::PoolExhausted { calloutsize });
+            // Retired records count: after billions of reuses a fixed pool may hold one fewer.
+            if len >= calloutsize {
+                return Err(Error::PoolExhausted { calloutsize });
+            }
+        } else if len >= MAX_RECORDS {
+            return Err(Error::PoolExhausted { calloutsize: len });
         }
-        let old = self.records.len();
-        let new = (old * 2).clamp(16, NIL as usize - 1);
-        if new <= old {
-            return Err(Error::PoolExhausted { calloutsize: old });
+        if len == self.records.capacity() {
+            // Doubling keeps growth amortised O(1); the allocator may refuse, which the caller
+            // gets as an error with nothing changed.
+            let additional = len.max(MIN_BUCKETS).min(MAX_RECORDS - len);
+            self.records
+                .try_reserve_exact(additional)
+                .map_err(|_| Error::NoMemory)?;
         }
-        self.records.reserve_exact(new - old);
-        for _ in old..new {
-            self.records.push(Record::free());
-        }
-        for i in (old as u32..new as u32).rev() {
-            self.records[i as usize].next = self.free;
-            self.free = i;
-        }
-        if self.buckets.len() < new {
-            self.rehash(new.next_power_of_two());
-        }
-        Ok(())
+        self.records.push(Record::free());
+        Ok(len as u32)
     }
 
     /// Frees a live record (already out of every queue and chain).
@@ -195,14 +222,16 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         self.free = idx;
     }
 
-    /// The live record `handle` names, if any.
-    pub(crate) fn resolve(&self, handle: CalloutHandle) -> Option<u32> {
-        let r = self.records.get(handle.index() as usize)?;
-        (r.kind.is_some() && r.generation == handle.generation()).then_some(handle.index())
+    /// The live record `handle` names, if any: `None` for another pool's handle.
+    pub(crate) fn resolve(&self, handle: Handle) -> Option<u32> {
+        let (index, generation) = self.owner.slot(handle)?;
+        let r = self.records.get(index as usize)?;
+        (r.kind.is_some() && r.generation == generation).then_some(index)
     }
 
-    pub(crate) fn handle(&self, idx: u32) -> CalloutHandle {
-        CalloutHandle::new(idx, self.records[idx as usize].generation)
+    pub(crate) fn handle(&self, idx: u32) -> Handle {
+        self.owner
+            .handle(idx, self.records[idx as usize].generation)
     }
 
     fn bucket(&self, call: &C) -> usize {
@@ -211,10 +240,20 @@ impl<C: Copy + Eq + Hash> Pool<C> {
 
     /// Links a record at the head of its (function, argument) chain.
     pub(crate) fn hash_insert(&mut self, idx: u32) {
+        if self.hashed >= self.buckets.len() {
+            // Keep chains short on average. If the allocator refuses, the chains get longer
+            // and every lookup is still correct.
+            self.grow_buckets();
+        }
         let call = self.records[idx as usize]
             .call
             .expect("hashed records carry a call");
         let b = self.bucket(&call);
+        self.link_head(b, idx);
+        self.hashed += 1;
+    }
+
+    fn link_head(&mut self, b: usize, idx: u32) {
         let head = self.buckets[b];
         if head != NIL {
             self.records[head as usize].prev = idx;
@@ -244,6 +283,7 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         r.hashed = false;
         r.prev = NIL;
         r.next = NIL;
+        self.hashed -= 1;
     }
 
     /// The oldest hashed record for `call`. The whole chain is walked whatever is found, so
@@ -262,21 +302,38 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         found
     }
 
-    fn rehash(&mut self, size: usize) {
-        let mut members = Vec::new();
-        for &head in &self.buckets {
-            let mut i = head;
-            while i != NIL {
-                members.push(i);
-                i = self.records[i as usize].next;
-            }
+    /// Doubles the buckets and splits every chain in place, keeping each chain newest first.
+    fn grow_buckets(&mut self) {
+        let old = self.buckets.len();
+        let Some(new) = old.checked_mul(2) else {
+            return;
+        };
+        if self.buckets.try_reserve_exact(new - old).is_err() {
+            return;
         }
-        self.buckets = vec![NIL; size];
-        // Re-insert oldest last so each chain keeps newest-first order: members were
-        // collected head (newest) first per chain, so walking them backwards restores it.
-        for &i in members.iter().rev() {
-            self.records[i as usize].hashed = false;
-            self.hash_insert(i);
+        self.buckets.resize(new, NIL);
+        // A chain of old bucket b splits into buckets b and b + old (the hash's next bit).
+        // Walking it from its tail (oldest) and linking each record at the head of its new
+        // chain leaves every new chain newest first, as `hash_find` needs.
+        for b in 0..old {
+            let mut tail = self.buckets[b];
+            if tail == NIL {
+                continue;
+            }
+            self.buckets[b] = NIL;
+            while self.records[tail as usize].next != NIL {
+                tail = self.records[tail as usize].next;
+            }
+            let mut i = tail;
+            while i != NIL {
+                let prev = self.records[i as usize].prev;
+                let call = self.records[i as usize]
+                    .call
+                    .expect("hashed records carry a call");
+                let nb = self.bucket(&call);
+                self.link_head(nb, i);
+                i = prev;
+            }
         }
     }
 
@@ -307,6 +364,11 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         if live != self.live {
             return Err("live count is wrong");
         }
+        if let Some(n) = self.fixed {
+            if self.records.len() > n {
+                return Err("a fixed pool grew");
+            }
+        }
         let mut hashed = 0;
         for (b, &head) in self.buckets.iter().enumerate() {
             let mut prev = NIL;
@@ -324,7 +386,7 @@ impl<C: Copy + Eq + Hash> Pool<C> {
                 i = r.next;
             }
         }
-        if hashed != self.records.iter().filter(|r| r.hashed).count() {
+        if hashed != self.hashed || hashed != self.records.iter().filter(|r| r.hashed).count() {
             return Err("a hashed record is missing from its chain");
         }
         Ok(())

@@ -17,7 +17,7 @@ use callwheel::time::Sbt;
 
 use crate::backing::Backing;
 use crate::callouts::{Next, Ready};
-use crate::{CalloutHandle, Callouts, Error, Stats};
+use crate::{Callouts, Error, Handle, Stats};
 
 #[derive(Debug)]
 struct Inner<S, C> {
@@ -172,7 +172,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::setcallout`].
-    pub fn setcallout(&self, call: C, ticks: i64) -> Result<CalloutHandle, Error> {
+    pub fn setcallout(&self, call: C, ticks: i64) -> Result<Handle, Error> {
         self.lock().table.setcallout(call, ticks)
     }
 
@@ -181,7 +181,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::unsetcallout`].
-    pub fn unsetcallout(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn unsetcallout(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.unsetcallout(handle)
     }
 
@@ -190,7 +190,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_init`].
-    pub fn callout_init(&self) -> Result<CalloutHandle, Error> {
+    pub fn callout_init(&self) -> Result<Handle, Error> {
         self.lock().table.callout_init()
     }
 
@@ -199,7 +199,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_drain`].
-    pub fn callout_free(&self, handle: CalloutHandle) -> Result<(), Error> {
+    pub fn callout_free(&self, handle: Handle) -> Result<(), Error> {
         let mut guard = self.wait_idle(handle)?;
         guard.table.callout_free(handle)
     }
@@ -209,7 +209,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_reset`].
-    pub fn callout_reset(&self, handle: CalloutHandle, ticks: i64, call: C) -> Result<bool, Error> {
+    pub fn callout_reset(&self, handle: Handle, ticks: i64, call: C) -> Result<bool, Error> {
         self.lock().table.callout_reset(handle, ticks, call)
     }
 
@@ -221,7 +221,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     #[allow(clippy::too_many_arguments)] // The historical signature.
     pub fn callout_reset_sbt_on(
         &self,
-        handle: CalloutHandle,
+        handle: Handle,
         sbt: Sbt,
         precision: Sbt,
         call: C,
@@ -238,7 +238,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_stop`].
-    pub fn callout_stop(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.callout_stop(handle)
     }
 
@@ -249,13 +249,13 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::WouldDeadlock`] when called from the thread running its handler (nothing
     /// changes); [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_drain(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_drain(&self, handle: Handle) -> Result<bool, Error> {
         let mut guard = self.wait_idle(handle)?;
         guard.table.callout_stop(handle)
     }
 
     /// Locks the table once `handle`'s handler is not running.
-    fn wait_idle(&self, handle: CalloutHandle) -> Result<MutexGuard<'_, Inner<S, C>>, Error> {
+    fn wait_idle(&self, handle: Handle) -> Result<MutexGuard<'_, Inner<S, C>>, Error> {
         let mut guard = self.lock();
         // Validates the handle and its kind before any waiting.
         guard.table.callout_pending(handle)?;
@@ -276,7 +276,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_pending`].
-    pub fn callout_pending(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.callout_pending(handle)
     }
 
@@ -285,7 +285,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_active`].
-    pub fn callout_active(&self, handle: CalloutHandle) -> Result<bool, Error> {
+    pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.callout_active(handle)
     }
 
@@ -294,7 +294,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_deactivate`].
-    pub fn callout_deactivate(&self, handle: CalloutHandle) -> Result<(), Error> {
+    pub fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
         self.lock().table.callout_deactivate(handle)
     }
 

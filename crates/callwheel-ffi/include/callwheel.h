@@ -5,9 +5,10 @@
  * A table (cw_callouts) is one CPU's callout queue on one of three timer schemes:
  * CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout);
  * CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel of 2^bits
- * buckets, bits sized from calloutsize between 8 and 20); and CW_BACKING_WHEEL, callwheel's
- * production hierarchical wheel, which also uses the precision of callout_reset_sbt_on to
- * coalesce callouts.
+ * buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one bucket per
+ * pending callout whenever they outnumber the buckets twice, so a tick costs O(1) however far
+ * the pool grows); and CW_BACKING_WHEEL, callwheel's production hierarchical wheel, which
+ * also uses the precision of callout_reset_sbt_on to coalesce callouts.
  *
  * Conventions:
  *
@@ -25,10 +26,15 @@
  *   callouts) with the table unlocked, so a handler may call any function on its own table
  *   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
  *   time (another gets CW_EBUSY). func(arg) must be safe to call on that thread.
- * - Handles (uint64_t) name a callout record and its generation: a handle kept after its
- *   callout fired or was freed gets CW_ESTALE, and never touches the record's next user.
+ * - Handles (cw_handle, two uint64_t: id and owner) name a callout record, its generation
+ *   and the table that issued it: a handle kept after its callout fired or was freed, or
+ *   given to another table, gets CW_ESTALE and changes nothing. Copy them by value; their
+ *   fields are opaque numbers (compare both to tell two handles apart).
+ * - A growing table that needs memory the allocator refuses returns CW_ENOMEM, as a full
+ *   fixed pool does; every callout set before stays pending.
  * - No Rust panic crosses this boundary: should one happen inside the library, the call
- *   returns CW_EPANIC.
+ *   returns CW_EPANIC. A handler must return normally: a C++ exception or a longjmp out of
+ *   a handler crosses Rust frames, which is undefined behaviour.
  *
  * Example:
  *
@@ -44,7 +50,7 @@
  *     if (rc < 0) { fprintf(stderr, "%s\n", cw_strerror(rc)); return 1; }
  *
  *     cw_timeout(cw, retransmit, "segment 7", 3);         // by (func, arg)
- *     uint64_t keepalive;
+ *     cw_handle keepalive;
  *     cw_callout_init(cw, &keepalive);                    // FreeBSD's struct callout
  *     cw_callout_reset_sbt_on(cw, keepalive, 2 * CW_SBT_1S, 0, retransmit, "keepalive",
  *                             -1, CW_C_PREL(3));
@@ -137,12 +143,15 @@
 // records. Equal to -EINVAL on Linux.
 #define CW_EINVAL (0 - 22)
 
-// A fixed pool of callout records is exhausted (the 1995 kernel panicked here). Equal to
-// -ENOMEM on Linux.
+// Out of callout records: a fixed pool is exhausted (the 1995 kernel panicked here), or a
+// growing table needed memory and the allocator refused it (also when cw_callouts_new
+// cannot reserve calloutsize records). Nothing changed: every callout set before is still
+// pending. Equal to -ENOMEM on Linux.
 #define CW_ENOMEM (0 - 12)
 
 // The handle names no live callout: it already fired (cw_setcallout), was cancelled or
-// freed, or was never issued by this table. Equal to -ESTALE on Linux.
+// freed, or was never issued by this table (another table's handle included). Equal to
+// -ESTALE on Linux.
 #define CW_ESTALE (0 - 116)
 
 // cw_callout_drain or cw_callout_free from the callout's own handler: waiting for the
@@ -190,6 +199,12 @@
 // One nanosecond in sbintime_t units (SBT_1S / 1000000000, truncated, as FreeBSD's SBT_1NS).
 #define CW_SBT_1NS 4
 
+// The largest calloutsize cw_callouts_new accepts: 2^26 records reserved up front. A larger
+// value is CW_EINVAL, so that a mistyped size (a negative number converted to size_t, a
+// byte count) fails at once instead of reserving tens of gigabytes; a growing table still
+// grows past it on demand (up to 2^32 - 2 records).
+#define CW_CALLOUTSIZE_MAX (1 << 26)
+
 // The `which` of cw_setitimer and cw_getitimer for the paper's multiple real-time timers.
 // Not a kernel timer number (ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF are 0, 1 and 2, and
 // go to the libc calls).
@@ -230,6 +245,20 @@ typedef struct cw_timerset cw_timerset;
 // A callout handler: called once with the argument it was set with.
 typedef void (*cw_func)(void *arg);
 
+// Names one callout of one table: what cw_setcallout and cw_callout_init store, and what
+// every function acting on a callout takes. Pass it by value; both fields are opaque.
+//
+// `id` holds the record's index and generation, `owner` the identity of the table that
+// issued it (never 0 for an issued handle). A table accepts a handle only when both name
+// one of its live callouts: a stale handle, another table's handle or a made-up one gets
+// CW_ESTALE and changes nothing.
+typedef struct {
+    // The record's index (low 32 bits) and generation (high 32 bits).
+    uint64_t id;
+    // The identity of the table that issued the handle.
+    uint64_t owner;
+} cw_handle;
+
 // A timer's value: the time until it expires and its interval, in nanoseconds (the
 // nanosecond counterpart of `struct itimerval`).
 typedef struct {
@@ -246,14 +275,16 @@ extern "C" {
 // Creates a callout table.
 //
 // - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL.
-// - `calloutsize`: callout records allocated now (the kernel's calloutsize; below 2^32 - 1).
+// - `calloutsize`: callout records reserved now (the kernel's calloutsize), 0 to
+//   CW_CALLOUTSIZE_MAX (2^26). The reservation is address space, touched as records are
+//   first used.
 // - `fixed`: non-zero to never allocate more (calls needing another record then fail with
 //   CW_ENOMEM); zero to let the pool double when it runs out.
 // - `hz`: ticks per second, to convert cw_callout_reset_sbt_on's times (at least 1).
 // - `out`: receives the table, or NULL on failure.
 //
-// Returns 0, or CW_EINVAL (NULL `out`, unknown backing, hz of 0, fixed pool of 0 records,
-// calloutsize too large).
+// Returns 0; CW_EINVAL (NULL `out`, unknown backing, hz of 0, fixed pool of 0 records,
+// calloutsize above CW_CALLOUTSIZE_MAX); CW_ENOMEM when the records cannot be reserved.
 //
 // # Safety
 //
@@ -323,8 +354,8 @@ int cw_softticks(const cw_callouts *cw,
 // BSD's `timeout(func, arg, ticks)`: runs `func(arg)` `ticks` ticks from now (`ticks` <= 0
 // counts as 1). Only cw_untimeout with the same (func, arg) cancels it.
 //
-// Returns 0; CW_ENOMEM when a fixed pool is exhausted; CW_ERANGE if the scheme refuses the
-// deadline; CW_EINVAL for a NULL table or `func`.
+// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_ERANGE if
+// the scheme refuses the deadline; CW_EINVAL for a NULL table or `func`.
 //
 // # Safety
 //
@@ -353,43 +384,45 @@ int cw_untimeout(cw_callouts *cw,
 //
 // The handle goes stale when the callout fires (before its handler runs) or is cancelled.
 //
-// Returns 0; CW_ENOMEM when a fixed pool is exhausted; CW_ERANGE if the scheme refuses the
-// deadline; CW_EINVAL for a NULL table, `func` or `handle_out` (nothing is set).
+// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_ERANGE if
+// the scheme refuses the deadline; CW_EINVAL for a NULL table, `func` or `handle_out`
+// (nothing is set).
 //
 // # Safety
 //
-// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a uint64_t;
+// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle;
 // `func(arg)` is safe to call from the thread that will run cw_softclock.
 int cw_setcallout(cw_callouts *cw,
                   cw_func func,
                   void *arg,
                   int64_t ticks,
-                  uint64_t *handle_out);
+                  cw_handle *handle_out);
 
 // Costello and Varghese's `unsetcallout(handle)`: cancels the callout cw_setcallout
 // returned `handle` for.
 //
 // Returns 1 if it was pending (it will not run); CW_ESTALE if it already fired or was
-// cancelled, or the handle was never issued; CW_EINVAL for a NULL table or a cw_callout_init
-// handle.
+// cancelled, or the handle was never issued by this table; CW_EINVAL for a NULL table or a
+// cw_callout_init handle.
 //
 // # Safety
 //
 // `cw` is NULL or a live table.
 int cw_unsetcallout(cw_callouts *cw,
-                    uint64_t handle);
+                    cw_handle handle);
 
 // FreeBSD's `callout_init`: a persistent callout record, idle and inactive, whose handle is
 // stored in `*handle_out`. It lives until cw_callout_free, and may be armed again and again
 // (cw_callout_reset, cw_callout_reset_sbt_on).
 //
-// Returns 0; CW_ENOMEM when a fixed pool is exhausted; CW_EINVAL for a NULL argument.
+// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_EINVAL
+// for a NULL argument.
 //
 // # Safety
 //
-// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a uint64_t.
+// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle.
 int cw_callout_init(cw_callouts *cw,
-                    uint64_t *handle_out);
+                    cw_handle *handle_out);
 
 // Returns a cw_callout_init record to the pool, cancelling it if pending; if its handler is
 // running on another thread, waits for it to return first. The handle goes stale.
@@ -401,7 +434,7 @@ int cw_callout_init(cw_callouts *cw,
 //
 // `cw` is NULL or a live table.
 int cw_callout_free(cw_callouts *cw,
-                    uint64_t handle);
+                    cw_handle handle);
 
 // FreeBSD's `callout_reset(c, ticks, func, arg)`: (re)arms the callout to run `func(arg)`
 // `ticks` ticks from now (`ticks` <= 0 counts as 1) and marks it active. A handler may
@@ -416,7 +449,7 @@ int cw_callout_free(cw_callouts *cw,
 // `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
 // cw_softclock.
 int cw_callout_reset(cw_callouts *cw,
-                     uint64_t handle,
+                     cw_handle handle,
                      int64_t ticks,
                      cw_func func,
                      void *arg);
@@ -442,7 +475,7 @@ int cw_callout_reset(cw_callouts *cw,
 // `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
 // cw_softclock (or cw_hardclock, with CW_C_DIRECT_EXEC).
 int cw_callout_reset_sbt_on(cw_callouts *cw,
-                            uint64_t handle,
+                            cw_handle handle,
                             int64_t sbt,
                             int64_t precision,
                             cw_func func,
@@ -460,7 +493,7 @@ int cw_callout_reset_sbt_on(cw_callouts *cw,
 //
 // `cw` is NULL or a live table.
 int cw_callout_stop(cw_callouts *cw,
-                    uint64_t handle);
+                    cw_handle handle);
 
 // FreeBSD's `callout_drain`: cw_callout_stop, and if the handler is running on another
 // thread, waits until it returns.
@@ -472,7 +505,7 @@ int cw_callout_stop(cw_callouts *cw,
 //
 // `cw` is NULL or a live table.
 int cw_callout_drain(cw_callouts *cw,
-                     uint64_t handle);
+                     cw_handle handle);
 
 // FreeBSD's `callout_pending`: 1 if the callout is armed and its handler has not been
 // started, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
@@ -481,7 +514,7 @@ int cw_callout_drain(cw_callouts *cw,
 //
 // `cw` is NULL or a live table.
 int cw_callout_pending(const cw_callouts *cw,
-                       uint64_t handle);
+                       cw_handle handle);
 
 // FreeBSD's `callout_active`: 1 if the callout was armed and not since stopped or
 // deactivated, 0 if not (running does not clear it, so a handler can tell whether it was
@@ -491,7 +524,7 @@ int cw_callout_pending(const cw_callouts *cw,
 //
 // `cw` is NULL or a live table.
 int cw_callout_active(const cw_callouts *cw,
-                      uint64_t handle);
+                      cw_handle handle);
 
 // FreeBSD's `callout_deactivate`: clears the active flag (a handler does this first).
 //
@@ -501,7 +534,7 @@ int cw_callout_active(const cw_callouts *cw,
 //
 // `cw` is NULL or a live table.
 int cw_callout_deactivate(cw_callouts *cw,
-                          uint64_t handle);
+                          cw_handle handle);
 
 // calloutng's `C_PREL(n)` for cw_callout_reset_sbt_on's flags: the callout may run up to
 // its interval / 2^n late. `n` is 0 to CW_C_PREL_MAX; any other `n` gives CW_EINVAL, which

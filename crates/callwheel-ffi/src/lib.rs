@@ -4,9 +4,10 @@
 //! A table (cw_callouts) is one CPU's callout queue on one of three timer schemes:
 //! CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout);
 //! CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel of 2^bits
-//! buckets, bits sized from calloutsize between 8 and 20); and CW_BACKING_WHEEL, callwheel's
-//! production hierarchical wheel, which also uses the precision of callout_reset_sbt_on to
-//! coalesce callouts.
+//! buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one bucket per
+//! pending callout whenever they outnumber the buckets twice, so a tick costs O(1) however far
+//! the pool grows); and CW_BACKING_WHEEL, callwheel's production hierarchical wheel, which
+//! also uses the precision of callout_reset_sbt_on to coalesce callouts.
 //!
 //! Conventions:
 //!
@@ -24,10 +25,15 @@
 //!   callouts) with the table unlocked, so a handler may call any function on its own table
 //!   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
 //!   time (another gets CW_EBUSY). func(arg) must be safe to call on that thread.
-//! - Handles (uint64_t) name a callout record and its generation: a handle kept after its
-//!   callout fired or was freed gets CW_ESTALE, and never touches the record's next user.
+//! - Handles (cw_handle, two uint64_t: id and owner) name a callout record, its generation
+//!   and the table that issued it: a handle kept after its callout fired or was freed, or
+//!   given to another table, gets CW_ESTALE and changes nothing. Copy them by value; their
+//!   fields are opaque numbers (compare both to tell two handles apart).
+//! - A growing table that needs memory the allocator refuses returns CW_ENOMEM, as a full
+//!   fixed pool does; every callout set before stays pending.
 //! - No Rust panic crosses this boundary: should one happen inside the library, the call
-//!   returns CW_EPANIC.
+//!   returns CW_EPANIC. A handler must return normally: a C++ exception or a longjmp out of
+//!   a handler crosses Rust frames, which is undefined behaviour.
 //!
 //! Example:
 //!
@@ -43,7 +49,7 @@
 //!     if (rc < 0) { fprintf(stderr, "%s\n", cw_strerror(rc)); return 1; }
 //!
 //!     cw_timeout(cw, retransmit, "segment 7", 3);         // by (func, arg)
-//!     uint64_t keepalive;
+//!     cw_handle keepalive;
 //!     cw_callout_init(cw, &keepalive);                    // FreeBSD's struct callout
 //!     cw_callout_reset_sbt_on(cw, keepalive, 2 * CW_SBT_1S, 0, retransmit, "keepalive",
 //!                             -1, CW_C_PREL(3));
@@ -113,7 +119,7 @@ use callwheel::scheme::differential_list::DifferentialList;
 use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel::time::Sbt;
 use callwheel::wheel::Wheel;
-use callwheel_callout::{flags, CalloutHandle, Callouts, Config, Error, SharedCallouts};
+use callwheel_callout::{flags, Callouts, Config, Error, Handle, SharedCallouts};
 
 /// Backing scheme: the old BSD callout, a differential list (setting a callout is O(n)).
 pub const CW_BACKING_LIST: c_int = 0;
@@ -134,11 +140,14 @@ pub const CW_OK: c_int = 0;
 /// given to a cw_callout_* function or the other way round); hz of 0 or a fixed pool of 0
 /// records. Equal to -EINVAL on Linux.
 pub const CW_EINVAL: c_int = 0 - 22;
-/// A fixed pool of callout records is exhausted (the 1995 kernel panicked here). Equal to
-/// -ENOMEM on Linux.
+/// Out of callout records: a fixed pool is exhausted (the 1995 kernel panicked here), or a
+/// growing table needed memory and the allocator refused it (also when cw_callouts_new
+/// cannot reserve calloutsize records). Nothing changed: every callout set before is still
+/// pending. Equal to -ENOMEM on Linux.
 pub const CW_ENOMEM: c_int = 0 - 12;
 /// The handle names no live callout: it already fired (cw_setcallout), was cancelled or
-/// freed, or was never issued by this table. Equal to -ESTALE on Linux.
+/// freed, or was never issued by this table (another table's handle included). Equal to
+/// -ESTALE on Linux.
 pub const CW_ESTALE: c_int = 0 - 116;
 /// cw_callout_drain or cw_callout_free from the callout's own handler: waiting for the
 /// handler would never return. Nothing changed. Equal to -EDEADLK on Linux.
@@ -187,6 +196,43 @@ const _: () = {
     assert!(CW_SBT_1US == Sbt::MICROSECOND.as_raw());
     assert!(CW_SBT_1NS == Sbt::NANOSECOND.as_raw());
 };
+
+/// The largest calloutsize cw_callouts_new accepts: 2^26 records reserved up front. A larger
+/// value is CW_EINVAL, so that a mistyped size (a negative number converted to size_t, a
+/// byte count) fails at once instead of reserving tens of gigabytes; a growing table still
+/// grows past it on demand (up to 2^32 - 2 records).
+pub const CW_CALLOUTSIZE_MAX: usize = 1 << 26;
+
+const _: () = assert!(CW_CALLOUTSIZE_MAX == callwheel_callout::MAX_CALLOUTSIZE);
+
+/// Names one callout of one table: what cw_setcallout and cw_callout_init store, and what
+/// every function acting on a callout takes. Pass it by value; both fields are opaque.
+///
+/// `id` holds the record's index and generation, `owner` the identity of the table that
+/// issued it (never 0 for an issued handle). A table accepts a handle only when both name
+/// one of its live callouts: a stale handle, another table's handle or a made-up one gets
+/// CW_ESTALE and changes nothing.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct cw_handle {
+    /// The record's index (low 32 bits) and generation (high 32 bits).
+    pub id: u64,
+    /// The identity of the table that issued the handle.
+    pub owner: u64,
+}
+
+impl From<Handle> for cw_handle {
+    fn from(h: Handle) -> cw_handle {
+        let (id, owner) = h.to_parts();
+        cw_handle { id, owner }
+    }
+}
+
+impl From<cw_handle> for Handle {
+    fn from(h: cw_handle) -> Handle {
+        Handle::from_parts(h.id, h.owner)
+    }
+}
 
 /// The smallest and largest bucket counts (as powers of two) of a CW_BACKING_HASHED table.
 const HASHED_MIN_BITS: u32 = 8;
@@ -323,10 +369,10 @@ const _: fn() = || {
 /// The C code of `e`.
 fn error_code(e: Error) -> c_int {
     match e {
-        Error::PoolExhausted { .. } => CW_ENOMEM,
+        Error::PoolExhausted { .. } | Error::NoMemory => CW_ENOMEM,
         Error::StaleHandle => CW_ESTALE,
         Error::WrongKind => CW_EINVAL,
-        Error::Scheme(callwheel::Error::Full { .. }) => CW_ENOMEM,
+        Error::Scheme(callwheel::Error::Full { .. } | callwheel::Error::NoMemory) => CW_ENOMEM,
         Error::Scheme(callwheel::Error::Config { .. } | callwheel::Error::ZeroPeriod) => CW_EINVAL,
         // BeyondRange, and any refusal added later: the deadline was not accepted.
         Error::Scheme(_) => CW_ERANGE,
@@ -374,14 +420,16 @@ fn flag(b: bool) -> c_int {
 /// Creates a callout table.
 ///
 /// - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL.
-/// - `calloutsize`: callout records allocated now (the kernel's calloutsize; below 2^32 - 1).
+/// - `calloutsize`: callout records reserved now (the kernel's calloutsize), 0 to
+///   CW_CALLOUTSIZE_MAX (2^26). The reservation is address space, touched as records are
+///   first used.
 /// - `fixed`: non-zero to never allocate more (calls needing another record then fail with
 ///   CW_ENOMEM); zero to let the pool double when it runs out.
 /// - `hz`: ticks per second, to convert cw_callout_reset_sbt_on's times (at least 1).
 /// - `out`: receives the table, or NULL on failure.
 ///
-/// Returns 0, or CW_EINVAL (NULL `out`, unknown backing, hz of 0, fixed pool of 0 records,
-/// calloutsize too large).
+/// Returns 0; CW_EINVAL (NULL `out`, unknown backing, hz of 0, fixed pool of 0 records,
+/// calloutsize above CW_CALLOUTSIZE_MAX); CW_ENOMEM when the records cannot be reserved.
 ///
 /// # Safety
 ///
@@ -517,8 +565,8 @@ pub unsafe extern "C" fn cw_softticks(cw: *const cw_callouts, out: *mut u64) -> 
 /// BSD's `timeout(func, arg, ticks)`: runs `func(arg)` `ticks` ticks from now (`ticks` <= 0
 /// counts as 1). Only cw_untimeout with the same (func, arg) cancels it.
 ///
-/// Returns 0; CW_ENOMEM when a fixed pool is exhausted; CW_ERANGE if the scheme refuses the
-/// deadline; CW_EINVAL for a NULL table or `func`.
+/// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_ERANGE if
+/// the scheme refuses the deadline; CW_EINVAL for a NULL table or `func`.
 ///
 /// # Safety
 ///
@@ -568,12 +616,13 @@ pub unsafe extern "C" fn cw_untimeout(
 ///
 /// The handle goes stale when the callout fires (before its handler runs) or is cancelled.
 ///
-/// Returns 0; CW_ENOMEM when a fixed pool is exhausted; CW_ERANGE if the scheme refuses the
-/// deadline; CW_EINVAL for a NULL table, `func` or `handle_out` (nothing is set).
+/// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_ERANGE if
+/// the scheme refuses the deadline; CW_EINVAL for a NULL table, `func` or `handle_out`
+/// (nothing is set).
 ///
 /// # Safety
 ///
-/// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a uint64_t;
+/// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle;
 /// `func(arg)` is safe to call from the thread that will run cw_softclock.
 #[no_mangle]
 pub unsafe extern "C" fn cw_setcallout(
@@ -581,7 +630,7 @@ pub unsafe extern "C" fn cw_setcallout(
     func: cw_func,
     arg: *mut c_void,
     ticks: i64,
-    handle_out: *mut u64,
+    handle_out: *mut cw_handle,
 ) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
@@ -590,7 +639,7 @@ pub unsafe extern "C" fn cw_setcallout(
         need(handle_out)?;
         let h = dispatch!(t, s => s.setcallout(call, ticks)).map_err(error_code)?;
         // SAFETY: `handle_out` is non-NULL and valid for writes, by this function's contract.
-        unsafe { handle_out.write(h.to_bits()) };
+        unsafe { handle_out.write(h.into()) };
         Ok(CW_OK)
     })
 }
@@ -599,19 +648,18 @@ pub unsafe extern "C" fn cw_setcallout(
 /// returned `handle` for.
 ///
 /// Returns 1 if it was pending (it will not run); CW_ESTALE if it already fired or was
-/// cancelled, or the handle was never issued; CW_EINVAL for a NULL table or a cw_callout_init
-/// handle.
+/// cancelled, or the handle was never issued by this table; CW_EINVAL for a NULL table or a
+/// cw_callout_init handle.
 ///
 /// # Safety
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_unsetcallout(cw: *mut cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_unsetcallout(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        let was = dispatch!(t, s => s.unsetcallout(CalloutHandle::from_bits(handle)))
-            .map_err(error_code)?;
+        let was = dispatch!(t, s => s.unsetcallout(handle.into())).map_err(error_code)?;
         Ok(flag(was))
     })
 }
@@ -620,20 +668,24 @@ pub unsafe extern "C" fn cw_unsetcallout(cw: *mut cw_callouts, handle: u64) -> c
 /// stored in `*handle_out`. It lives until cw_callout_free, and may be armed again and again
 /// (cw_callout_reset, cw_callout_reset_sbt_on).
 ///
-/// Returns 0; CW_ENOMEM when a fixed pool is exhausted; CW_EINVAL for a NULL argument.
+/// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_EINVAL
+/// for a NULL argument.
 ///
 /// # Safety
 ///
-/// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a uint64_t.
+/// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_init(cw: *mut cw_callouts, handle_out: *mut u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_init(
+    cw: *mut cw_callouts,
+    handle_out: *mut cw_handle,
+) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
         need(handle_out)?;
         let h = dispatch!(t, s => s.callout_init()).map_err(error_code)?;
         // SAFETY: `handle_out` is non-NULL and valid for writes, by this function's contract.
-        unsafe { handle_out.write(h.to_bits()) };
+        unsafe { handle_out.write(h.into()) };
         Ok(CW_OK)
     })
 }
@@ -648,11 +700,11 @@ pub unsafe extern "C" fn cw_callout_init(cw: *mut cw_callouts, handle_out: *mut 
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        dispatch!(t, s => s.callout_free(CalloutHandle::from_bits(handle))).map_err(error_code)?;
+        dispatch!(t, s => s.callout_free(handle.into())).map_err(error_code)?;
         Ok(CW_OK)
     })
 }
@@ -672,7 +724,7 @@ pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: u64) -> c
 #[no_mangle]
 pub unsafe extern "C" fn cw_callout_reset(
     cw: *mut cw_callouts,
-    handle: u64,
+    handle: cw_handle,
     ticks: i64,
     func: cw_func,
     arg: *mut c_void,
@@ -681,8 +733,8 @@ pub unsafe extern "C" fn cw_callout_reset(
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
         let call = CCall::new(func, arg)?;
-        let was = dispatch!(t, s => s.callout_reset(CalloutHandle::from_bits(handle), ticks, call))
-            .map_err(error_code)?;
+        let was =
+            dispatch!(t, s => s.callout_reset(handle.into(), ticks, call)).map_err(error_code)?;
         Ok(flag(was))
     })
 }
@@ -711,7 +763,7 @@ pub unsafe extern "C" fn cw_callout_reset(
 #[allow(clippy::too_many_arguments)] // FreeBSD's signature, plus the table.
 pub unsafe extern "C" fn cw_callout_reset_sbt_on(
     cw: *mut cw_callouts,
-    handle: u64,
+    handle: cw_handle,
     sbt: i64,
     precision: i64,
     func: cw_func,
@@ -727,7 +779,7 @@ pub unsafe extern "C" fn cw_callout_reset_sbt_on(
         // A negative int has bits no flag uses, so it is refused as unknown flags.
         let flags = flags as u32;
         let was = dispatch!(t, s => s.callout_reset_sbt_on(
-            CalloutHandle::from_bits(handle), sbt, precision, call, cpu, flags
+            handle.into(), sbt, precision, call, cpu, flags
         ))
         .map_err(error_code)?;
         Ok(flag(was))
@@ -744,12 +796,11 @@ pub unsafe extern "C" fn cw_callout_reset_sbt_on(
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_stop(cw: *mut cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_stop(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        let was = dispatch!(t, s => s.callout_stop(CalloutHandle::from_bits(handle)))
-            .map_err(error_code)?;
+        let was = dispatch!(t, s => s.callout_stop(handle.into())).map_err(error_code)?;
         Ok(flag(was))
     })
 }
@@ -764,12 +815,11 @@ pub unsafe extern "C" fn cw_callout_stop(cw: *mut cw_callouts, handle: u64) -> c
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        let was = dispatch!(t, s => s.callout_drain(CalloutHandle::from_bits(handle)))
-            .map_err(error_code)?;
+        let was = dispatch!(t, s => s.callout_drain(handle.into())).map_err(error_code)?;
         Ok(flag(was))
     })
 }
@@ -781,12 +831,11 @@ pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: u64) -> 
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_pending(cw: *const cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_pending(cw: *const cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        let pending = dispatch!(t, s => s.callout_pending(CalloutHandle::from_bits(handle)))
-            .map_err(error_code)?;
+        let pending = dispatch!(t, s => s.callout_pending(handle.into())).map_err(error_code)?;
         Ok(flag(pending))
     })
 }
@@ -799,12 +848,11 @@ pub unsafe extern "C" fn cw_callout_pending(cw: *const cw_callouts, handle: u64)
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_active(cw: *const cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_active(cw: *const cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        let active = dispatch!(t, s => s.callout_active(CalloutHandle::from_bits(handle)))
-            .map_err(error_code)?;
+        let active = dispatch!(t, s => s.callout_active(handle.into())).map_err(error_code)?;
         Ok(flag(active))
     })
 }
@@ -817,12 +865,11 @@ pub unsafe extern "C" fn cw_callout_active(cw: *const cw_callouts, handle: u64) 
 ///
 /// `cw` is NULL or a live table.
 #[no_mangle]
-pub unsafe extern "C" fn cw_callout_deactivate(cw: *mut cw_callouts, handle: u64) -> c_int {
+pub unsafe extern "C" fn cw_callout_deactivate(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
-        dispatch!(t, s => s.callout_deactivate(CalloutHandle::from_bits(handle)))
-            .map_err(error_code)?;
+        dispatch!(t, s => s.callout_deactivate(handle.into())).map_err(error_code)?;
         Ok(CW_OK)
     })
 }
@@ -854,7 +901,7 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
     match code {
         0.. => c"success",
         CW_EINVAL => c"invalid argument (NULL pointer or function, unknown backing, bad flags or cpu, handle of the wrong kind, or bad configuration)",
-        CW_ENOMEM => c"all callout records of the fixed pool are in use",
+        CW_ENOMEM => c"out of callout records: the fixed pool is full, or the table could not get memory to grow",
         CW_ESTALE => c"stale or unknown callout handle",
         CW_EDEADLK => c"the callout's own handler is running on this thread: waiting would deadlock",
         CW_EBUSY => c"busy: handlers are running on another thread (or this one), or the callout's handler is running",

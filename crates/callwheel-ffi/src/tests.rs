@@ -119,8 +119,8 @@ impl T {
         unsafe { cw_untimeout(self.0, f(func), arg) }
     }
 
-    fn setcallout(&self, func: Func, arg: *mut c_void, ticks: i64) -> Result<u64, c_int> {
-        let mut h = 0;
+    fn setcallout(&self, func: Func, arg: *mut c_void, ticks: i64) -> Result<cw_handle, c_int> {
+        let mut h = cw_handle::default();
         // SAFETY: see the impl; the handlers accept any argument.
         let rc = unsafe { cw_setcallout(self.0, f(func), arg, ticks, &mut h) };
         if rc == CW_OK {
@@ -130,13 +130,13 @@ impl T {
         }
     }
 
-    fn unsetcallout(&self, h: u64) -> c_int {
+    fn unsetcallout(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_unsetcallout(self.0, h) }
     }
 
-    fn init(&self) -> Result<u64, c_int> {
-        let mut h = 0;
+    fn init(&self) -> Result<cw_handle, c_int> {
+        let mut h = cw_handle::default();
         // SAFETY: see the impl.
         let rc = unsafe { cw_callout_init(self.0, &mut h) };
         if rc == CW_OK {
@@ -146,19 +146,19 @@ impl T {
         }
     }
 
-    fn free(&self, h: u64) -> c_int {
+    fn free(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_callout_free(self.0, h) }
     }
 
-    fn reset(&self, h: u64, ticks: i64, func: Func, arg: *mut c_void) -> c_int {
+    fn reset(&self, h: cw_handle, ticks: i64, func: Func, arg: *mut c_void) -> c_int {
         // SAFETY: see the impl; the handlers accept any argument.
         unsafe { cw_callout_reset(self.0, h, ticks, f(func), arg) }
     }
 
     fn reset_sbt(
         &self,
-        h: u64,
+        h: cw_handle,
         sbt: i64,
         prec: i64,
         arg: *mut c_void,
@@ -169,27 +169,27 @@ impl T {
         unsafe { cw_callout_reset_sbt_on(self.0, h, sbt, prec, f(RECORD), arg, cpu, flags) }
     }
 
-    fn stop(&self, h: u64) -> c_int {
+    fn stop(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_callout_stop(self.0, h) }
     }
 
-    fn drain(&self, h: u64) -> c_int {
+    fn drain(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_callout_drain(self.0, h) }
     }
 
-    fn pending(&self, h: u64) -> c_int {
+    fn pending(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_callout_pending(self.0, h) }
     }
 
-    fn active(&self, h: u64) -> c_int {
+    fn active(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_callout_active(self.0, h) }
     }
 
-    fn deactivate(&self, h: u64) -> c_int {
+    fn deactivate(&self, h: cw_handle) -> c_int {
         // SAFETY: see the impl.
         unsafe { cw_callout_deactivate(self.0, h) }
     }
@@ -211,6 +211,8 @@ impl Drop for T {
 fn null_table_and_null_pointers_are_einval() {
     let n: *mut cw_callouts = null_mut();
     let mut out = 0u64;
+    let mut hout = cw_handle::default();
+    let h0 = cw_handle::default();
     // SAFETY: every function accepts a NULL table (and NULL out-pointers) and then touches
     // nothing; the out-pointers that are not NULL are references to locals.
     unsafe {
@@ -221,25 +223,26 @@ fn null_table_and_null_pointers_are_einval() {
         assert_eq!(cw_timeout(n, f(RECORD), null_mut(), 1), CW_EINVAL);
         assert_eq!(cw_untimeout(n, f(RECORD), null_mut()), CW_EINVAL);
         assert_eq!(
-            cw_setcallout(n, f(RECORD), null_mut(), 1, &mut out),
+            cw_setcallout(n, f(RECORD), null_mut(), 1, &mut hout),
             CW_EINVAL
         );
-        assert_eq!(cw_unsetcallout(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_init(n, &mut out), CW_EINVAL);
-        assert_eq!(cw_callout_free(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_reset(n, 0, 1, f(RECORD), null_mut()), CW_EINVAL);
+        assert_eq!(cw_unsetcallout(n, h0), CW_EINVAL);
+        assert_eq!(cw_callout_init(n, &mut hout), CW_EINVAL);
+        assert_eq!(cw_callout_free(n, h0), CW_EINVAL);
+        assert_eq!(cw_callout_reset(n, h0, 1, f(RECORD), null_mut()), CW_EINVAL);
         assert_eq!(
-            cw_callout_reset_sbt_on(n, 0, 1, 0, f(RECORD), null_mut(), 0, 0),
+            cw_callout_reset_sbt_on(n, h0, 1, 0, f(RECORD), null_mut(), 0, 0),
             CW_EINVAL
         );
-        assert_eq!(cw_callout_stop(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_drain(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_pending(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_active(n, 0), CW_EINVAL);
-        assert_eq!(cw_callout_deactivate(n, 0), CW_EINVAL);
+        assert_eq!(cw_callout_stop(n, h0), CW_EINVAL);
+        assert_eq!(cw_callout_drain(n, h0), CW_EINVAL);
+        assert_eq!(cw_callout_pending(n, h0), CW_EINVAL);
+        assert_eq!(cw_callout_active(n, h0), CW_EINVAL);
+        assert_eq!(cw_callout_deactivate(n, h0), CW_EINVAL);
         cw_callouts_free(n);
     }
     assert_eq!(out, 0, "no out-pointer was written");
+    assert_eq!(hout, h0, "no handle was written");
 
     for backing in BACKINGS {
         let t = T::new(backing, 4, false);
@@ -250,7 +253,10 @@ fn null_table_and_null_pointers_are_einval() {
             assert_eq!(cw_softticks(t.0, null_mut()), CW_EINVAL);
             assert_eq!(cw_timeout(t.0, None, null_mut(), 1), CW_EINVAL);
             assert_eq!(cw_untimeout(t.0, None, null_mut()), CW_EINVAL);
-            assert_eq!(cw_setcallout(t.0, None, null_mut(), 1, &mut out), CW_EINVAL);
+            assert_eq!(
+                cw_setcallout(t.0, None, null_mut(), 1, &mut hout),
+                CW_EINVAL
+            );
             assert_eq!(
                 cw_setcallout(t.0, f(RECORD), null_mut(), 1, null_mut()),
                 CW_EINVAL
@@ -278,6 +284,8 @@ fn bad_configurations_are_einval_and_clear_out() {
         (-1, 16, 0, 1000),
         (CW_BACKING_HASHED, 16, 0, 0),
         (CW_BACKING_WHEEL, 0, 1, 1000),
+        (CW_BACKING_LIST, CW_CALLOUTSIZE_MAX + 1, 0, 1000),
+        (CW_BACKING_HASHED, CW_CALLOUTSIZE_MAX + 1, 1, 1000),
         (CW_BACKING_LIST, u32::MAX as usize, 0, 1000),
         (CW_BACKING_LIST, usize::MAX, 1, 1000),
     ] {
@@ -294,6 +302,75 @@ fn bad_configurations_are_einval_and_clear_out() {
     assert_eq!(t.timeout(RECORD, tag(1), 1), CW_OK);
     assert_eq!(t.run(1), 1);
     assert_eq!(take_log(), [1]);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "reserves 2^26 records")]
+fn the_largest_calloutsize_is_taken() {
+    // The top of the documented range is accepted: it reserves address space, and only the
+    // allocator may refuse it (CW_ENOMEM), never the range check (CW_EINVAL).
+    for backing in BACKINGS {
+        for fixed in [0, 1] {
+            let mut cw = null_mut();
+            // SAFETY: `&mut cw` is valid for writing a pointer.
+            let rc = unsafe { cw_callouts_new(backing, CW_CALLOUTSIZE_MAX, fixed, 1000, &mut cw) };
+            assert!(rc == CW_OK || rc == CW_ENOMEM, "{backing}: {rc}");
+            if rc == CW_OK {
+                let t = T(cw);
+                assert_eq!(t.timeout(RECORD, tag(1), 1), CW_OK);
+                assert_eq!(t.run(1), 1);
+                assert_eq!(take_log(), [1]);
+            } else {
+                assert!(cw.is_null());
+            }
+        }
+    }
+}
+
+#[test]
+fn handles_of_another_table_are_stale_for_every_call() {
+    for (ba, bb) in [
+        (CW_BACKING_HASHED, CW_BACKING_HASHED),
+        (CW_BACKING_LIST, CW_BACKING_WHEEL),
+    ] {
+        let (a, b) = (T::new(ba, 8, false), T::new(bb, 8, false));
+        // Fresh tables: the same record index and generation, told apart by the owner.
+        let (oa, ob) = (
+            a.setcallout(RECORD, tag(1), 2).unwrap(),
+            b.setcallout(RECORD, tag(2), 2).unwrap(),
+        );
+        let (pa, pb) = (a.init().unwrap(), b.init().unwrap());
+        assert_eq!((oa.id, pa.id), (ob.id, pb.id));
+        assert_ne!(oa.owner, ob.owner);
+        assert_eq!(a.reset(pa, 3, RECORD, tag(3)), 0);
+        for (t, one_shot, persistent) in [(&a, ob, pb), (&b, oa, pa)] {
+            for rc in [
+                t.unsetcallout(one_shot),
+                t.unsetcallout(persistent),
+                t.free(persistent),
+                t.reset(persistent, 1, RECORD, tag(9)),
+                t.reset_sbt(persistent, CW_SBT_1MS, 0, tag(9), 0, 0),
+                t.stop(persistent),
+                t.drain(persistent),
+                t.pending(persistent),
+                t.active(persistent),
+                t.deactivate(persistent),
+                t.stop(one_shot),
+            ] {
+                assert_eq!(rc, CW_ESTALE);
+            }
+            t.check();
+        }
+        // Nothing changed: each table runs its own callouts, a's persistent one still armed.
+        assert_eq!((a.pending(pa), a.active(pa)), (1, 1));
+        assert_eq!((b.pending(pb), b.active(pb)), (0, 0));
+        assert_eq!(a.run(3), 2);
+        assert_eq!(take_log(), [1, 3]);
+        assert_eq!(b.run(3), 1);
+        assert_eq!(take_log(), [2]);
+        assert_eq!(a.free(pa), CW_OK);
+        assert_eq!(b.free(pb), CW_OK);
+    }
 }
 
 #[test]
@@ -388,13 +465,18 @@ fn setcallout_handles_go_stale_and_forgeries_are_refused() {
         assert_eq!(t.unsetcallout(a), CW_ESTALE);
         // The record is reused with a new generation: the old handle cannot touch it.
         let c = t.setcallout(RECORD, tag(3), 2).unwrap();
-        assert_eq!(c as u32, a as u32, "same record");
+        assert_eq!(c.id as u32, a.id as u32, "same record");
         assert_ne!(c, a);
         assert_eq!(t.unsetcallout(a), CW_ESTALE);
-        // Forgeries: another generation, an index never allocated, all ones.
-        assert_eq!(t.unsetcallout(b ^ (1 << 40)), CW_ESTALE);
-        assert_eq!(t.unsetcallout(1_000_000), CW_ESTALE);
-        assert_eq!(t.unsetcallout(u64::MAX), CW_ESTALE);
+        // Forgeries with this table's owner: another generation, an index never allocated,
+        // all ones; and b's id under owners that are not this table's.
+        let owner = b.owner;
+        for id in [b.id ^ (1 << 40), 1_000_000, u64::MAX] {
+            assert_eq!(t.unsetcallout(cw_handle { id, owner }), CW_ESTALE);
+        }
+        for owner in [0, owner + 1, u64::MAX] {
+            assert_eq!(t.unsetcallout(cw_handle { id: b.id, owner }), CW_ESTALE);
+        }
         // A one-shot handle is the wrong kind for callout_* calls, and the other way round.
         let p = t.init().unwrap();
         assert_eq!(t.unsetcallout(p), CW_EINVAL);
@@ -469,7 +551,7 @@ fn huge_tick_counts_are_taken_or_refused_cleanly() {
 /// Shared with the reentrant handlers through their `arg`.
 struct Reentrant {
     cw: *mut cw_callouts,
-    handle: Cell<u64>,
+    handle: Cell<cw_handle>,
     runs: Cell<u32>,
     results: RefCell<Vec<c_int>>,
 }
@@ -478,7 +560,7 @@ impl Reentrant {
     fn new(t: &T) -> Reentrant {
         Reentrant {
             cw: t.0,
-            handle: Cell::new(0),
+            handle: Cell::new(cw_handle::default()),
             runs: Cell::new(0),
             results: RefCell::new(Vec::new()),
         }
@@ -649,6 +731,8 @@ fn c_prel_matches_the_header_macro() {
 fn every_error_has_a_code_and_every_code_a_text() {
     let cases = [
         (Error::PoolExhausted { calloutsize: 3 }, CW_ENOMEM),
+        (Error::NoMemory, CW_ENOMEM),
+        (Error::Scheme(callwheel::Error::NoMemory), CW_ENOMEM),
         (Error::StaleHandle, CW_ESTALE),
         (Error::WrongKind, CW_EINVAL),
         (

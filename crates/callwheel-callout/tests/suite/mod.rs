@@ -7,7 +7,7 @@ pub mod oracle;
 
 use callwheel::time::Sbt;
 use callwheel_callout::flags::{c_prel, C_ABSOLUTE, C_DIRECT_EXEC};
-use callwheel_callout::{Backing, CalloutHandle, Callouts, Config, Error};
+use callwheel_callout::{Backing, Callouts, Config, Error, Handle};
 use oracle::{action, Action, Model, Op};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PropConfig, TestRunner};
@@ -97,11 +97,12 @@ pub fn handles_cancel_exactly_their_callout<S: Backing>(make: Make<S>) {
     assert_eq!(log, [(3, 1), (3, 2)]);
     assert_eq!(t.unsetcallout(b), Err(Error::StaleHandle), "already ran");
     assert_eq!(
-        t.unsetcallout(CalloutHandle::from_bits(u64::MAX)),
+        // Forged with this table's identity: only the index and generation can reject them.
+        t.unsetcallout(Handle::from_parts(u64::MAX, a.owner())),
         Err(Error::StaleHandle)
     );
     assert_eq!(
-        t.unsetcallout(CalloutHandle::from_bits(5 | 9 << 32)),
+        t.unsetcallout(Handle::from_parts(5 | 9 << 32, a.owner())),
         Err(Error::StaleHandle)
     );
     let p = t.callout_init().unwrap();
@@ -449,7 +450,7 @@ pub fn matches_the_model<S: Backing>(make: Make<S>, steps: u64) {
             };
             let mut t = table(make, config);
             let mut m = Model::default();
-            let mut handles: Vec<CalloutHandle> = Vec::new();
+            let mut handles: Vec<Handle> = Vec::new();
             let (mut log, mut want) = (Vec::new(), Vec::new());
             for op in ops {
                 match op {

@@ -1,7 +1,7 @@
 //! A plain model of the callout interfaces: a vector of pending callouts, searched by brute
 //! force. Property tests run random operations on a table and on the model and compare.
 
-use callwheel_callout::{CalloutHandle, Error};
+use callwheel_callout::{Error, Handle};
 use proptest::prelude::*;
 
 /// One random operation.
@@ -157,9 +157,9 @@ impl Model {
 }
 
 /// The handle `back`-th from last, or a forged one when none was issued.
-pub fn pick(handles: &[CalloutHandle], back: usize) -> CalloutHandle {
+pub fn pick(handles: &[Handle], back: usize) -> Handle {
     if handles.is_empty() {
-        CalloutHandle::from_bits(0xdead_beef_0000_0007)
+        Handle::from_parts(0xdead_beef_0000_0007, 0)
     } else {
         handles[handles.len() - 1 - back % handles.len()]
     }

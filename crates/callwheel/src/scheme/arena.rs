@@ -84,7 +84,17 @@ impl<T> Arena<T> {
     /// once (`None`: the slab grows on demand). A capacity that cannot be indexed or allocated
     /// is an error.
     pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Result<Arena<T>, Error> {
-        let mut arena = Self::growing(lists);
+        // The list heads are sized by the caller (a hashed wheel's bucket count): a refused
+        // allocation is an error, not an abort.
+        let mut heads = Vec::new();
+        heads
+            .try_reserve_exact(lists)
+            .map_err(|_| Error::NoMemory)?;
+        heads.resize(lists, EMPTY);
+        let mut arena = Arena {
+            heads,
+            ..Self::growing(0)
+        };
         if let Some(cap) = capacity {
             if cap >= NIL as usize {
                 return Err(Error::Config {

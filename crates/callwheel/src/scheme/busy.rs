@@ -19,6 +19,16 @@ impl BusyMarks {
         }
     }
 
+    /// [`BusyMarks::new`] with the allocation refused as an error, for sizes the caller chose.
+    pub(crate) fn try_new(len: usize) -> Result<BusyMarks, super::Error> {
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(len.div_ceil(64))
+            .map_err(|_| super::Error::NoMemory)?;
+        words.resize(len.div_ceil(64), 0);
+        Ok(BusyMarks { words, len })
+    }
+
     #[inline]
     pub(crate) fn set(&mut self, bucket: usize) {
         self.words[bucket / 64] |= 1 << (bucket % 64);

@@ -27,7 +27,7 @@ impl Table {
         let size = 1usize << bits;
         Ok(Table {
             mask: size as u64 - 1,
-            busy: BusyMarks::new(size),
+            busy: BusyMarks::try_new(size)?,
         })
     }
 
