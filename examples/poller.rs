@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use callwheel_rt::hdrhistogram::Histogram;
-use callwheel_rt::{Config, Missed, Reaped, Runtime, TimerSet, TimerSetConfig, Tolerance};
+use callwheel_rt::{Missed, Reaped, Runtime, TimerSet, TimerSetConfig, Tolerance};
 
 /// The period classes, in milliseconds; timer `i` belongs to class `i % CLASSES.len()`.
 const CLASSES: [u64; 6] = [5, 10, 25, 50, 100, 250];
@@ -171,17 +171,13 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::default()
-    })?;
+    let rt = Runtime::builder().shards(1).build()?;
     let set = TimerSet::with_config(
         &rt,
-        TimerSetConfig {
-            quota: args.timers,
-            tolerance: Some(Tolerance::absolute(args.slack_us * 1_000)),
-            missed: args.policy,
-        },
+        TimerSetConfig::default()
+            .with_quota(args.timers)
+            .with_tolerance(Some(Tolerance::absolute(args.slack_us * 1_000)))
+            .with_missed(args.policy),
     )?;
     let epoll = Epoll::watching(set.as_raw_fd())?;
 
@@ -193,7 +189,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         let period = CLASSES[class] * 1_000_000;
         let offset = 1 + (i as u64 * 7_919_333) % period;
         let label = ((class as u64) << 32) | i as u64;
-        let now = set.now();
+        let now = set.now_ns();
         set.create(
             Duration::from_nanos(offset),
             Duration::from_nanos(period),
@@ -202,7 +198,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         firsts.push((class, now + offset, period));
         classes[class].timers += 1;
     }
-    let start = set.now();
+    let start = set.now_ns();
     let end = start + (args.seconds * 1e9) as u64;
     for &(class, first, period) in &firsts {
         if first <= end {
@@ -214,7 +210,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let (mut wakeups, mut empty_wakeups, mut late_after_end) = (0u64, 0u64, 0u64);
     let mut most_in_one_wakeup = 0u64;
     loop {
-        let now = set.now();
+        let now = set.now_ns();
         if now >= end {
             break;
         }
@@ -227,7 +223,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         // Reap until the queue is empty. A loop that cannot keep up (a debug build, too many
         // timers) would never see it empty under Burst, so it also looks at the clock.
         while let Some(r) = set.reap_info() {
-            let t = set.now();
+            let t = set.now_ns();
             if r.deadline > end {
                 late_after_end += 1;
                 continue;
@@ -248,21 +244,21 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     // Expiries due by the end that the loop had not reaped yet (every call catches the queue
     // up with the clock). A timer whose next period falls after the end is cancelled once
     // reaped, so this drain ends; one behind schedule comes round again until it is not.
-    let give_up = set.now() + 5_000_000_000;
+    let give_up = set.now_ns() + 5_000_000_000;
     while let Some(r) = set.reap_info() {
         let class = ((r.label >> 32) as usize).min(CLASSES.len() - 1);
         let period = CLASSES[class] * 1_000_000;
         if r.deadline <= end {
             classes[class].count(&r, period, end, args.policy);
-            lateness.saturating_record(set.now().saturating_sub(r.deadline).max(1));
+            lateness.saturating_record(set.now_ns().saturating_sub(r.deadline).max(1));
         } else {
             late_after_end += 1;
         }
-        if r.deadline.saturating_add(period) > end || set.now() > give_up {
+        if r.deadline.saturating_add(period) > end || set.now_ns() > give_up {
             let _ = set.cancel(r.handle);
         }
     }
-    let elapsed = (set.now() - start) as f64 / 1e9;
+    let elapsed = (set.now_ns() - start) as f64 / 1e9;
     let stats = set.stats();
     let shard = rt
         .stats()

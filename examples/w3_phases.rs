@@ -1,7 +1,7 @@
 //! Where the production wheel spends W3's time: the starts, then the advance split by the kind
 //! of tick (one that processes a level-2 slot, a level-1 slot, or only level 0).
 //!
-//! W3 (`WORKLOADS.md`) starts 10^6 timers due in `[1, 100000)` and advances tick by tick. From
+//! W3 (`docs/workloads.md`) starts 10^6 timers due in `[1, 100000)` and advances tick by tick. From
 //! time 0 most timers sit on level 2 (slots 4096 ticks wide); each is cascaded to level 1 when its
 //! level-2 slot comes up, to level 0 when its level-1 slot does, and fired there. This program
 //! times each `advance` call and adds it to the kind of its tick, divided by the timers, so the
@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
 use callwheel::{Budget, Scheme, Timers};
 use callwheel_cli::workload::{SplitMix64, SEED};
 

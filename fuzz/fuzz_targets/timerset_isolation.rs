@@ -1,4 +1,4 @@
-//! Isolation of timer sets (issue 6), through callwheel-ffi's C entry points: random calls on
+//! Isolation of timer sets, through callwheel-ffi's C entry points: random calls on
 //! two sets, A and B, with random handles — their own (live and stale), stolen from the other
 //! set, from sets already freed, made up, or one bit away from a real one — through both the
 //! clean API (`cw_timer_*`) and the paper's `setitimer`/`getitimer` surface
@@ -31,7 +31,7 @@ use callwheel_ffi::{
     CW_ENOSPC, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
 };
 use callwheel_rt::{
-    Config, Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
+    Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
 };
 use libc::{itimerval, timeval};
 use libfuzzer_sys::fuzz_target;
@@ -53,11 +53,7 @@ fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
         let clock = ManualClock::new(1_000_000_000);
-        let rt = Runtime::new(Config {
-            shards: 1,
-            workers: 1,
-            ..Config::with_clock(clock.clone())
-        })
+        let rt = Runtime::builder().clock(clock.clone()).shards(1).workers(1).build()
         .expect("the runtime starts");
         Env { clock, rt }
     })
@@ -212,11 +208,7 @@ impl Pair {
     /// run out of set keys (after about 2^24 sets: a very long run).
     fn new(quota: usize, missed: Missed) -> Option<Pair> {
         let env = env();
-        let config = TimerSetConfig {
-            quota,
-            missed,
-            ..TimerSetConfig::default()
-        };
+        let config = TimerSetConfig::default().with_quota(quota).with_missed(missed);
         let c = TimerSet::with_config(&env.rt, config).ok()?;
         let twin = TimerSet::with_config(&env.rt, config).ok()?;
         Some(Pair {

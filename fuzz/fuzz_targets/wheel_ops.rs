@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use callwheel::wheel::{Missed, Wheel};
+use callwheel::{Missed, Wheel};
 use callwheel::{Budget, Handle, Scheme, Tick, Timers};
 use libfuzzer_sys::fuzz_target;
 
@@ -139,7 +139,8 @@ fuzz_target!(|data: &[u8]| {
                 let h = foreign[(arg as usize) % foreign.len()];
                 let len = w.len();
                 assert!(w.stop(h).is_none(), "another wheel's handle stopped {h:?}");
-                assert!(!w.reset(h, deadline, tolerance), "another wheel's handle reset {h:?}");
+                assert!(w.reset(h, deadline, tolerance).is_none(), "another wheel's handle reset {h:?}");
+                assert!(!w.contains(h) && w.deadline(h).is_none(), "another wheel's handle found {h:?}");
                 assert_eq!(w.len(), len);
             }
             3 => {
@@ -155,7 +156,9 @@ fuzz_target!(|data: &[u8]| {
                     Some((period, Missed::Burst)) => tolerance.min(period),
                     _ => tolerance,
                 };
-                assert_eq!(w.reset(h, deadline, tolerance), live, "reset of {h:?}");
+                let before = w.deadline(h);
+                assert_eq!(before.is_some(), live, "deadline of {h:?}");
+                assert_eq!(w.reset(h, deadline, tolerance), before, "reset of {h:?}");
                 if let Some(p) = pending.get_mut(&h) {
                     p.deadline = deadline;
                     p.overdue = p.periodic || deadline <= now;

@@ -1,32 +1,24 @@
 //! The timer schemes a callout table can run on.
 
-use callwheel::scheme::balanced_tree::BalancedTree;
-use callwheel::scheme::binary_heap::BinaryHeap;
-use callwheel::scheme::calendar_queue::CalendarQueue;
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
-use callwheel::scheme::hierarchical_wheel::HierarchicalWheel;
-use callwheel::scheme::ordered_list::OrderedList;
-use callwheel::wheel::Wheel;
-use callwheel::{Error, Handle, Scheme, Tick, Timers};
+use callwheel::Wheel;
+use callwheel::{Error, Scheme};
+use callwheel_schemes::balanced_tree::BalancedTree;
+use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::calendar_queue::CalendarQueue;
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
+use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
+use callwheel_schemes::hierarchical_wheel::HierarchicalWheel;
+use callwheel_schemes::ordered_list::OrderedList;
 
 /// A timer scheme holding callout records (by their pool index).
 ///
-/// Every scheme of the `callwheel` crate is one. The additions to [`Scheme`] are
-/// [`Backing::start_within`], which passes calloutng's precision to a scheme that can use it
-/// (the production [`Wheel`] coalesces within it) and is a plain `start` elsewhere, and the
-/// pair [`Backing::load_limit`] / [`Backing::resized`], by which a scheme of fixed shape (a
-/// hashed wheel's bucket count) grows with the table's pool.
+/// Every scheme of the `callwheel` crate is one. calloutng's precision goes to the scheme's
+/// own [`Timers::start_with`](callwheel::Timers::start_with) (the production [`Wheel`] coalesces within the window, the exact
+/// schemes fire at its start). The addition to [`Scheme`] is the pair
+/// [`Backing::load_limit`] / [`Backing::resized`], by which a scheme of fixed shape (a hashed
+/// wheel's bucket count) grows with the table's pool.
 pub trait Backing: Scheme<u32> + Sized {
-    /// Arms a timer that may fire anywhere in `[deadline, deadline + tolerance]`.
-    fn start_within(
-        &mut self,
-        deadline: Tick,
-        tolerance: Tick,
-        record: u32,
-    ) -> Result<Handle, Error>;
-
     /// How many pending timers this scheme holds before its costs start to grow with their
     /// number (a hashed wheel: a small multiple of its buckets). When the table holds more,
     /// it asks [`Backing::resized`] for a larger scheme and moves its callouts there.
@@ -37,7 +29,7 @@ pub trait Backing: Scheme<u32> + Sized {
 
     /// An empty scheme of the same kind, its clock at tick 0, shaped for `timers` pending
     /// timers; `None` when it cannot be made larger than this one. The table moves the
-    /// callouts with [`Backing::start_within`] and a tolerance of 0, so only schemes that do
+    /// callouts with [`Timers::start_with`](callwheel::Timers::start_with) and a tolerance of 0, so only schemes that do
     /// not coalesce should offer this.
     ///
     /// # Errors
@@ -51,12 +43,7 @@ pub trait Backing: Scheme<u32> + Sized {
 
 macro_rules! exact_backing {
     ($($ty:ty),* $(,)?) => {$(
-        impl Backing for $ty {
-            #[inline]
-            fn start_within(&mut self, deadline: Tick, _: Tick, record: u32) -> Result<Handle, Error> {
-                self.start(deadline, record)
-            }
-        }
+        impl Backing for $ty {}
     )*};
 }
 
@@ -69,17 +56,7 @@ exact_backing!(
     CalendarQueue<u32>,
 );
 
-impl Backing for Wheel<u32> {
-    #[inline]
-    fn start_within(
-        &mut self,
-        deadline: Tick,
-        tolerance: Tick,
-        record: u32,
-    ) -> Result<Handle, Error> {
-        self.start_with(deadline, tolerance, record)
-    }
-}
+impl Backing for Wheel<u32> {}
 
 /// Pending timers per bucket above which a hashed wheel is rebuilt with more buckets: per tick,
 /// Scheme 6 examines one bucket (n / size timers on average), and Scheme 5's start walks one.
@@ -101,11 +78,6 @@ macro_rules! hashed_backing {
         /// far the pool grows (up to `2^MAX_BITS` buckets). A wheel made `with_capacity` is
         /// replaced by a growing one: the table's pool is what bounds the callouts.
         impl Backing for $ty<u32> {
-            #[inline]
-            fn start_within(&mut self, deadline: Tick, _: Tick, record: u32) -> Result<Handle, Error> {
-                self.start(deadline, record)
-            }
-
             fn load_limit(&self) -> usize {
                 if self.size() >= 1usize << $ty::<u32>::MAX_BITS {
                     usize::MAX

@@ -108,7 +108,7 @@ pub(crate) enum Next<C> {
 /// `n <= 0` counts as 1, as in BSD.
 ///
 /// ```
-/// use callwheel::scheme::hashed_wheel::HashedWheel;
+/// use callwheel_schemes::hashed_wheel::HashedWheel;
 /// use callwheel_callout::{Callouts, Config};
 ///
 /// // Scheme 6 under the callout interface: Costello & Varghese's callwheel.
@@ -495,7 +495,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             self.seq += 1;
             Ok(Sched::Direct(deadline, seq))
         } else {
-            let handle = self.scheme.start_within(deadline, tolerance, idx)?;
+            let handle = self.scheme.start_with(deadline, tolerance, idx)?;
             self.seq += 1;
             Ok(Sched::Pending {
                 handle,
@@ -565,7 +565,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         });
         debug_assert!(progress.complete && progress.fired == 0);
         for m in &mut moves {
-            match fresh.start_within(m.deadline, 0, m.idx) {
+            match fresh.start_with(m.deadline, 0, m.idx) {
                 Ok(handle) => m.handle = handle,
                 Err(_) => return,
             }

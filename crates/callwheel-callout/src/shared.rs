@@ -35,7 +35,7 @@ struct Inner<S, C> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use callwheel::scheme::hashed_wheel::HashedWheel;
+/// use callwheel_schemes::hashed_wheel::HashedWheel;
 /// use callwheel_callout::{Callouts, SharedCallouts};
 ///
 /// let table = Arc::new(SharedCallouts::new(Callouts::new(HashedWheel::new(8)?)));

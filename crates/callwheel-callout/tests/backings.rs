@@ -4,15 +4,15 @@
 #[macro_use]
 mod suite;
 
-use callwheel::scheme::balanced_tree::BalancedTree;
-use callwheel::scheme::binary_heap::BinaryHeap;
-use callwheel::scheme::calendar_queue::CalendarQueue;
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
-use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
-use callwheel::scheme::ordered_list::OrderedList;
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
+use callwheel_schemes::balanced_tree::BalancedTree;
+use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::calendar_queue::CalendarQueue;
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
+use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
+use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::ordered_list::OrderedList;
 
 callout_suite!(old_callout_differential_list, DifferentialList::new);
 callout_suite!(ordered_list, OrderedList::new);

@@ -8,8 +8,8 @@ use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
-use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel_callout::{Callouts, Config, SharedCallouts};
+use callwheel_schemes::hashed_wheel::HashedWheel;
 
 type Table = SharedCallouts<HashedWheel<u32>, u32>;
 

@@ -6,9 +6,9 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel::time::Sbt;
 use callwheel_callout::{Backing, Callouts, Config, Error, Handle, SharedCallouts};
+use callwheel_schemes::hashed_wheel::HashedWheel;
 
 fn hashed(bits: u32) -> Callouts<HashedWheel<u32>, u32> {
     Callouts::new(HashedWheel::new(bits).unwrap())

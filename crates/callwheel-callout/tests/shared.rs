@@ -9,8 +9,8 @@ use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel_callout::{Callouts, Config, Error, SharedCallouts};
+use callwheel_schemes::hashed_wheel::HashedWheel;
 
 type Table = SharedCallouts<HashedWheel<u32>, u32>;
 

@@ -18,7 +18,13 @@ use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
 
 /// `callwheel`: benchmarks of the callwheel timer schemes.
 #[derive(Debug, Parser)]
-#[command(name = "callwheel", version, about, long_about = None)]
+#[command(
+    name = "callwheel",
+    version,
+    about,
+    long_about = None,
+    after_help = "The workloads W1-W5 are described in docs/workloads.md of the source tree; results and design notes are in docs/."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -28,7 +34,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Runs the benchmark workloads of WORKLOADS.md on every scheme and prints the tables.
+    /// Runs the benchmark workloads of docs/workloads.md on every scheme and prints the tables.
     Bench(BenchArgs),
     /// Runs one measurement in this process and prints one result line (what `bench` runs in
     /// each child process).
@@ -97,7 +103,7 @@ pub struct Table1OneArgs {
     pub reps: u32,
 }
 
-/// A workload of WORKLOADS.md.
+/// A workload of docs/workloads.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Workload {
     /// W1, set/cancel: ns per (cancel + start) pair with N timers outstanding.

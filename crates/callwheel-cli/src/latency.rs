@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use callwheel_rt::{ClockId, Config, Exec, Fire, Missed, Runtime, Stop};
+use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
 use clap::Args;
 
 /// The options of `callwheel latency`.
@@ -168,12 +168,11 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
     let clock = ClockId::Monotonic;
     let period = args.period_us * 1_000;
     let loops = args.loops;
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::default()
-    })
-    .map_err(|e| fail("starting the runtime", e))?;
+    let rt = Runtime::builder()
+        .shards(1)
+        .workers(1)
+        .build()
+        .map_err(|e| fail("starting the runtime", e))?;
     ClockId::minimise_timer_slack().map_err(|e| fail("setting the timer slack", e))?;
     let _load = Load::start(args.load);
 
@@ -191,7 +190,13 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
     // Start a few periods out, so the first sample is not taken while threads still start.
     let base = clock.read().map_err(|e| fail("reading the clock", e))? + 5 * period;
     timer
-        .start_periodic_with(base, 2 * period, 0, Missed::Skip, None)
+        .start_periodic_with(
+            Deadline::from_clock_ns(base),
+            Duration::from_nanos(2 * period),
+            Duration::ZERO,
+            Missed::Skip,
+            None,
+        )
         .map_err(|e| fail("arming the timer", e))?;
     let mut raw = Vec::with_capacity(loops as usize);
     let mut deadline = base + period;

@@ -1,5 +1,5 @@
 //! The `callwheel` command: benchmarks of the callwheel timer schemes on the workloads of
-//! `WORKLOADS.md`.
+//! `docs/workloads.md`.
 //!
 //! | module | what it is |
 //! |---|---|

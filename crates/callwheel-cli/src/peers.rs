@@ -7,7 +7,7 @@
 //! | [`BTreeMapPeer`] | `std::collections::BTreeMap<(deadline, seq), value>` | eager: `remove` | 0 (printed n/a) |
 //! | [`DelayQueuePeer`] | `tokio_util::time::DelayQueue` on a paused tokio clock | eager: `try_remove` | 0 (printed n/a) |
 //!
-//! Each adapter keeps the firing rule of `WORKLOADS.md`: `advance(t)` moves the clock to `t` and
+//! Each adapter keeps the firing rule of `docs/workloads.md`: `advance(t)` moves the clock to `t` and
 //! fires every pending timer whose expiry is at or before `t`, and no other. What the adapters
 //! do *not* copy from callwheel's structures: a timer started from inside an expiry callback with
 //! a deadline at or before the clock fires in the same `advance` call rather than the next one
@@ -15,44 +15,15 @@
 //! `check_invariants` checks only the adapter's own bookkeeping.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use callwheel::{Budget, Error, Expired, Handle, Owner, Progress, Scheme, Tick, Timers};
+use callwheel::{Budget, Error, Expired, Handle, Meter, Owner, Progress, Scheme, Tick, Timers};
 use tokio::runtime::{EnterGuard, Runtime};
 use tokio_util::time::delay_queue::{DelayQueue, Key};
 
 use crate::workload::{TolerantStart, WakeupQuery};
-
-/// Counts the steps of one `advance` call against its budget (one step per entry examined).
-struct Meter {
-    left: u64,
-    progress: Progress,
-}
-
-impl Meter {
-    fn new(budget: Budget) -> Meter {
-        Meter {
-            left: budget.get(),
-            progress: Progress::default(),
-        }
-    }
-
-    fn step(&mut self) -> bool {
-        if self.left == 0 {
-            return false;
-        }
-        self.left -= 1;
-        self.progress.steps += 1;
-        true
-    }
-
-    fn finish(mut self, complete: bool) -> Progress {
-        self.progress.complete = complete;
-        self.progress
-    }
-}
 
 /// A slot table: handles are `(generation << 32) | index`, so a handle whose timer has fired or
 /// been stopped is rejected even after its slot is reused.
@@ -132,9 +103,19 @@ impl<V> Slots<V> {
 /// deadlines fire in start order.
 type HeapEntry = Reverse<(Tick, u64, u32)>;
 
-/// A slot of [`HeapLazy`]'s side table.
+/// A slot of [`HeapLazy`]'s side table: the timer's state, and the deadline and sequence number
+/// of its one current heap entry (a reset pushes a new entry; the old one, whose sequence number
+/// no longer matches, is discarded when it reaches the top).
 #[derive(Debug)]
-enum HeapSlot {
+struct HeapSlot {
+    seq: u64,
+    deadline: Tick,
+    state: HeapState,
+}
+
+/// Whether a [`HeapLazy`] timer is pending.
+#[derive(Debug)]
+enum HeapState {
     /// Pending: the value.
     Live(u64),
     /// Stopped, its heap entry not yet popped (the tombstone).
@@ -151,6 +132,8 @@ enum HeapSlot {
 ///   W2) carries the cancelled entries along: W1's heap grows by one entry per pair.
 /// - `advance(t)`: pops every entry with deadline ≤ `t`, firing the live ones, discarding the
 ///   tombstones.
+/// - `reset`: pushes a new entry and records its sequence number in the slot; the old entry is
+///   a tombstone from then on (the slot's sequence number no longer matches it).
 /// - `next_expiry`: the top entry's deadline, which may be a tombstone's (early, never late).
 /// - `memory_bytes`: heap capacity × entry size plus the slot table, tombstones included.
 ///
@@ -178,7 +161,11 @@ impl HeapLazy {
 
 impl Timers<u64> for HeapLazy {
     fn start(&mut self, expiry: Tick, value: u64) -> Result<Handle, Error> {
-        let (index, handle) = self.slots.insert(HeapSlot::Live(value));
+        let (index, handle) = self.slots.insert(HeapSlot {
+            seq: self.seq,
+            deadline: expiry,
+            state: HeapState::Live(value),
+        });
         self.heap.push(Reverse((expiry, self.seq, index)));
         self.seq += 1;
         self.live += 1;
@@ -188,13 +175,32 @@ impl Timers<u64> for HeapLazy {
     fn stop(&mut self, handle: Handle) -> Option<u64> {
         let index = self.slots.resolve(handle)?;
         let slot = self.slots.get_mut(index)?;
-        match std::mem::replace(slot, HeapSlot::Cancelled) {
-            HeapSlot::Live(value) => {
+        match std::mem::replace(&mut slot.state, HeapState::Cancelled) {
+            HeapState::Live(value) => {
                 self.live -= 1;
                 Some(value)
             }
-            HeapSlot::Cancelled => None,
+            HeapState::Cancelled => None,
         }
+    }
+
+    fn reset(&mut self, handle: Handle, deadline: Tick, _tolerance: Tick) -> Option<Tick> {
+        let index = self.slots.resolve(handle)?;
+        let seq = self.seq;
+        let slot = self.slots.get_mut(index)?;
+        if !matches!(slot.state, HeapState::Live(_)) {
+            return None;
+        }
+        let previous = std::mem::replace(&mut slot.deadline, deadline);
+        slot.seq = seq;
+        self.heap.push(Reverse((deadline, seq, index)));
+        self.seq += 1;
+        Some(previous)
+    }
+
+    fn deadline(&self, handle: Handle) -> Option<Tick> {
+        let slot = self.slots.get(self.slots.resolve(handle)?)?;
+        matches!(slot.state, HeapState::Live(_)).then_some(slot.deadline)
     }
 
     fn now(&self) -> Tick {
@@ -226,7 +232,7 @@ impl Scheme<u64> for HeapLazy {
     {
         self.now = self.now.max(now);
         let mut meter = Meter::new(budget);
-        while let Some(&Reverse((deadline, _, index))) = self.heap.peek() {
+        while let Some(&Reverse((deadline, seq, index))) = self.heap.peek() {
             if deadline > self.now {
                 break;
             }
@@ -234,11 +240,15 @@ impl Scheme<u64> for HeapLazy {
                 return meter.finish(false);
             }
             self.heap.pop();
+            if self.slots.get(index).is_none_or(|slot| slot.seq != seq) {
+                // An entry a reset left behind: the slot now follows a newer one.
+                continue;
+            }
             let handle = self.slots.handle(index);
-            match self.slots.remove(index) {
-                Some(HeapSlot::Live(value)) => {
+            match self.slots.remove(index).map(|slot| slot.state) {
+                Some(HeapState::Live(value)) => {
                     self.live -= 1;
-                    meter.progress.fired += 1;
+                    meter.fired();
                     on_expire(
                         self,
                         Expired {
@@ -249,7 +259,7 @@ impl Scheme<u64> for HeapLazy {
                         },
                     );
                 }
-                Some(HeapSlot::Cancelled) | None => {}
+                Some(HeapState::Cancelled) | None => {}
             }
         }
         meter.finish(true)
@@ -257,14 +267,22 @@ impl Scheme<u64> for HeapLazy {
 
     fn check_invariants(&self) -> Result<(), &'static str> {
         let occupied = self.slots.slots.iter().filter(|s| s.1.is_some()).count();
-        if occupied != self.heap.len() {
-            return Err("heap entries and occupied slots disagree");
+        if occupied > self.heap.len() {
+            return Err("an occupied slot has no heap entry");
         }
         let live = self
             .slots
             .slots
             .iter()
-            .filter(|s| matches!(s.1, Some(HeapSlot::Live(_))))
+            .filter(|s| {
+                matches!(
+                    s.1,
+                    Some(HeapSlot {
+                        state: HeapState::Live(_),
+                        ..
+                    })
+                )
+            })
             .count();
         if live != self.live {
             return Err("live count is wrong");
@@ -289,6 +307,9 @@ const SEQ_BITS: u32 = 30;
 ///   2^34 ticks ([`Error::BeyondRange`] beyond) and a structure to 2^30 starts
 ///   ([`Error::Full`] after that); every workload is far inside both.
 /// - `advance(t)`: `first_entry` / `remove_entry` while the first deadline is ≤ `t`.
+/// - `reset`: the timer gets a new key (new deadline, next `seq`, so it counts as started
+///   last); since its handle still names the old key, the two side maps below translate. They
+///   stay empty, and cost one emptiness test per operation, unless a caller resets.
 /// - `next_expiry`: the first key's deadline (exact).
 /// - `memory_bytes`: 0, printed "n/a": the map's node memory is not observable from outside and
 ///   is not guessed.
@@ -297,6 +318,10 @@ pub struct BTreeMapPeer {
     map: BTreeMap<(Tick, u64), u64>,
     seq: u64,
     now: Tick,
+    /// For a timer that was reset: its handle's `seq` to its current key.
+    moved: HashMap<u64, (Tick, u64)>,
+    /// The reverse: a reset timer's current `seq` to the key its handle names.
+    origin: HashMap<u64, (Tick, u64)>,
 }
 
 impl BTreeMapPeer {
@@ -312,6 +337,34 @@ impl BTreeMapPeer {
         // The map's key is the whole handle: no owner is kept (a benchmark peer).
         let (bits, _) = handle.to_parts();
         (bits >> SEQ_BITS, bits & ((1 << SEQ_BITS) - 1))
+    }
+
+    /// The key the timer `handle` names sits under now (its handle's own, unless it was reset).
+    fn current_key(&self, handle: Handle) -> (Tick, u64) {
+        let key = Self::key_of(handle);
+        if self.moved.is_empty() {
+            return key;
+        }
+        match self.moved.get(&key.1) {
+            Some(&now) if self.origin.get(&now.1) == Some(&key) => now,
+            _ => key,
+        }
+    }
+
+    /// The handle of the timer under `key`, and forgets its translation if it was reset.
+    fn release_key(&mut self, key: (Tick, u64)) -> Handle {
+        let named = if self.origin.is_empty() {
+            key
+        } else {
+            match self.origin.remove(&key.1) {
+                Some(named) => {
+                    self.moved.remove(&named.1);
+                    named
+                }
+                None => key,
+            }
+        };
+        Handle::from_parts((named.0 << SEQ_BITS) | named.1, 0)
     }
 }
 
@@ -335,7 +388,34 @@ impl Timers<u64> for BTreeMapPeer {
     }
 
     fn stop(&mut self, handle: Handle) -> Option<u64> {
-        self.map.remove(&Self::key_of(handle))
+        let key = self.current_key(handle);
+        let value = self.map.remove(&key)?;
+        self.release_key(key);
+        Some(value)
+    }
+
+    fn reset(&mut self, handle: Handle, deadline: Tick, _tolerance: Tick) -> Option<Tick> {
+        let key = self.current_key(handle);
+        if deadline > Self::MAX_DEADLINE
+            || self.seq >= 1 << SEQ_BITS
+            || !self.map.contains_key(&key)
+        {
+            return None;
+        }
+        let value = self.map.remove(&key)?;
+        let named = Self::key_of(handle);
+        self.origin.remove(&key.1);
+        let new = (deadline, self.seq);
+        self.seq += 1;
+        self.map.insert(new, value);
+        self.moved.insert(named.1, new);
+        self.origin.insert(new.1, named);
+        Some(key.0)
+    }
+
+    fn deadline(&self, handle: Handle) -> Option<Tick> {
+        let key = self.current_key(handle);
+        self.map.contains_key(&key).then_some(key.0)
     }
 
     fn now(&self) -> Tick {
@@ -372,11 +452,12 @@ impl Scheme<u64> for BTreeMapPeer {
                 return meter.finish(false);
             }
             let ((deadline, seq), value) = entry.remove_entry();
-            meter.progress.fired += 1;
+            let handle = self.release_key((deadline, seq));
+            meter.fired();
             on_expire(
                 self,
                 Expired {
-                    handle: Handle::from_parts((deadline << SEQ_BITS) | seq, 0),
+                    handle,
                     deadline,
                     value,
                     overruns: 0,
@@ -507,6 +588,23 @@ impl Timers<u64> for DelayQueuePeer {
         Some(expired.into_inner().1)
     }
 
+    /// `DelayQueue::reset`, which keeps the key (and so the handle).
+    fn reset(&mut self, handle: Handle, deadline: Tick, _tolerance: Tick) -> Option<Tick> {
+        if deadline > Self::MAX_DEADLINE {
+            return None;
+        }
+        let key = (*self.slots.get(self.slots.resolve(handle)?)?)?;
+        let previous = self.tick_of(self.queue.deadline(&key));
+        let delay = Duration::from_millis(deadline.saturating_sub(self.now));
+        self.queue.reset(&key, delay);
+        Some(previous)
+    }
+
+    fn deadline(&self, handle: Handle) -> Option<Tick> {
+        let key = (*self.slots.get(self.slots.resolve(handle)?)?)?;
+        Some(self.tick_of(self.queue.deadline(&key)))
+    }
+
     fn now(&self) -> Tick {
         self.now
     }
@@ -547,7 +645,7 @@ impl Scheme<u64> for DelayQueuePeer {
                     let (index, value) = expired.into_inner();
                     let handle = self.slots.handle(index);
                     self.slots.remove(index);
-                    meter.progress.fired += 1;
+                    meter.fired();
                     on_expire(
                         self,
                         Expired {

@@ -130,7 +130,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The full workloads of `WORKLOADS.md`.
+    /// The full workloads of `docs/workloads.md`.
     pub fn standard() -> Settings {
         Settings {
             w1_sizes: W1_SIZES.to_vec(),

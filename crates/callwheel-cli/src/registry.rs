@@ -28,18 +28,18 @@
 //! The structure's type must implement [`WakeupQuery`] and [`TolerantStart`] (one line each,
 //! below, when the defaults fit).
 
-use callwheel::scheme::balanced_tree::BalancedTree;
-use callwheel::scheme::basic_wheel::BasicWheel;
-use callwheel::scheme::binary_heap::BinaryHeap;
-use callwheel::scheme::calendar_queue::CalendarQueue;
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
-use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
-use callwheel::scheme::ordered_list::OrderedList;
-use callwheel::scheme::straightforward::Straightforward;
-use callwheel::wheel::Wheel;
-use callwheel::{Error, Handle, Tick};
+use callwheel::Wheel;
+use callwheel::{Error, Tick};
+use callwheel_schemes::balanced_tree::BalancedTree;
+use callwheel_schemes::basic_wheel::BasicWheel;
+use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::calendar_queue::CalendarQueue;
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
+use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
+use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::ordered_list::OrderedList;
+use callwheel_schemes::straightforward::Straightforward;
 
 use crate::cli::Workload;
 use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
@@ -89,7 +89,7 @@ impl Complexity {
 pub enum Role {
     /// One of the papers' schemes (callwheel's `scheme` module).
     Scheme,
-    /// The production wheel, `callwheel::wheel::Wheel`: the ratio lines compare every peer
+    /// The production wheel, `callwheel::Wheel`: the ratio lines compare every peer
     /// with it.
     Facility,
     /// A structure from outside callwheel, run through an adapter (`peers`).
@@ -300,15 +300,6 @@ impl WakeupQuery for Wheel<u64> {
 
 impl TolerantStart for Wheel<u64> {
     const TAKES_TOLERANCE: bool = true;
-
-    fn start_tolerant(
-        &mut self,
-        deadline: Tick,
-        tolerance: Tick,
-        value: u64,
-    ) -> Result<Handle, Error> {
-        self.start_with(deadline, tolerance, value)
-    }
 }
 
 /// The scheme called `name`, matched case-insensitively against names and labels.

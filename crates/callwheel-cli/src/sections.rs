@@ -211,7 +211,7 @@ pub fn w2(
                                 bar,
                                 failures,
                                 format!(
-                                    "the W2 replay gives {count} expiries, WORKLOADS.md says {}",
+                                    "the W2 replay gives {count} expiries, docs/workloads.md says {}",
                                     plan::W2_EXPECTED
                                 ),
                             );

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use callwheel_rt::hdrhistogram::Histogram;
-use callwheel_rt::{ClockId, Config, Exec, Runtime, Stop, Timer};
+use callwheel_rt::{ClockId, Config, Deadline, Exec, Runtime, Stop, Timer};
 use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -312,10 +312,10 @@ fn churn(
         let j = (draw >> 8) as usize % CHURN_POOL;
         if draw % 2 == 0 {
             let during = mass.in_progress();
-            let deadline = rt.now() + 100_000 + (draw >> 40) % 2_000_000;
+            let deadline = rt.now_ns() + 100_000 + (draw >> 40) % 2_000_000;
             let t0 = Instant::now();
             let was_pending = c.timers[j]
-                .start_with(deadline, 0, None)
+                .start_with(Deadline::from_clock_ns(deadline), Duration::ZERO, None)
                 .map_err(|e| fail("starting a churn timer", e))?;
             let ns = nanos(t0.elapsed());
             c.start.saturating_record(ns);
@@ -357,11 +357,10 @@ fn churn(
 /// within a minute of its deadline.
 pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressError> {
     let rt = Arc::new(
-        Runtime::new(Config {
-            workers: 1,
-            ..Config::default()
-        })
-        .map_err(|e| fail("starting the runtime", e))?,
+        Runtime::builder()
+            .workers(1)
+            .build()
+            .map_err(|e| fail("starting the runtime", e))?,
     );
     let k = Config::default().max_expiries_per_lock;
     let shards = rt.shards();
@@ -405,10 +404,10 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
     // Arming costs about what creating did (a lock and a wheel insert against an allocation);
     // leave three times that, and at least 100 ms, before the deadline.
     let created = nanos(t_create.elapsed());
-    let deadline = rt.now() + (3 * created).max(100_000_000);
+    let deadline = rt.now_ns() + (3 * created).max(100_000_000);
     bar.set_message("arming the mass timers");
     for t in &timers {
-        t.start_with(deadline, 0, None)
+        t.start_with(Deadline::from_clock_ns(deadline), Duration::ZERO, None)
             .map_err(|e| fail("arming a mass timer", e))?;
     }
     let arm_ns = nanos(t_create.elapsed());
@@ -431,7 +430,8 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
         })
         .collect();
     let started = Instant::now();
-    let give_up = Duration::from_nanos(deadline.saturating_sub(rt.now())) + Duration::from_secs(60);
+    let give_up =
+        Duration::from_nanos(deadline.saturating_sub(rt.now_ns())) + Duration::from_secs(60);
     let least = Duration::from_millis(plan.duration_ms);
     let mut timed_out = false;
     loop {

@@ -31,7 +31,7 @@
 //! driver's wake-ups are counted from [`ShardStats`] (every return
 //! from its sleep, less the early ones a new, earlier timer caused while they were armed), and
 //! compared with the optimum: the fewest instants stabbing every window, computed offline by
-//! the greedy algorithm ([`stabbing_optimum`]). Each firing's driver reading is checked against
+//! the greedy algorithm ([`callwheel::stabbing_optimum`]). Each firing's driver reading is checked against
 //! its window: never before the deadline; after the window's end only by the kernel's wake-up
 //! overshoot (the driver plans its wake-up at the earliest window end, so the timer that sets
 //! it fires that overshoot after its window). Every timer must fire exactly once. A last check
@@ -44,14 +44,15 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use callwheel_rt::{ClockId, Config, Exec, Runtime, ShardStats, Timer};
+use callwheel_rt::{ClockId, Deadline, Exec, Runtime, ShardStats, Timer};
 use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::latency::Row;
 use crate::repro::plots::{self, Chart, Series};
-use crate::workload::{stabbing_optimum, SplitMix64, SEED};
+use crate::workload::{SplitMix64, SEED};
+use callwheel::stabbing_optimum;
 
 /// The requested sleeps of the default sweep, in µs: 1-2-5 steps per decade, 1 µs to 10 ms.
 pub const REQUESTS_US: [u64; 13] = [
@@ -326,12 +327,11 @@ struct Sleepers {
 impl Sleepers {
     fn new() -> Result<Sleepers, SweepError> {
         let clock = ClockId::Monotonic;
-        let rt = Runtime::new(Config {
-            shards: 1,
-            workers: 1,
-            ..Config::default()
-        })
-        .map_err(|e| fail("starting the runtime", e))?;
+        let rt = Runtime::builder()
+            .shards(1)
+            .workers(1)
+            .build()
+            .map_err(|e| fail("starting the runtime", e))?;
         let slot = Arc::new((Mutex::new(None), Condvar::new()));
         let report = Arc::clone(&slot);
         let timer = rt.timer(Exec::Direct, move |_, _| {
@@ -385,7 +385,11 @@ impl Sleepers {
                 *m.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 let t0 = self.read()?;
                 self.timer
-                    .start_with(t0 + request, tolerance, None)
+                    .start_with(
+                        Deadline::from_clock_ns(t0 + request),
+                        Duration::from_nanos(tolerance),
+                        None,
+                    )
                     .map_err(|e| fail("arming the timer", e))?;
                 let give_up = Duration::from_secs(10) + Duration::from_nanos(2 * request);
                 let (guard, timeout) = cv
@@ -512,12 +516,11 @@ fn stats(rt: &Runtime) -> Result<ShardStats, SweepError> {
 
 /// One wake-up batch at `pct` % tolerance.
 fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::default()
-    })
-    .map_err(|e| fail("starting the runtime", e))?;
+    let rt = Runtime::builder()
+        .shards(1)
+        .workers(1)
+        .build()
+        .map_err(|e| fail("starting the runtime", e))?;
     let n = plan.batch_timers as usize;
     let fired_at: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
     let counts: Arc<Vec<AtomicU32>> = Arc::new((0..n).map(|_| AtomicU32::new(0)).collect());
@@ -533,14 +536,18 @@ fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
         }));
     }
     let lead = BATCH_LEAD_NS.max(3 * u64::try_from(created.elapsed().as_nanos()).unwrap_or(0));
-    let now = rt.now();
+    let now = rt.now_ns();
     let mut rng = SplitMix64::new(seed);
     let mut windows = Vec::with_capacity(n);
     for t in &timers {
         let deadline = now + lead + rng.range(0, span);
         let tolerance = (deadline - now) * pct / 100;
-        t.start_with(deadline, tolerance, None)
-            .map_err(|e| fail("arming a batch timer", e))?;
+        t.start_with(
+            Deadline::from_clock_ns(deadline),
+            Duration::from_nanos(tolerance),
+            None,
+        )
+        .map_err(|e| fail("arming a batch timer", e))?;
         windows.push((deadline, deadline + tolerance));
     }
     let total = || -> u64 {
@@ -600,12 +607,11 @@ fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
 
 /// Watches a runtime whose only timer is an hour away for `ms` milliseconds.
 fn idle(ms: u64) -> Result<Idle, SweepError> {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::default()
-    })
-    .map_err(|e| fail("starting the runtime", e))?;
+    let rt = Runtime::builder()
+        .shards(1)
+        .workers(1)
+        .build()
+        .map_err(|e| fail("starting the runtime", e))?;
     let t = rt.timer(Exec::Direct, |_, _| {});
     t.start_after(Duration::from_secs(3_600))
         .map_err(|e| fail("arming the idle timer", e))?;

@@ -22,10 +22,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
 use callwheel_callout::{Backing, Callouts, Config};
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
 use clap::ValueEnum;
 
 use crate::report::Summary;

@@ -1,7 +1,7 @@
-//! The benchmark workloads of `WORKLOADS.md`: the SplitMix64 generator, W1 (set/cancel), W2
+//! The benchmark workloads of `docs/workloads.md`: the SplitMix64 generator, W1 (set/cancel), W2
 //! (churn), W3 (expire), W4 (sparse advance) and W5 (coalescing), plus the two small traits the
 //! last two need ([`WakeupQuery`], [`TolerantStart`]) and the input-only reference figures the
-//! results are checked against ([`w2_expected`], [`stabbing_optimum`]).
+//! results are checked against ([`w2_expected`], [`callwheel::stabbing_optimum`]).
 //!
 //! Each workload function runs every repetition of one measurement in the current process and
 //! returns the per-operation figure of each repetition. The functions are generic over the scheme,
@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::hint::black_box;
 use std::time::Instant;
 
-use callwheel::{Budget, Error, Handle, Scheme, Tick, Timers};
+use callwheel::{stabbing_optimum, Budget, Error, Handle, Scheme, Tick, Timers};
 
 /// The seed the generator is given at the start of every repetition.
 pub const SEED: u64 = 42;
@@ -24,7 +24,7 @@ pub const W1_OUTSTANDING: (Tick, Tick) = (1_000_000, 2_000_000);
 /// W1: the interval the cancelled-and-restarted timer's expiries are drawn from.
 pub const W1_CHURN: (Tick, Tick) = (2_000_000, 3_000_000);
 
-/// The SplitMix64 generator of `WORKLOADS.md` (Steele, Lea & Flood), 64 bits of state.
+/// The SplitMix64 generator of `docs/workloads.md` (Steele, Lea & Flood), 64 bits of state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitMix64 {
     state: u64,
@@ -46,7 +46,7 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
-    /// `lo + next() % (hi - lo)`: a value in `[lo, hi)`, exactly as `WORKLOADS.md` defines it
+    /// `lo + next() % (hi - lo)`: a value in `[lo, hi)`, exactly as `docs/workloads.md` defines it
     /// (the slight modulo bias is part of the definition). `hi` must be greater than `lo`.
     #[inline]
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
@@ -238,7 +238,7 @@ where
     })
 }
 
-/// The query a driver asks "when must I next call `advance`?" (W4's `next_deadline()`, W5's
+/// The query a driver asks "when must I next call `advance`?" (W4's `next_expiry()`, W5's
 /// wake-up instant).
 ///
 /// The default is [`Timers::next_expiry`]; the production wheel answers with its own
@@ -251,26 +251,15 @@ pub trait WakeupQuery: Timers<u64> {
     }
 }
 
-/// Starting a timer with a window `[deadline, deadline + tolerance]` (calloutng's precision).
+/// Whether a structure honours the tolerance of [`Timers::start_with`] (calloutng's precision).
 ///
-/// Only the production wheel takes a tolerance; every other structure keeps the defaults and
-/// runs W5 with tolerance 0 only. Implemented for every structure the registry lists.
+/// Only the production wheel does; every other structure fires at the deadline (the trait's
+/// default) and runs W5 with tolerance 0 only. Implemented for every structure the registry
+/// lists.
 pub trait TolerantStart: Timers<u64> {
-    /// `true` when [`TolerantStart::start_tolerant`] honours the tolerance.
+    /// `true` when [`Timers::start_with`] honours the tolerance; W5 calls it with a non-zero
+    /// tolerance only then.
     const TAKES_TOLERANCE: bool = false;
-
-    /// Starts a timer whose window is `[deadline, deadline + tolerance]`. The default ignores the
-    /// tolerance and calls [`Timers::start`]; W5 calls it with a non-zero tolerance only when
-    /// [`TolerantStart::TAKES_TOLERANCE`] is `true`.
-    fn start_tolerant(
-        &mut self,
-        deadline: Tick,
-        tolerance: Tick,
-        value: u64,
-    ) -> Result<Handle, Error> {
-        debug_assert!(tolerance == 0 || Self::TAKES_TOLERANCE);
-        self.start(deadline, value)
-    }
 }
 
 /// W2: the interval each timer's delay is drawn from (`200 + range(0, 50)`).
@@ -558,23 +547,6 @@ pub struct W5Outcome {
     pub exact: W5Case,
 }
 
-/// The minimum number of instants that stab every window `[start, end]`: sort by end, and take
-/// the end of each window the last chosen instant does not stab (the classic greedy, optimal for
-/// intervals). With zero-width windows it is the number of distinct deadlines.
-pub fn stabbing_optimum(windows: &[(Tick, Tick)]) -> u64 {
-    let mut by_end: Vec<(Tick, Tick)> = windows.to_vec();
-    by_end.sort_unstable_by_key(|&(start, end)| (end, start));
-    let mut last: Option<Tick> = None;
-    let mut count = 0u64;
-    for (start, end) in by_end {
-        if last.is_none_or(|t| start > t) {
-            last = Some(end);
-            count += 1;
-        }
-    }
-    count
-}
-
 /// W5's windows: `d = range(1, ticks)`, `[d, d + d * pct / 100]`, in draw order.
 pub fn w5_windows(timers: u64, ticks: Tick, tolerance_percent: u64) -> Vec<(Tick, Tick)> {
     let mut rng = SplitMix64::new(SEED);
@@ -613,7 +585,7 @@ where
             let started = if tolerance == 0 {
                 s.start(d, i)
             } else {
-                s.start_tolerant(d, tolerance, i)
+                s.start_with(d, tolerance, i)
             };
             if let Err(e) = started {
                 return Err(start_failed(e));

@@ -1,4 +1,4 @@
-//! The peer adapters against the firing rule of WORKLOADS.md and the `Timers` contract: exactly
+//! The peer adapters against the firing rule of docs/workloads.md and the `Timers` contract: exactly
 //! the timers with expiry ≤ t fire at `advance(t)`, in deadline order (then start order, except
 //! for `DelayQueue`, whose slots are stacks); a stopped or fired timer's handle is rejected;
 //! `next_expiry` names the earliest deadline.
@@ -108,4 +108,53 @@ fn delayqueue_structures_can_follow_one_another() {
         s.start(5 + round, round).unwrap();
         assert_eq!(fire(&mut s, 5 + round), [(5 + round, 5 + round, round)]);
     }
+}
+
+/// `reset` moves a pending timer under the same handle and answers its old deadline; a stale
+/// handle is refused; a timer reset twice, then stopped, never fires.
+fn reset_contract<S: Scheme<u64>>(mut s: S) {
+    let a = s.start(10, 1).unwrap();
+    let b = s.start(20, 2).unwrap();
+    let c = s.start(30, 3).unwrap();
+    assert_eq!((s.deadline(a), s.contains(a)), (Some(10), true));
+    assert_eq!(s.reset(a, 25, 0), Some(10));
+    assert_eq!(s.deadline(a), Some(25));
+    assert_eq!(s.reset(c, 40, 0), Some(30));
+    assert_eq!(s.reset(c, 45, 0), Some(40));
+    assert_eq!(
+        s.stop(c),
+        Some(3),
+        "a reset timer can be stopped by its handle"
+    );
+    assert_eq!(s.len(), 2);
+    let mut fired = Vec::new();
+    let _ = s.advance(100, Budget::UNLIMITED, |_, e| {
+        fired.push((e.handle, e.deadline, e.value))
+    });
+    assert_eq!(fired, [(b, 20, 2), (a, 25, 1)]);
+    for h in [a, b, c] {
+        assert_eq!((s.deadline(h), s.contains(h)), (None, false));
+        assert_eq!(
+            s.reset(h, 200, 0),
+            None,
+            "a fired or stopped timer's handle is stale"
+        );
+    }
+    assert!(s.is_empty());
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn heap_lazy_resets_under_the_same_handle() {
+    reset_contract(HeapLazy::new());
+}
+
+#[test]
+fn btreemap_resets_under_the_same_handle() {
+    reset_contract(BTreeMapPeer::new());
+}
+
+#[test]
+fn delayqueue_resets_under_the_same_handle() {
+    reset_contract(DelayQueuePeer::new().unwrap());
 }

@@ -1,4 +1,4 @@
-//! The SplitMix64 generator against values computed by hand from the algorithm in WORKLOADS.md
+//! The SplitMix64 generator against values computed by hand from the algorithm in docs/workloads.md
 //! (64-bit wrapping arithmetic in a few lines of Python).
 
 use callwheel_cli::workload::{SplitMix64, SEED};

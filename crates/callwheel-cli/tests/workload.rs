@@ -1,32 +1,20 @@
 //! The workloads' reference figures (W2's replayed expiry count, W5's greedy optimum) and the
 //! workloads themselves at tiny sizes on the facility and the peers, through the library.
 
-use callwheel::wheel::Wheel;
+use callwheel::{stabbing_optimum, Wheel};
 use callwheel_cli::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
-use callwheel_cli::workload::{
-    stabbing_optimum, w2, w2_expected, w4, w5, w5_windows, W2Params, W4Params, W5Params,
-};
+use callwheel_cli::workload::{w2, w2_expected, w4, w5, w5_windows, W2Params, W4Params, W5Params};
 
 #[test]
 fn w2_replay_gives_the_documented_count() {
-    // WORKLOADS.md: 93 769 expiries for every exact structure with this seed.
+    // docs/workloads.md: 93 769 expiries for every exact structure with this seed.
     assert_eq!(w2_expected(100_000, 2_000_000), 93_769);
     // Nothing can expire before tick 200.
     assert_eq!(w2_expected(1_000, 20_000), 0);
 }
 
 #[test]
-fn greedy_stabbing() {
-    assert_eq!(stabbing_optimum(&[]), 0);
-    // Zero-width windows: the distinct deadlines.
-    assert_eq!(stabbing_optimum(&[(5, 5), (5, 5), (7, 7), (1, 1)]), 3);
-    // 4 stabs [1,4] and [3,6]; [5,8] needs a second point.
-    assert_eq!(stabbing_optimum(&[(1, 4), (3, 6), (5, 8)]), 2);
-    // Nested windows: one point.
-    assert_eq!(stabbing_optimum(&[(1, 10), (2, 3), (3, 9)]), 1);
-    // Disjoint windows: one each.
-    assert_eq!(stabbing_optimum(&[(1, 2), (4, 5), (7, 8)]), 3);
-    // W5's windows: a tolerance never needs more points than the deadlines alone.
+fn w5_tolerance_never_needs_more_wakeups_than_the_deadlines_alone() {
     let exact = stabbing_optimum(&w5_windows(2_000, 1_000_000, 0));
     let tolerant = stabbing_optimum(&w5_windows(2_000, 1_000_000, 5));
     assert!(tolerant <= exact && tolerant > 0, "{tolerant} {exact}");

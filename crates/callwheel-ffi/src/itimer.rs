@@ -202,10 +202,8 @@ fn process_set(quota: usize) -> Result<(&'static cw_timerset, bool), RtError> {
     if let Some(set) = MULTIREAL.get() {
         return Ok((set, false));
     }
-    let config = TimerSetConfig {
-        quota: if quota == 0 { DEFAULT_QUOTA } else { quota },
-        ..TimerSetConfig::default()
-    };
+    let config =
+        TimerSetConfig::default().with_quota(if quota == 0 { DEFAULT_QUOTA } else { quota });
     let set = TimerSet::with_config(runtime()?, config)?;
     let set = cw_timerset::leak_process_wide(set);
     Ok((MULTIREAL.get_or_init(|| set), true))

@@ -70,10 +70,7 @@ struct S(*mut cw_timerset);
 
 impl S {
     fn on(rt: &Runtime, quota: usize) -> S {
-        let config = TimerSetConfig {
-            quota,
-            ..TimerSetConfig::default()
-        };
+        let config = TimerSetConfig::default().with_quota(quota);
         S(cw_timerset::into_raw(
             TimerSet::with_config(rt, config).unwrap(),
         ))

@@ -115,11 +115,11 @@ use core::ffi::{c_char, c_int, c_void};
 use core::hash::{Hash, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
 use callwheel::time::Sbt;
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
 use callwheel_callout::{flags, Callouts, Config, Error, Handle, SharedCallouts};
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
 
 /// Backing scheme: the old BSD callout, a differential list (setting a callout is O(n)).
 pub const CW_BACKING_LIST: c_int = 0;

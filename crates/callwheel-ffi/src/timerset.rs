@@ -20,7 +20,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use callwheel_rt::{
-    Config, Error as RtError, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
+    Error as RtError, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
     DEFAULT_QUOTA, MAX_QUOTA,
 };
 
@@ -135,13 +135,7 @@ pub(crate) fn runtime() -> Result<&'static Runtime, RtError> {
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);
     }
-    let rt = with_signals_blocked(|| {
-        Runtime::new(Config {
-            shards: 1,
-            workers: 1,
-            ..Config::default()
-        })
-    })?;
+    let rt = with_signals_blocked(|| Runtime::builder().shards(1).workers(1).build())?;
     Ok(RUNTIME.get_or_init(|| rt))
 }
 
@@ -254,11 +248,9 @@ pub unsafe extern "C" fn cw_timerset_new(
         if quota > MAX_QUOTA {
             return Err(CW_EINVAL);
         }
-        let config = TimerSetConfig {
-            quota,
-            missed: missed(missed_policy)?,
-            ..TimerSetConfig::default()
-        };
+        let config = TimerSetConfig::default()
+            .with_quota(quota)
+            .with_missed(missed(missed_policy)?);
         let rt = runtime().map_err(set_code)?;
         let set = TimerSet::with_config(rt, config).map_err(set_code)?;
         // SAFETY: as above.

@@ -10,19 +10,19 @@ use core::ptr::{null, null_mut};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use callwheel_rt::{Config, ManualClock, Runtime, TimerSet, TimerSetConfig};
+use callwheel_rt::{ManualClock, Runtime, TimerSet, TimerSetConfig};
 
 pub(crate) const MS: u64 = 1_000_000;
 
 /// A manual clock and a one-shard runtime on it (the itimer tests use it too).
 pub(crate) fn manual() -> (ManualClock, Runtime) {
     let clock = ManualClock::new(1_000 * MS);
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap();
+    let rt = Runtime::builder()
+        .clock(clock.clone())
+        .shards(1)
+        .workers(1)
+        .build()
+        .unwrap();
     (clock, rt)
 }
 
@@ -33,10 +33,7 @@ struct S(*mut cw_timerset);
 // only by `Drop`, so it is live; out-pointers are references to locals.
 impl S {
     fn on(rt: &Runtime, quota: usize) -> S {
-        let config = TimerSetConfig {
-            quota,
-            ..TimerSetConfig::default()
-        };
+        let config = TimerSetConfig::default().with_quota(quota);
         S(cw_timerset::into_raw(
             TimerSet::with_config(rt, config).unwrap(),
         ))

@@ -105,6 +105,20 @@ pub trait Clock: Send + Sync + Debug + 'static {
     /// Whatever creating the waiter's resources failed with.
     fn waiter(&self) -> io::Result<Box<dyn Waiter>>;
 
+    /// The reading this clock will show at `at` (saturating at 0 and `u64::MAX`): how an
+    /// `Instant` deadline ([`Deadline`](crate::Deadline)) becomes this clock's nanoseconds.
+    ///
+    /// By default, by distance from now: the current reading plus how far `at` lies ahead of
+    /// `Instant::now()` (or minus how far behind). That is the right meaning for a clock that
+    /// runs at the monotonic clock's rate with another epoch (boottime, realtime); for a
+    /// simulated clock it mixes real and simulated time, so simulations arm with
+    /// [`Deadline::from_clock_ns`](crate::Deadline::from_clock_ns) instead. The monotonic
+    /// [`SystemClock`] converts exactly (see the `instant` module).
+    fn ns_at(&self, at: std::time::Instant) -> u64 {
+        let anchor = std::time::Instant::now();
+        crate::instant::by_distance(at, anchor, self.now())
+    }
+
     /// Work outside any driver started (`true`) or finished (`false`): a deferred callback.
     /// A simulated clock must not jump while such work runs; real clocks ignore it.
     fn busy(&self, _started: bool) {}
@@ -148,6 +162,16 @@ impl Clock for SystemClock {
         // These clocks cannot fail to read; were one to, 0 reads as "backwards" and is clamped
         // to the last good reading by the shard.
         self.id.read().unwrap_or(0)
+    }
+
+    fn ns_at(&self, at: std::time::Instant) -> u64 {
+        match self.id {
+            // `Instant` is a `CLOCK_MONOTONIC` reading on Linux: exact, no clock read.
+            ClockId::Monotonic => crate::instant::monotonic_ns(at),
+            ClockId::Boottime | ClockId::Realtime => {
+                crate::instant::by_distance(at, std::time::Instant::now(), self.now())
+            }
+        }
     }
 
     fn waiter(&self) -> io::Result<Box<dyn Waiter>> {

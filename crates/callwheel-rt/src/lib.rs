@@ -6,7 +6,7 @@
 //!
 //! The runtime is the half of a timer facility that wakes up (hrtimers' clock bases and
 //! next-event programming; calloutng's per-CPU callwheels, coalescing and direct execution),
-//! built on the production wheel [`callwheel::wheel::Wheel`], whose ticks are nanoseconds of
+//! built on the production wheel [`callwheel::Wheel`], whose ticks are nanoseconds of
 //! the chosen [`Clock`].
 //!
 //! # Shape
@@ -28,31 +28,57 @@
 //! lock for at most [`Config::max_expiries_per_lock`] expiries at a time (the papers' bounded
 //! interrupt lock-out) and runs no callback under it.
 //!
+//! # Time: `Instant`, `Duration`, and the clock's own nanoseconds
+//!
+//! Deadlines are [`Deadline`]s, which every arming call takes as `impl Into<Deadline>`: pass a
+//! `std::time::Instant` as is. Periods, tolerances and delays are `Duration`s. An `Instant`
+//! becomes the clock's nanoseconds through [`Clock::ns_at`]: exactly on `CLOCK_MONOTONIC`
+//! (on Linux, std's `Instant` *is* a `CLOCK_MONOTONIC` reading; the runtime relies on that and
+//! its tests check it), by distance from now on boottime and realtime. Raw nanoseconds remain
+//! only where a clock other than the monotonic one needs them:
+//! [`Deadline::from_clock_ns`] (a reading of the runtime's own clock: a
+//! [`ManualClock`]'s simulated time, a wall-clock deadline), [`Runtime::now_ns`] and the
+//! readings a callback is given ([`Fire`]). Conversions saturate: an `Instant` before the
+//! clock's epoch is 0, one beyond its 64-bit range and `Duration::MAX` are `u64::MAX`.
+//!
+//! # Handles
+//!
+//! A [`Timer`] is a handle: clones share the timer, and dropping the last one cancels it (as
+//! dropping a future does); [`Timer::detach`] keeps a fire-and-forget timer firing instead.
+//!
+//! # Dependencies in the API
+//!
+//! One, by intent: [`ShardStats::lateness`] is an `hdrhistogram` histogram, re-exported as
+//! [`hdrhistogram`] so that callers use the runtime's version.
+//!
 //! # Example
 //!
 //! ```
 //! use std::sync::atomic::{AtomicU64, Ordering};
 //! use std::sync::Arc;
-//! use std::time::Duration;
-//! use callwheel_rt::{Config, Exec, Runtime, Stop, Tolerance};
+//! use std::time::{Duration, Instant};
+//! use callwheel_rt::{Exec, Runtime, Stop, Tolerance};
 //!
-//! let rt = Runtime::new(Config {
-//!     shards: 1,
-//!     tolerance: Tolerance::percent(5),
-//!     ..Config::default()
-//! })?;
+//! let rt = Runtime::builder()
+//!     .shards(1)
+//!     .tolerance(Tolerance::percent(5))
+//!     .build()?;
 //! let fired = Arc::new(AtomicU64::new(0));
 //! let count = Arc::clone(&fired);
 //! let t = rt.timer(Exec::Deferred, move |_, _| {
 //!     count.fetch_add(1, Ordering::SeqCst);
 //! });
-//! t.start_after(Duration::from_secs(3600))?;
+//! t.start_at(Instant::now() + Duration::from_secs(3600))?;
 //! assert_eq!(t.stop(), Stop::Cancelled); // never fires
 //! t.start_after(Duration::from_micros(100))?;
 //! while fired.load(Ordering::SeqCst) == 0 {
 //!     std::thread::yield_now();
 //! }
 //! assert_eq!(t.drain(), Stop::NotPending);
+//! // Dropping the last handle cancels: this one never fires.
+//! let quiet = rt.timer(Exec::Direct, |_, _| unreachable!());
+//! quiet.start_after(Duration::from_secs(3600))?;
+//! drop(quiet);
 //! # Ok::<(), callwheel_rt::Error>(())
 //! ```
 #![warn(missing_docs)]
@@ -67,8 +93,13 @@ compile_error!(
 );
 
 pub mod clock;
+mod config;
+mod deadline;
+mod driver;
 mod error;
+mod instant;
 pub mod manual;
+mod placement;
 mod pool;
 mod runtime;
 pub mod set;
@@ -79,22 +110,44 @@ mod sys;
 pub mod timer;
 mod tolerance;
 
+#[cfg(all(test, not(loom)))]
+mod drop_tests;
 #[cfg(all(test, loom))]
 mod loom_tests;
 #[cfg(all(test, not(loom)))]
 mod step_tests;
 
-pub use callwheel::wheel::Missed;
+pub use callwheel::Missed;
 pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};
+pub use config::{
+    Builder, Config, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_TOLERANCE_PPM, MAX_WORKERS,
+};
+pub use deadline::Deadline;
 pub use error::Error;
+/// The histogram crate of [`ShardStats::lateness`], re-exported so callers use the same
+/// version the runtime records with.
 pub use hdrhistogram;
 pub use manual::ManualClock;
-pub use runtime::{
-    Config, Runtime, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_TOLERANCE_PPM, MAX_WORKERS,
-};
+pub use runtime::Runtime;
 pub use set::{
     Reaped, SetStats, TimerHandle, TimerSet, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA,
 };
 pub use stats::ShardStats;
 pub use timer::{Exec, Fire, Stop, Timer};
 pub use tolerance::Tolerance;
+
+/// Fails to compile unless `T` can be sent to and shared between threads: every handle of the
+/// runtime is used from drivers, workers and the caller's threads at once.
+const fn assert_send_sync<T: Send + Sync>() {}
+
+// Checked at compile time, so a field that is not `Send + Sync` is caught where it is added.
+const _: () = {
+    assert_send_sync::<Runtime>();
+    assert_send_sync::<Timer>();
+    assert_send_sync::<TimerSet>();
+    assert_send_sync::<TimerHandle>();
+    assert_send_sync::<Error>();
+    assert_send_sync::<Builder>();
+    assert_send_sync::<Config>();
+    assert_send_sync::<Deadline>();
+};

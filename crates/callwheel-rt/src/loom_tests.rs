@@ -15,7 +15,11 @@ use callwheel::Timers;
 
 use crate::runtime::Shared;
 use crate::timer::{Exec, Stop, Timer};
-use crate::{Clock, Tolerance, Waiter, Wake};
+use crate::{Clock, Deadline, Tolerance, Waiter, Wake};
+
+fn at(ns: u64) -> Deadline {
+    Deadline::from_clock_ns(ns)
+}
 
 /// A clock stuck at 10: a timer due at 10 is due at every step.
 #[derive(Debug)]
@@ -44,20 +48,20 @@ fn setup(rearm: bool) -> (Arc<Shared>, Timer, Arc<AtomicUsize>) {
     let s = Arc::new(Shared::new(Arc::new(Fixed), 1, 64, Tolerance::EXACT, None).unwrap());
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);
-    let t = Timer {
-        core: s.new_timer(
+    let t = Timer::owned(
+        s.new_timer(
             0,
             Exec::Direct,
             Box::new(move |t, _| {
                 if rearm {
-                    t.start_at(30).unwrap();
+                    t.start_at(at(30)).unwrap();
                 }
                 r.fetch_add(1, Ordering::SeqCst);
             }),
         ),
-        shared: Arc::clone(&s),
-    };
-    t.start_at(10).unwrap();
+        Arc::clone(&s),
+    );
+    t.start_at(at(10)).unwrap();
     (s, t, ran)
 }
 
@@ -145,7 +149,7 @@ fn loom_rearm_racing_expiry_leaves_one_arming() {
             let s = Arc::clone(&s);
             thread::spawn(move || s.step(0).fired)
         };
-        let was_pending = t.start_at(20).unwrap();
+        let was_pending = t.start_at(at(20)).unwrap();
         let fired = driver.join().unwrap();
         assert_eq!(was_pending, fired == 0);
         assert_eq!(ran.load(Ordering::SeqCst), fired);
@@ -168,5 +172,23 @@ fn loom_drain_against_a_self_rearming_callback_leaves_nothing_pending() {
         assert!(!t.is_pending());
         assert_eq!(pending_on_wheel(&s), 0);
         driver.join().unwrap();
+    });
+}
+
+/// Dropping the last handle against the expiry step of a self-re-arming timer: afterwards
+/// nothing is pending (the drop's `stop` cancelled any re-arm, or the re-arm saw the timer
+/// abandoned), and the callback ran at most once.
+#[test]
+fn loom_dropping_the_last_handle_racing_expiry_leaves_nothing_pending() {
+    loom::model(|| {
+        let (s, t, ran) = setup(true);
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        drop(t);
+        let fired = driver.join().unwrap();
+        assert!(ran.load(Ordering::SeqCst) <= fired);
+        assert_eq!(pending_on_wheel(&s), 0);
     });
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
 use hdrhistogram::Histogram;
 
 use crate::clock::{Clamp, Waiter};

@@ -21,8 +21,9 @@ impl Counters {
     }
 }
 
-/// A snapshot of one shard's counters.
+/// A snapshot of one shard's counters (more may be added).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ShardStats {
     /// Timers armed on this shard (every start, and the arrival of a moved timer).
     pub started: u64,
@@ -52,6 +53,10 @@ pub struct ShardStats {
     /// Armings pending on the shard now.
     pub pending: usize,
     /// Lateness of each firing (wake-up reading minus deadline), in nanoseconds.
+    ///
+    /// An [`hdrhistogram`](crate::hdrhistogram) histogram, by intent: percentiles, merging
+    /// shards and serialising are that crate's job, and the crate re-exports it so a caller
+    /// needs no matching version of its own. It is the one dependency type in the public API.
     pub lateness: Histogram<u64>,
 }
 

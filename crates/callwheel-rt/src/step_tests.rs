@@ -4,29 +4,43 @@
 use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::sync::{Arc, Mutex as StdMutex};
 
-use callwheel::wheel::Missed;
+use callwheel::Missed;
 
-use crate::runtime::{Scratch, Shared};
+use crate::driver::Scratch;
+use crate::runtime::Shared;
 use crate::timer::{Exec, Fire, Stop, Timer};
-use crate::{Clock, ManualClock, Tolerance};
+use crate::{Clock, Deadline, ManualClock, Tolerance};
 
-fn shared(clock: &ManualClock, shards: usize, k: u64) -> Arc<Shared> {
+/// A deadline in the manual clock's nanoseconds.
+pub(crate) fn at(ns: u64) -> Deadline {
+    Deadline::from_clock_ns(ns)
+}
+
+/// A period or tolerance in nanoseconds.
+pub(crate) fn ns(ns: u64) -> std::time::Duration {
+    std::time::Duration::from_nanos(ns)
+}
+
+pub(crate) fn shared(clock: &ManualClock, shards: usize, k: u64) -> Arc<Shared> {
     Arc::new(Shared::new(Arc::new(clock.clone()), shards, k, Tolerance::EXACT, None).unwrap())
 }
 
 type Log = Arc<StdMutex<Vec<(usize, Fire)>>>;
 
-/// A timer on `shard` that logs its firings with `tag`.
+/// A timer on `shard` that logs its firings with `tag`. It is detached, so a test may drop
+/// its handle (the step logic, not cancellation on drop, is under test here).
 fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log) -> Timer {
     let log = Arc::clone(log);
-    Timer {
-        core: s.new_timer(
+    let t = Timer::owned(
+        s.new_timer(
             shard,
             Exec::Direct,
             Box::new(move |_, f| log.lock().unwrap().push((tag, *f))),
         ),
-        shared: Arc::clone(s),
-    }
+        Arc::clone(s),
+    );
+    t.core.detached.store(true, crate::sync::Ordering::Release);
+    t
 }
 
 fn tags(log: &Log) -> Vec<usize> {
@@ -40,8 +54,8 @@ fn timers_fire_at_the_first_step_at_or_after_their_deadline() {
     let log = Log::default();
     let a = logging_timer(&s, 0, 1, &log);
     let b = logging_timer(&s, 0, 2, &log);
-    assert!(!a.start_at(1_300).unwrap());
-    assert!(!b.start_at(1_200).unwrap());
+    assert!(!a.start_at(at(1_300)).unwrap());
+    assert!(!b.start_at(at(1_200)).unwrap());
     assert_eq!(s.step(0).sleep, Some(Some(1_200)));
     clock.advance(199);
     assert_eq!(s.step(0).fired, 0);
@@ -71,8 +85,8 @@ fn steps_sharing_the_drivers_buffers_fire_as_fresh_ones() {
     let mut scratch = Scratch::default();
     let mut run = |deadlines: &[u64], advance: u64| {
         for (i, &d) in deadlines.iter().enumerate() {
-            timers[i].start_at(d).unwrap();
-            twins[i].start_at(d).unwrap();
+            timers[i].start_at(at(d)).unwrap();
+            twins[i].start_at(at(d)).unwrap();
         }
         clock.advance(advance);
         // Step both until they plan a sleep; K = 2 makes five due timers take several steps.
@@ -107,10 +121,10 @@ fn the_driver_plans_the_earliest_window_end() {
     let log = Log::default();
     // Windows [100, 300] and [200, 250]: one wake-up at 250 serves both.
     logging_timer(&s, 0, 1, &log)
-        .start_with(100, 200, None)
+        .start_with(at(100), ns(200), None)
         .unwrap();
     logging_timer(&s, 0, 2, &log)
-        .start_with(200, 50, None)
+        .start_with(at(200), ns(50), None)
         .unwrap();
     assert_eq!(s.step(0).sleep, Some(Some(250)));
     clock.advance(250);
@@ -124,15 +138,15 @@ fn a_new_earlier_window_wakes_a_sleeping_driver_and_a_later_one_does_not() {
     let s = shared(&clock, 1, 64);
     let waiter = &s.shards[0].waiter;
     let log = Log::default();
-    logging_timer(&s, 0, 1, &log).start_at(1_000).unwrap();
+    logging_timer(&s, 0, 1, &log).start_at(at(1_000)).unwrap();
     assert_eq!(s.step(0).sleep, Some(Some(1_000)));
-    logging_timer(&s, 0, 2, &log).start_at(2_000).unwrap();
+    logging_timer(&s, 0, 2, &log).start_at(at(2_000)).unwrap();
     // No wake-up was posted: a wait on an already-due deadline returns Deadline, not Early.
     clock.advance(1_000);
     assert_eq!(waiter.wait(Some(1_000)).unwrap(), crate::Wake::Deadline);
     assert_eq!(s.step(0).fired, 1);
     assert_eq!(s.step(0).sleep, Some(Some(2_000)));
-    logging_timer(&s, 0, 3, &log).start_at(1_500).unwrap();
+    logging_timer(&s, 0, 3, &log).start_at(at(1_500)).unwrap();
     assert_eq!(waiter.wait(Some(2_000)).unwrap(), crate::Wake::Early);
 }
 
@@ -143,7 +157,7 @@ fn stop_reports_cancelled_then_not_pending() {
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
     assert_eq!(t.stop(), Stop::NotPending);
-    t.start_at(10).unwrap();
+    t.start_at(at(10)).unwrap();
     assert!(t.is_pending());
     assert_eq!(t.stop(), Stop::Cancelled);
     assert_eq!(t.stop(), Stop::NotPending);
@@ -158,8 +172,8 @@ fn stop_from_inside_the_callback_reports_running() {
     let s = shared(&clock, 1, 64);
     let seen = Arc::new(StdMutex::new(Vec::new()));
     let seen2 = Arc::clone(&seen);
-    let t = Timer {
-        core: s.new_timer(
+    let t = Timer::owned(
+        s.new_timer(
             0,
             Exec::Direct,
             Box::new(move |t, _| {
@@ -168,9 +182,9 @@ fn stop_from_inside_the_callback_reports_running() {
                 v.push(t.drain());
             }),
         ),
-        shared: Arc::clone(&s),
-    };
-    t.start_at(5).unwrap();
+        Arc::clone(&s),
+    );
+    t.start_at(at(5)).unwrap();
     clock.advance(5);
     assert_eq!(s.step(0).fired, 1);
     assert_eq!(*seen.lock().unwrap(), [Stop::Running, Stop::Running]);
@@ -183,19 +197,19 @@ fn a_callback_may_rearm_itself() {
     let s = shared(&clock, 1, 64);
     let count = Arc::new(AtomicU64::new(0));
     let c = Arc::clone(&count);
-    let t = Timer {
-        core: s.new_timer(
+    let t = Timer::owned(
+        s.new_timer(
             0,
             Exec::Direct,
             Box::new(move |t, f| {
                 if c.fetch_add(1, StdOrdering::SeqCst) < 2 {
-                    t.start_at(f.deadline + 100).unwrap();
+                    t.start_at(at(f.deadline + 100)).unwrap();
                 }
             }),
         ),
-        shared: Arc::clone(&s),
-    };
-    t.start_at(100).unwrap();
+        Arc::clone(&s),
+    );
+    t.start_at(at(100)).unwrap();
     for _ in 0..5 {
         clock.advance(100);
         let _ = s.step(0);
@@ -211,8 +225,8 @@ fn rearming_a_pending_timer_moves_its_window() {
     let s = shared(&clock, 1, 64);
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
-    assert!(!t.start_at(100).unwrap());
-    assert!(t.start_at(300).unwrap());
+    assert!(!t.start_at(at(100)).unwrap());
+    assert!(t.start_at(at(300)).unwrap());
     clock.advance(200);
     assert_eq!(s.step(0).fired, 0);
     clock.advance(100);
@@ -226,7 +240,7 @@ fn a_moved_timer_fires_on_its_new_shard_only() {
     let s = shared(&clock, 2, 64);
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
-    t.start_at(100).unwrap();
+    t.start_at(at(100)).unwrap();
     assert!(t.move_to(1).unwrap());
     assert_eq!(t.shard(), 1);
     clock.advance(100);
@@ -235,7 +249,7 @@ fn a_moved_timer_fires_on_its_new_shard_only() {
     assert_eq!(log.lock().unwrap()[0].1.shard, 1);
     // Not pending: moves the timer, returns false; a start on a chosen shard moves it too.
     assert!(!t.move_to(0).unwrap());
-    t.start_with(150, 0, Some(1)).unwrap();
+    t.start_with(at(150), ns(0), Some(1)).unwrap();
     assert_eq!(t.shard(), 1);
     assert!(matches!(
         t.move_to(2),
@@ -252,7 +266,7 @@ fn a_moved_periodic_timer_keeps_its_grid() {
     let s = shared(&clock, 2, 64);
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
-    t.start_periodic(100, 100, Missed::Skip).unwrap();
+    t.start_periodic(at(100), ns(100), Missed::Skip).unwrap();
     clock.advance(100);
     assert_eq!(s.step(0).fired, 1);
     assert!(t.move_to(1).unwrap());
@@ -280,7 +294,7 @@ fn periodic_policies_handle_missed_periods() {
         let s = shared(&clock, 1, 64);
         let log = Log::default();
         let t = logging_timer(&s, 0, 1, &log);
-        t.start_periodic(100, 100, missed).unwrap();
+        t.start_periodic(at(100), ns(100), missed).unwrap();
         clock.advance(350);
         while s.step(0).sleep.is_none() {}
         let got: Vec<(u64, u64)> = log
@@ -307,7 +321,7 @@ fn a_driver_releases_its_lock_every_k_expiries() {
     let s = shared(&clock, 1, k);
     let log = Log::default();
     for i in 0..100 {
-        logging_timer(&s, 0, i, &log).start_at(10).unwrap();
+        logging_timer(&s, 0, i, &log).start_at(at(10)).unwrap();
     }
     clock.advance(10);
     let mut steps = 0;
@@ -329,7 +343,7 @@ fn a_backwards_clock_is_clamped_counted_and_fires_nothing_early() {
     let clock = ManualClock::new(1_000);
     let s = shared(&clock, 1, 64);
     let log = Log::default();
-    logging_timer(&s, 0, 1, &log).start_at(1_500).unwrap();
+    logging_timer(&s, 0, 1, &log).start_at(at(1_500)).unwrap();
     let _ = s.step(0);
     clock.set(200);
     assert_eq!(s.step(0).sleep, Some(Some(1_500)));
@@ -352,11 +366,11 @@ fn a_zero_period_is_an_error_not_a_panic() {
     let s = shared(&clock, 1, 64);
     let t = logging_timer(&s, 0, 1, &Log::default());
     assert!(matches!(
-        t.start_periodic(0, 0, Missed::Skip),
+        t.start_periodic(at(0), ns(0), Missed::Skip),
         Err(crate::Error::Wheel(callwheel::Error::ZeroPeriod))
     ));
     assert!(matches!(
-        t.start_with(0, 0, Some(7)),
+        t.start_with(at(0), ns(0), Some(7)),
         Err(crate::Error::NoSuchShard { shard: 7, .. })
     ));
 }
@@ -368,9 +382,9 @@ fn default_tolerance_is_a_share_of_the_interval() {
         Shared::new(Arc::new(clock.clone()), 1, 64, Tolerance::percent(10), None).unwrap(),
     );
     let t = logging_timer(&s, 0, 1, &Log::default());
-    t.start_at(1_000).unwrap();
+    t.start_at(at(1_000)).unwrap();
     assert_eq!(s.step(0).sleep, Some(Some(1_100)));
-    t.start_periodic(2_000, 500, Missed::Skip).unwrap();
+    t.start_periodic(at(2_000), ns(500), Missed::Skip).unwrap();
     assert_eq!(s.step(0).sleep, Some(Some(2_050)));
 }
 
@@ -379,12 +393,12 @@ fn a_panicking_callback_is_counted_and_the_shard_goes_on() {
     let clock = ManualClock::new(0);
     let s = shared(&clock, 1, 64);
     let log = Log::default();
-    let bad = Timer {
-        core: s.new_timer(0, Exec::Direct, Box::new(|_, _| panic!("callback failure"))),
-        shared: Arc::clone(&s),
-    };
-    bad.start_at(10).unwrap();
-    logging_timer(&s, 0, 2, &log).start_at(10).unwrap();
+    let bad = Timer::owned(
+        s.new_timer(0, Exec::Direct, Box::new(|_, _| panic!("callback failure"))),
+        Arc::clone(&s),
+    );
+    bad.start_at(at(10)).unwrap();
+    logging_timer(&s, 0, 2, &log).start_at(at(10)).unwrap();
     clock.advance(10);
     assert_eq!(s.step(0).fired, 2);
     assert_eq!(tags(&log), [2]);
@@ -404,8 +418,12 @@ fn stopped_timers_cost_a_bounded_number_of_spurious_wakeups() {
         .map(|i| {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             let t = logging_timer(&s, 0, i, &log);
-            t.start_with((x >> 20) % 10_000_000_000, (x >> 40) % 1_000_000, None)
-                .unwrap();
+            t.start_with(
+                at((x >> 20) % 10_000_000_000),
+                ns((x >> 40) % 1_000_000),
+                None,
+            )
+            .unwrap();
             t
         })
         .collect();

@@ -17,11 +17,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use callwheel::wheel::Missed;
 use callwheel::Handle;
+use callwheel::Missed;
 
+use crate::deadline::Deadline;
+use crate::instant::saturating_ns;
 use crate::runtime::Shared;
-use crate::sync::{AtomicUsize, Condvar, Mutex, ThreadId};
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, ThreadId};
 use crate::Error;
 
 /// Where a timer's callback runs.
@@ -111,6 +113,18 @@ pub(crate) struct TimerCore {
     pub(crate) state: Mutex<TimerState>,
     /// Signalled when a callback finishes (for `drain`).
     pub(crate) idle: Condvar,
+    /// The user's handles ([`Timer`]s that own a count): the last one to go cancels the timer.
+    pub(crate) handles: AtomicUsize,
+    /// [`Timer::detach`] was called: dropping the handles cancels nothing.
+    pub(crate) detached: AtomicBool,
+}
+
+impl TimerCore {
+    /// Every handle is gone and none detached the timer: a firing taken for running but not
+    /// yet started is dropped unrun.
+    pub(crate) fn abandoned(&self) -> bool {
+        self.handles.load(Ordering::Acquire) == 0 && !self.detached.load(Ordering::Acquire)
+    }
 }
 
 impl fmt::Debug for TimerCore {
@@ -135,17 +149,34 @@ pub(crate) struct Arm {
 /// usable from any thread, including from its own callback.
 ///
 /// Arming a pending timer again moves its window (FreeBSD's `callout_reset`); every `start`
-/// returns whether the timer was pending.
+/// returns whether the timer was pending. Deadlines are [`Deadline`]s: an `Instant`, passed as
+/// is, or a reading of the runtime's own clock ([`Deadline::from_clock_ns`]); periods and
+/// tolerances are `Duration`s (saturating at `u64::MAX` nanoseconds, about 584 years).
+///
+/// # Dropping
+///
+/// Dropping the last handle cancels the timer, as dropping a future cancels it: its pending
+/// arming is stopped and a firing already taken for running but not yet started (a deferred
+/// callback waiting for a worker, or a direct one later in the same batch) is dropped unrun.
+/// A callback already running finishes; dropping never waits for it, so the last handle may be
+/// dropped from inside the timer's own callback. The `&Timer` a callback is given is the
+/// runtime's, not a handle: cloning it makes a new handle, which keeps the timer alive like
+/// any other; without one, an arming asked through it after the last handle went is ignored
+/// (the `start` reports whether the timer was pending and arms nothing), so no timer is left
+/// pending that no one can stop. [`Timer::detach`] gives the timer up instead: it keeps firing (a periodic one
+/// until the runtime is dropped) with no handle left.
 ///
 /// A timer outlives its runtime harmlessly: once the [`Runtime`](crate::Runtime) is dropped
 /// the timer is not pending, `start*` and [`Timer::move_to`] return [`Error::ShutDown`],
 /// [`Timer::stop`] and [`Timer::drain`] return [`Stop::NotPending`] (or [`Stop::Running`]
 /// while a callback still runs), and [`Timer::fired`] and [`Timer::overruns`] keep their last
 /// values.
-#[derive(Clone)]
 pub struct Timer {
     pub(crate) core: Arc<TimerCore>,
     pub(crate) shared: Arc<Shared>,
+    /// A user's handle, counted in `core.handles`; `false` for the runtime's own reference,
+    /// lent to the callback, which must not keep the timer from being cancelled.
+    owned: bool,
 }
 
 impl fmt::Debug for Timer {
@@ -154,18 +185,76 @@ impl fmt::Debug for Timer {
     }
 }
 
+impl Clone for Timer {
+    fn clone(&self) -> Timer {
+        // A new handle is made from an existing one (or from the callback's view, while the
+        // runtime holds the core), so the count cannot be racing towards a final drop that
+        // this clone would miss: the drop that takes it to zero happens-before or after.
+        self.core.handles.fetch_add(1, Ordering::Relaxed);
+        Timer {
+            core: Arc::clone(&self.core),
+            shared: Arc::clone(&self.shared),
+            owned: true,
+        }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        // AcqRel: the last handle's drop sees every earlier handle's work (and `detach`).
+        if self.core.handles.fetch_sub(1, Ordering::AcqRel) == 1
+            && !self.core.detached.load(Ordering::Acquire)
+        {
+            // `stop`, not `drain`: it never waits, so dropping from the timer's own callback
+            // (or a callback of its batch) cannot deadlock.
+            let _ = self.shared.stop(&self.core);
+        }
+    }
+}
+
 impl Timer {
-    /// Arms the timer for the absolute clock reading `deadline`, with the runtime's default
-    /// tolerance for the interval from now, on the timer's current shard. A deadline already
-    /// past fires at once.
+    /// The first user handle of a new core (whose count starts at one).
+    pub(crate) fn owned(core: Arc<TimerCore>, shared: Arc<Shared>) -> Timer {
+        Timer {
+            core,
+            shared,
+            owned: true,
+        }
+    }
+
+    /// The runtime's own reference, lent to a callback: not counted as a handle.
+    pub(crate) fn runtime_ref(core: Arc<TimerCore>, shared: Arc<Shared>) -> Timer {
+        Timer {
+            core,
+            shared,
+            owned: false,
+        }
+    }
+
+    /// Arms the timer for `deadline`, with the runtime's default tolerance for the interval
+    /// from now, on the timer's current shard. A deadline already past fires at once.
+    ///
+    /// ```
+    /// # use std::time::{Duration, Instant};
+    /// # use callwheel_rt::{Exec, Runtime, Stop};
+    /// let rt = Runtime::builder().shards(1).build()?;
+    /// let t = rt.timer(Exec::Direct, |_, _| {});
+    /// assert!(!t.start_at(Instant::now() + Duration::from_secs(60))?);
+    /// assert_eq!(t.stop(), Stop::Cancelled);
+    /// # Ok::<(), callwheel_rt::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
     /// [`Error::Wheel`] when the shard's wheel refuses it, [`Error::ShutDown`] after the runtime
     /// is gone.
-    pub fn start_at(&self, deadline: u64) -> Result<bool, Error> {
+    pub fn start_at(&self, deadline: impl Into<Deadline>) -> Result<bool, Error> {
+        let deadline = self.resolve(deadline.into());
         let tolerance = self.default_tolerance(deadline);
-        self.start_with(deadline, tolerance, None)
+        self.arm(deadline, tolerance, None, None)
     }
 
     /// Arms the timer `after` from now (see [`Timer::start_at`]).
@@ -174,47 +263,46 @@ impl Timer {
     ///
     /// As [`Timer::start_at`].
     pub fn start_after(&self, after: Duration) -> Result<bool, Error> {
-        let ns = u64::try_from(after.as_nanos()).unwrap_or(u64::MAX);
-        self.start_at(self.shared.now().saturating_add(ns))
+        let deadline = self.shared.now().saturating_add(saturating_ns(after));
+        let tolerance = self.default_tolerance(deadline);
+        self.arm(deadline, tolerance, None, None)
     }
 
-    /// Arms the timer with window `[deadline, deadline + tolerance]` (nanoseconds), on `shard`
-    /// (`None`: the timer's current shard; [`Runtime::current_shard`](crate::Runtime::current_shard)
-    /// for the caller's). A pending arming on another shard moves there.
+    /// Arms the timer with window `[deadline, deadline + tolerance]`, on `shard` (`None`: the
+    /// timer's current shard; [`Runtime::current_shard`](crate::Runtime::current_shard) for
+    /// the caller's). A pending arming on another shard moves there.
     ///
     /// # Errors
     ///
     /// [`Error::NoSuchShard`], and as [`Timer::start_at`].
     pub fn start_with(
         &self,
-        deadline: u64,
-        tolerance: u64,
+        deadline: impl Into<Deadline>,
+        tolerance: Duration,
         shard: Option<usize>,
     ) -> Result<bool, Error> {
-        self.shared.arm(
-            &self.core,
-            Arm {
-                deadline,
-                tolerance,
-                shard,
-                periodic: None,
-            },
-        )
+        let deadline = self.resolve(deadline.into());
+        self.arm(deadline, saturating_ns(tolerance), shard, None)
     }
 
-    /// Arms the timer periodically: first at `first`, then every `period` nanoseconds after
-    /// the previous deadline (no drift), with the runtime's default tolerance for the period
-    /// (for [`Missed::Burst`], capped below the period: a wider window would replay periods at
+    /// Arms the timer periodically: first at `first`, then every `period` after the previous
+    /// deadline (no drift), with the runtime's default tolerance for the period (for
+    /// [`Missed::Burst`], capped below the period: a wider window would replay periods at
     /// once). `missed` decides what happens to periods missed by a late wake-up; each firing's
     /// [`Fire::overruns`] counts them.
     ///
     /// # Errors
     ///
-    /// [`Error::Wheel`] with [`callwheel::Error::ZeroPeriod`] for a zero period; as
-    /// [`Timer::start_at`].
-    pub fn start_periodic(&self, first: u64, period: u64, missed: Missed) -> Result<bool, Error> {
-        let tolerance = self.shared.tolerance.for_interval(period);
-        self.start_periodic_with(first, period, tolerance, missed, None)
+    /// [`Error::Wheel`] with [`callwheel::Error::ZeroPeriod`] for a period under one
+    /// nanosecond; as [`Timer::start_at`].
+    pub fn start_periodic(
+        &self,
+        first: impl Into<Deadline>,
+        period: Duration,
+        missed: Missed,
+    ) -> Result<bool, Error> {
+        let tolerance = self.shared.tolerance.for_interval(saturating_ns(period));
+        self.start_periodic_with(first, period, Duration::from_nanos(tolerance), missed, None)
     }
 
     /// [`Timer::start_periodic`] with an explicit tolerance and shard.
@@ -224,29 +312,63 @@ impl Timer {
     /// As [`Timer::start_periodic`] and [`Timer::start_with`].
     pub fn start_periodic_with(
         &self,
-        first: u64,
-        period: u64,
-        tolerance: u64,
+        first: impl Into<Deadline>,
+        period: Duration,
+        tolerance: Duration,
         missed: Missed,
         shard: Option<usize>,
     ) -> Result<bool, Error> {
+        let period = saturating_ns(period);
         if period == 0 {
             return Err(Error::Wheel(callwheel::Error::ZeroPeriod));
         }
+        let tolerance = saturating_ns(tolerance);
         let tolerance = if missed == Missed::Burst {
             tolerance.min(period - 1)
         } else {
             tolerance
         };
+        let first = self.resolve(first.into());
+        self.arm(first, tolerance, shard, Some((period, missed)))
+    }
+
+    /// Gives the timer up: it is no longer cancelled when its last handle is dropped, so it
+    /// fires as armed (a one-shot timer once, a periodic one until the runtime is dropped).
+    /// Fire-and-forget. The callback's `&Timer` can still stop it.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use callwheel_rt::{Exec, Missed, Runtime};
+    /// let rt = Runtime::builder().shards(1).build()?;
+    /// let t = rt.timer(Exec::Direct, |_, _| {});
+    /// t.start_after(Duration::from_millis(1))?;
+    /// t.detach(); // still fires
+    /// # Ok::<(), callwheel_rt::Error>(())
+    /// ```
+    pub fn detach(self) {
+        self.core.detached.store(true, Ordering::Release);
+    }
+
+    fn arm(
+        &self,
+        deadline: u64,
+        tolerance: u64,
+        shard: Option<usize>,
+        periodic: Option<(u64, Missed)>,
+    ) -> Result<bool, Error> {
         self.shared.arm(
             &self.core,
             Arm {
-                deadline: first,
+                deadline,
                 tolerance,
                 shard,
-                periodic: Some((period, missed)),
+                periodic,
             },
         )
+    }
+
+    fn resolve(&self, deadline: Deadline) -> u64 {
+        deadline.resolve(&*self.shared.clock)
     }
 
     /// Cancels the pending arming, if any. Never waits. After the runtime is dropped there is
@@ -283,7 +405,7 @@ impl Timer {
 
     /// The shard the timer belongs to.
     pub fn shard(&self) -> usize {
-        self.core.shard.load(crate::sync::Ordering::Acquire)
+        self.core.shard.load(Ordering::Acquire)
     }
 
     /// How many times the timer has fired.

@@ -10,20 +10,31 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use callwheel_rt::{
-    Config, Error, Exec, ManualClock, Missed, Runtime, Stop, TimerHandle, TimerSet, TimerSetConfig,
-    Tolerance, MAX_EXPIRIES_PER_LOCK, MAX_QUOTA, MAX_SHARDS, MAX_TOLERANCE_PPM, MAX_WORKERS,
+    Builder, Deadline, Error, Exec, ManualClock, Missed, Runtime, Stop, TimerHandle, TimerSet,
+    TimerSetConfig, Tolerance, MAX_EXPIRIES_PER_LOCK, MAX_QUOTA, MAX_SHARDS, MAX_TOLERANCE_PPM,
+    MAX_WORKERS,
 };
+
+/// A deadline in the runtime clock's own nanoseconds.
+fn at(ns: u64) -> Deadline {
+    Deadline::from_clock_ns(ns)
+}
+
+/// A period or tolerance of `n` nanoseconds.
+fn ns(n: u64) -> Duration {
+    Duration::from_nanos(n)
+}
 
 /// Generous liveness bound for waits on real threads (never a latency assertion).
 const PATIENCE: Duration = Duration::from_secs(30);
 
 fn manual(clock: &ManualClock, shards: usize) -> Runtime {
-    Runtime::new(Config {
-        shards,
-        workers: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap()
+    Runtime::builder()
+        .clock(clock.clone())
+        .shards(shards)
+        .workers(1)
+        .build()
+        .unwrap()
 }
 
 fn shut_down<T: std::fmt::Debug>(r: Result<T, Error>) {
@@ -57,22 +68,24 @@ fn every_timer_call_after_the_runtime_is_dropped_is_not_pending_or_shut_down() {
         .unwrap();
     let periodic = rt.timer_on(1, Exec::Deferred, |_, _| {}).unwrap();
     let idle = rt.timer(Exec::Direct, |_, _| {});
-    once.start_at(10).unwrap();
+    once.start_at(at(10)).unwrap();
     clock.advance(10);
     eventually("the first firing", || fired.load(Ordering::SeqCst) == 1);
-    once.start_at(1_000).unwrap();
-    periodic.start_periodic(500, 100, Missed::Skip).unwrap();
+    once.start_at(at(1_000)).unwrap();
+    periodic
+        .start_periodic(at(500), ns(100), Missed::Skip)
+        .unwrap();
     assert!(once.is_pending() && periodic.is_pending());
     drop(rt);
 
     for t in [&once, &periodic, &idle] {
         assert!(!t.is_pending(), "{t:?}");
-        shut_down(t.start_at(5));
+        shut_down(t.start_at(at(5)));
         shut_down(t.start_after(Duration::from_secs(1)));
-        shut_down(t.start_with(5, 5, None));
-        shut_down(t.start_with(5, 5, Some(0)));
-        shut_down(t.start_periodic(5, 5, Missed::Burst));
-        shut_down(t.start_periodic_with(5, 5, 0, Missed::Delay, Some(1)));
+        shut_down(t.start_with(at(5), ns(5), None));
+        shut_down(t.start_with(at(5), ns(5), Some(0)));
+        shut_down(t.start_periodic(at(5), ns(5), Missed::Burst));
+        shut_down(t.start_periodic_with(at(5), ns(5), ns(0), Missed::Delay, Some(1)));
         shut_down(t.move_to(0));
         shut_down(t.move_to(1));
         assert_eq!(t.stop(), Stop::NotPending);
@@ -125,7 +138,7 @@ fn every_timer_set_call_after_the_runtime_is_dropped_is_empty_or_shut_down() {
     clock.advance(1 << 40);
     assert_eq!(set.refresh(), 0);
     set.clear_callback();
-    let _ = set.now();
+    let _ = set.now_ns();
     set.check_invariants().unwrap();
 }
 
@@ -167,9 +180,9 @@ fn a_runtime_dropped_from_a_deferred_callback_shuts_down() {
             drop(taken);
             tx.lock().unwrap().send(()).unwrap();
         });
-    t.start_at(0).unwrap();
+    t.start_at(at(0)).unwrap();
     rx.recv_timeout(PATIENCE).unwrap();
-    shut_down(t.start_at(0));
+    shut_down(t.start_at(at(0)));
     assert!(!t.is_pending());
     // The callback may still be finishing on its worker: drain waits for it.
     assert_ne!(t.drain(), Stop::Cancelled);
@@ -201,8 +214,8 @@ fn a_deferred_firing_the_dropped_runtime_never_ran_does_not_block_drain() {
             }),
         )
     };
-    killer.start_at(1).unwrap();
-    deferred.start_at(2).unwrap();
+    killer.start_at(at(1)).unwrap();
+    deferred.start_at(at(2)).unwrap();
     clock.set(10);
     rx.recv_timeout(PATIENCE).unwrap();
     let drained = std::thread::spawn(move || deferred.drain());
@@ -232,7 +245,7 @@ fn panic_scenario(exec: Exec, panic: fn()) {
     let rt = manual(&clock, 1);
     let fired = Arc::new(Mutex::new(Vec::new()));
     let mut timers = Vec::new();
-    for (at, hostile) in [(100, false), (101, true), (102, false), (103, false)] {
+    for (deadline, hostile) in [(100, false), (101, true), (102, false), (103, false)] {
         let fired = Arc::clone(&fired);
         let t = rt.timer(exec, move |_, f| {
             if hostile {
@@ -240,7 +253,7 @@ fn panic_scenario(exec: Exec, panic: fn()) {
             }
             fired.lock().unwrap().push(f.deadline);
         });
-        t.start_at(at).unwrap();
+        t.start_at(at(deadline)).unwrap();
         timers.push(t);
     }
     clock.advance(1_000);
@@ -253,7 +266,7 @@ fn panic_scenario(exec: Exec, panic: fn()) {
     assert_eq!(timers[1].drain(), Stop::NotPending);
     assert_eq!(timers[1].fired(), 1);
     // The driver (and the worker) still fire later timers.
-    timers[0].start_at(2_000).unwrap();
+    timers[0].start_at(at(2_000)).unwrap();
     clock.advance(1_000);
     eventually("a timer after the panic", || {
         fired.lock().unwrap().len() == 4
@@ -283,16 +296,16 @@ fn a_callback_whose_captures_panic_when_dropped_by_the_driver_is_contained() {
         let clock = ManualClock::new(0);
         let rt = manual(&clock, 1);
         let fired = Arc::new(AtomicU64::new(0));
-        // The owner lets go of the timer while it is pending: the firing holds the last
+        // The owner detaches the timer while it is pending: the firing holds the last
         // reference, and dropping the callback runs the hostile `Drop` on the driver or worker.
         let hostile = PanicOnDrop;
         let count = Arc::clone(&fired);
-        rt.timer(exec, move |_, _| {
+        let t = rt.timer(exec, move |_, _| {
             let _ = &hostile;
             count.fetch_add(1, Ordering::SeqCst);
-        })
-        .start_at(100)
-        .unwrap();
+        });
+        t.start_at(at(100)).unwrap();
+        t.detach();
         let count = Arc::clone(&fired);
         let later = rt.timer(exec, move |_, _| {
             count.fetch_add(1, Ordering::SeqCst);
@@ -300,7 +313,7 @@ fn a_callback_whose_captures_panic_when_dropped_by_the_driver_is_contained() {
         clock.advance(100);
         eventually("the hostile timer", || fired.load(Ordering::SeqCst) == 1);
         clock.wait_idle(1);
-        later.start_at(200).unwrap();
+        later.start_at(at(200)).unwrap();
         clock.advance(100);
         eventually("the timer after it", || fired.load(Ordering::SeqCst) == 2);
         assert_eq!(rt.stats()[0].panics, 1, "{exec:?}");
@@ -317,7 +330,7 @@ fn a_periodic_timer_whose_callback_panics_keeps_its_schedule() {
         count.fetch_add(1, Ordering::SeqCst);
         panic!("every time");
     });
-    t.start_periodic(100, 100, Missed::Skip).unwrap();
+    t.start_periodic(at(100), ns(100), Missed::Skip).unwrap();
     for n in 1..=3 {
         clock.advance(100);
         eventually("the next period", || runs.load(Ordering::SeqCst) == n);
@@ -348,7 +361,7 @@ fn a_panicking_set_callback_does_not_lose_the_callers_result() {
         entered_tx.lock().unwrap().send(()).unwrap();
         let _ = release_rx.lock().unwrap().recv_timeout(PATIENCE);
     });
-    blocker.start_at(1).unwrap();
+    blocker.start_at(at(1)).unwrap();
     let a = set
         .create(Duration::from_nanos(5), Duration::ZERO, 1)
         .unwrap();
@@ -372,8 +385,8 @@ fn a_panicking_set_callback_does_not_lose_the_callers_result() {
 
 // ----- configuration bounds --------------------------------------------------------------------
 
-fn config_error(config: Config, field: &str) {
-    match Runtime::new(config) {
+fn config_error(builder: Builder, field: &str) {
+    match builder.build() {
         Err(Error::Config { reason }) => assert!(reason.contains(field), "{reason}"),
         other => panic!("{field}: expected a configuration error, got {other:?}"),
     }
@@ -382,81 +395,53 @@ fn config_error(config: Config, field: &str) {
 #[test]
 fn every_runtime_configuration_field_is_bounded_up_front() {
     let clock = ManualClock::new(0);
-    let base = || Config {
-        shards: 1,
-        workers: 1,
-        ..Config::with_clock(clock.clone())
-    };
+    let base = || Runtime::builder().clock(clock.clone()).shards(1).workers(1);
     for workers in [0, MAX_WORKERS + 1, 100_000, usize::MAX] {
-        config_error(Config { workers, ..base() }, "workers");
+        config_error(base().workers(workers), "workers");
     }
     for shards in [MAX_SHARDS + 1, usize::MAX] {
-        config_error(Config { shards, ..base() }, "shards");
+        config_error(base().shards(shards), "shards");
     }
     for k in [0, MAX_EXPIRIES_PER_LOCK + 1, u64::MAX] {
-        config_error(
-            Config {
-                max_expiries_per_lock: k,
-                ..base()
-            },
-            "max_expiries_per_lock",
-        );
+        config_error(base().max_expiries_per_lock(k), "max_expiries_per_lock");
     }
     for ppm in [MAX_TOLERANCE_PPM + 1, u32::MAX] {
         config_error(
-            Config {
-                tolerance: Tolerance { absolute: 0, ppm },
-                ..base()
-            },
+            base().tolerance(Tolerance { absolute: 0, ppm }),
             "tolerance.ppm",
         );
     }
     // The edges themselves are accepted.
-    for config in [
-        Config {
-            workers: 1,
-            ..base()
-        },
-        Config {
-            shards: 0,
-            ..base()
-        },
-        Config {
-            max_expiries_per_lock: 1,
-            ..base()
-        },
-        Config {
-            max_expiries_per_lock: MAX_EXPIRIES_PER_LOCK,
-            ..base()
-        },
-        Config {
-            tolerance: Tolerance {
-                absolute: u64::MAX,
-                ppm: MAX_TOLERANCE_PPM,
-            },
-            ..base()
-        },
+    for builder in [
+        base().workers(1),
+        base().shards(0),
+        base().max_expiries_per_lock(1),
+        base().max_expiries_per_lock(MAX_EXPIRIES_PER_LOCK),
+        base().tolerance(Tolerance {
+            absolute: u64::MAX,
+            ppm: MAX_TOLERANCE_PPM,
+        }),
     ] {
-        drop(Runtime::new(config).unwrap());
+        drop(builder.build().unwrap());
     }
 }
 
 #[test]
 fn the_largest_worker_and_shard_counts_are_accepted() {
     let clock = ManualClock::new(0);
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: MAX_WORKERS,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap();
+    let rt = Runtime::builder()
+        .clock(clock.clone())
+        .shards(1)
+        .workers(MAX_WORKERS)
+        .build()
+        .unwrap();
     drop(rt);
-    let rt = Runtime::new(Config {
-        shards: MAX_SHARDS,
-        workers: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap();
+    let rt = Runtime::builder()
+        .clock(clock.clone())
+        .shards(MAX_SHARDS)
+        .workers(1)
+        .build()
+        .unwrap();
     assert_eq!(rt.shards(), MAX_SHARDS);
 }
 
@@ -465,35 +450,14 @@ fn every_timer_set_configuration_field_is_bounded_up_front() {
     let clock = ManualClock::new(0);
     let rt = manual(&clock, 1);
     for (config, field) in [
+        (TimerSetConfig::default().with_quota(0), "quota"),
+        (TimerSetConfig::default().with_quota(MAX_QUOTA + 1), "quota"),
+        (TimerSetConfig::default().with_quota(usize::MAX), "quota"),
         (
-            TimerSetConfig {
-                quota: 0,
-                ..TimerSetConfig::default()
-            },
-            "quota",
-        ),
-        (
-            TimerSetConfig {
-                quota: MAX_QUOTA + 1,
-                ..TimerSetConfig::default()
-            },
-            "quota",
-        ),
-        (
-            TimerSetConfig {
-                quota: usize::MAX,
-                ..TimerSetConfig::default()
-            },
-            "quota",
-        ),
-        (
-            TimerSetConfig {
-                tolerance: Some(Tolerance {
-                    absolute: 0,
-                    ppm: MAX_TOLERANCE_PPM + 1,
-                }),
-                ..TimerSetConfig::default()
-            },
+            TimerSetConfig::default().with_tolerance(Some(Tolerance {
+                absolute: 0,
+                ppm: MAX_TOLERANCE_PPM + 1,
+            })),
             "tolerance.ppm",
         ),
     ] {
@@ -505,14 +469,12 @@ fn every_timer_set_configuration_field_is_bounded_up_front() {
     for quota in [1, MAX_QUOTA] {
         let set = TimerSet::with_config(
             &rt,
-            TimerSetConfig {
-                quota,
-                tolerance: Some(Tolerance {
+            TimerSetConfig::default()
+                .with_quota(quota)
+                .with_tolerance(Some(Tolerance {
                     absolute: u64::MAX,
                     ppm: MAX_TOLERANCE_PPM,
-                }),
-                ..TimerSetConfig::default()
-            },
+                })),
         )
         .unwrap();
         set.create(Duration::from_nanos(1), Duration::ZERO, 1)
@@ -527,26 +489,26 @@ fn timer_arming_calls_take_extreme_values() {
     let clock = ManualClock::new(0);
     let rt = manual(&clock, 2);
     let t = rt.timer_on(0, Exec::Direct, |_, _| {}).unwrap();
-    assert!(!t.start_at(u64::MAX).unwrap());
+    assert!(!t.start_at(at(u64::MAX)).unwrap());
     assert!(t.start_after(Duration::MAX).unwrap());
     assert!(t.start_after(Duration::ZERO).is_ok());
-    assert!(t.start_with(u64::MAX, u64::MAX, None).is_ok());
-    assert!(t.start_with(0, u64::MAX, Some(1)).is_ok());
+    assert!(t.start_with(at(u64::MAX), ns(u64::MAX), None).is_ok());
+    assert!(t.start_with(at(0), ns(u64::MAX), Some(1)).is_ok());
     assert!(matches!(
-        t.start_with(0, 0, Some(usize::MAX)),
+        t.start_with(at(0), ns(0), Some(usize::MAX)),
         Err(Error::NoSuchShard { .. })
     ));
     for missed in [Missed::Burst, Missed::Delay, Missed::Skip] {
-        assert!(t.start_periodic(u64::MAX, u64::MAX, missed).is_ok());
+        assert!(t.start_periodic(at(u64::MAX), ns(u64::MAX), missed).is_ok());
         assert!(t
-            .start_periodic_with(u64::MAX, 1, u64::MAX, missed, Some(0))
+            .start_periodic_with(at(u64::MAX), ns(1), ns(u64::MAX), missed, Some(0))
             .is_ok());
         assert!(matches!(
-            t.start_periodic(0, 0, missed),
+            t.start_periodic(at(0), ns(0), missed),
             Err(Error::Wheel(callwheel::Error::ZeroPeriod))
         ));
         assert!(matches!(
-            t.start_periodic_with(0, 0, u64::MAX, missed, None),
+            t.start_periodic_with(at(0), ns(0), ns(u64::MAX), missed, None),
             Err(Error::Wheel(callwheel::Error::ZeroPeriod))
         ));
     }
@@ -576,10 +538,10 @@ fn timers_at_the_end_of_time_fire_once() {
             count.fetch_add(1, Ordering::SeqCst);
         });
         match arm {
-            0 => t.start_at(u64::MAX),
+            0 => t.start_at(at(u64::MAX)),
             1 => t.start_after(Duration::MAX),
-            2 => t.start_with(u64::MAX - 1, u64::MAX, None),
-            _ => t.start_periodic(u64::MAX, u64::MAX, Missed::Burst),
+            2 => t.start_with(at(u64::MAX - 1), ns(u64::MAX), None),
+            _ => t.start_periodic(at(u64::MAX), ns(u64::MAX), Missed::Burst),
         }
         .unwrap();
         timers.push(t);
@@ -640,7 +602,7 @@ fn timer_set_calls_take_extreme_values() {
         assert!(matches!(set.is_queued(bad), Err(Error::InvalidHandle)));
     }
     // The largest value and interval that fit the clock.
-    let room = u64::MAX - set.now();
+    let room = u64::MAX - set.now_ns();
     let far = set
         .create(Duration::from_nanos(room), Duration::ZERO, 8)
         .unwrap();
@@ -670,10 +632,7 @@ fn timer_set_calls_take_extreme_values() {
 fn a_handle_of_a_set_on_another_runtime_is_rejected_and_changes_nothing() {
     let clock = ManualClock::new(0);
     let (rt_a, rt_b) = (manual(&clock, 1), manual(&clock, 1));
-    let config = TimerSetConfig {
-        quota: 4,
-        ..TimerSetConfig::default()
-    };
+    let config = TimerSetConfig::default().with_quota(4);
     let a = TimerSet::with_config(&rt_a, config).unwrap();
     let b = TimerSet::with_config(&rt_b, config).unwrap();
     // The same slot and generation in both sets: only the key tells them apart.

@@ -6,7 +6,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use callwheel_rt::{Config, Exec, ManualClock, Missed, Runtime, Stop, TimerSet, TimerSetConfig};
+use callwheel_rt::{Deadline, Exec, ManualClock, Missed, Runtime, Stop, TimerSet, TimerSetConfig};
+
+/// A deadline in the runtime clock's own nanoseconds.
+fn at(ns: u64) -> Deadline {
+    Deadline::from_clock_ns(ns)
+}
+
+/// A period or tolerance of `n` nanoseconds.
+fn ns(n: u64) -> Duration {
+    Duration::from_nanos(n)
+}
 
 const PATIENCE: Duration = Duration::from_secs(30);
 
@@ -14,11 +24,11 @@ const PATIENCE: Duration = Duration::from_secs(30);
 fn a_skip_timer_with_period_one_at_the_end_of_time_fires_once() {
     for exec in [Exec::Direct, Exec::Deferred] {
         let clock = ManualClock::new(u64::MAX);
-        let rt = Runtime::new(Config {
-            shards: 1,
-            ..Config::with_clock(clock.clone())
-        })
-        .unwrap();
+        let rt = Runtime::builder()
+            .clock(clock.clone())
+            .shards(1)
+            .build()
+            .unwrap();
         let fired = Arc::new(AtomicU64::new(0));
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
@@ -27,7 +37,7 @@ fn a_skip_timer_with_period_one_at_the_end_of_time_fires_once() {
             count.fetch_add(1, Ordering::SeqCst);
             let _ = tx.lock().unwrap().send(f.overruns);
         });
-        t.start_periodic(0, 1, Missed::Skip).unwrap();
+        t.start_periodic(at(0), ns(1), Missed::Skip).unwrap();
         assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), u64::MAX);
         clock.wait_idle(1);
         assert_eq!(t.drain(), Stop::NotPending);
@@ -44,17 +54,17 @@ fn a_skip_timer_with_period_one_at_the_end_of_time_fires_once() {
 fn every_policy_ends_at_the_end_of_time() {
     for missed in [Missed::Burst, Missed::Delay, Missed::Skip] {
         let clock = ManualClock::new(u64::MAX);
-        let rt = Runtime::new(Config {
-            shards: 1,
-            ..Config::with_clock(clock.clone())
-        })
-        .unwrap();
+        let rt = Runtime::builder()
+            .clock(clock.clone())
+            .shards(1)
+            .build()
+            .unwrap();
         let fired = Arc::new(AtomicU64::new(0));
         let count = Arc::clone(&fired);
         let t = rt.timer(Exec::Direct, move |_, _| {
             count.fetch_add(1, Ordering::SeqCst);
         });
-        t.start_periodic(u64::MAX - 3, 1, missed).unwrap();
+        t.start_periodic(at(u64::MAX - 3), ns(1), missed).unwrap();
         let deadline = std::time::Instant::now() + PATIENCE;
         while t.is_pending() {
             assert!(
@@ -75,19 +85,13 @@ fn every_policy_ends_at_the_end_of_time() {
 #[test]
 fn a_set_timer_with_period_one_at_the_end_of_time_is_reaped_once() {
     let clock = ManualClock::new(0);
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap();
-    let set = TimerSet::with_config(
-        &rt,
-        TimerSetConfig {
-            missed: Missed::Skip,
-            ..TimerSetConfig::default()
-        },
-    )
-    .unwrap();
+    let rt = Runtime::builder()
+        .clock(clock.clone())
+        .shards(1)
+        .build()
+        .unwrap();
+    let set =
+        TimerSet::with_config(&rt, TimerSetConfig::default().with_missed(Missed::Skip)).unwrap();
     let h = set
         .create(Duration::from_nanos(1), Duration::from_nanos(1), 9)
         .unwrap();

@@ -10,21 +10,31 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use callwheel_rt::{
-    ClockId, Config, Error, Exec, Fire, ManualClock, Runtime, ShardStats, Stop, SystemClock,
-    Tolerance, MAX_SHARDS,
+    ClockId, Config, Deadline, Error, Exec, Fire, ManualClock, Runtime, ShardStats, Stop,
+    SystemClock, Tolerance, MAX_SHARDS,
 };
 use common::Lcg;
+
+/// A deadline in the runtime clock's own nanoseconds.
+fn at(ns: u64) -> Deadline {
+    Deadline::from_clock_ns(ns)
+}
+
+/// A period or tolerance of `n` nanoseconds.
+fn ns(n: u64) -> Duration {
+    Duration::from_nanos(n)
+}
 
 /// Generous liveness bound for waits on real threads (never a latency assertion).
 const PATIENCE: Duration = Duration::from_secs(30);
 
 fn manual_runtime(clock: &ManualClock, shards: usize, tolerance: Tolerance) -> Runtime {
-    Runtime::new(Config {
-        shards,
-        tolerance,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap()
+    Runtime::builder()
+        .clock(clock.clone())
+        .shards(shards)
+        .tolerance(tolerance)
+        .build()
+        .unwrap()
 }
 
 fn total(stats: &[ShardStats], f: impl Fn(&ShardStats) -> u64) -> u64 {
@@ -42,29 +52,9 @@ fn an_idle_runtime_makes_zero_wakeups() {
     assert_eq!(total(&rt.stats(), |s| s.wakeups), 0);
 
     // On the real clock too: nothing pending, nothing wakes.
-    let rt = Runtime::new(Config {
-        shards: 2,
-        ..Config::default()
-    })
-    .unwrap();
+    let rt = Runtime::builder().shards(2).build().unwrap();
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(total(&rt.stats(), |s| s.wakeups), 0);
-}
-
-/// The minimum number of instants that stab every window: wake at the earliest window end,
-/// drop every window that contains it, repeat.
-fn optimal_wakeups(windows: &mut [(u64, u64)]) -> u64 {
-    windows.sort_by_key(|&(_, end)| end);
-    let mut wakeups = 0;
-    let mut last = None;
-    for &(deadline, end) in windows.iter() {
-        if last.is_some_and(|t| deadline <= t) {
-            continue;
-        }
-        last = Some(end);
-        wakeups += 1;
-    }
-    wakeups
 }
 
 fn coalescing_run(tolerance: Tolerance) -> (u64, u64, Vec<(u64, u64, Fire)>) {
@@ -83,7 +73,9 @@ fn coalescing_run(tolerance: Tolerance) -> (u64, u64, Vec<(u64, u64, Fire)>) {
         let t = rt.timer(Exec::Direct, move |_, f| {
             fires.lock().unwrap().push((f.deadline, tol, *f));
         });
-        t.start_at(deadline).unwrap();
+        t.start_at(at(deadline)).unwrap();
+        // Fire-and-forget: the handle is not kept.
+        t.detach();
     }
     clock.wait_idle(1);
     // Arming woke the sleeping driver early (each earlier window end does); count from here.
@@ -101,7 +93,11 @@ fn coalescing_run(tolerance: Tolerance) -> (u64, u64, Vec<(u64, u64, Fire)>) {
         "no early wake-ups once every timer is armed"
     );
     let fires = fires.lock().unwrap().clone();
-    (s.wakeups - before, optimal_wakeups(&mut windows), fires)
+    (
+        s.wakeups - before,
+        callwheel::stabbing_optimum(&windows),
+        fires,
+    )
 }
 
 #[test]
@@ -136,7 +132,7 @@ fn a_clock_set_wakes_the_driver_to_reevaluate_absolute_timers() {
     let t = rt.timer(Exec::Direct, move |_, f| {
         tx.lock().unwrap().send(*f).unwrap()
     });
-    t.start_at(1_000_000).unwrap();
+    t.start_at(at(1_000_000)).unwrap();
     clock.wait_idle(1);
     clock.set(2_000_000);
     let f = rx.recv_timeout(PATIENCE).unwrap();
@@ -146,7 +142,7 @@ fn a_clock_set_wakes_the_driver_to_reevaluate_absolute_timers() {
 
     // Set backwards: readings are clamped (and counted), an absolute timer waits for the clock
     // to reach it, and nothing fires early.
-    t.start_at(3_000_000).unwrap();
+    t.start_at(at(3_000_000)).unwrap();
     clock.wait_idle(1);
     clock.set(500);
     clock.wait_idle(1);
@@ -160,18 +156,18 @@ fn a_clock_set_wakes_the_driver_to_reevaluate_absolute_timers() {
 #[test]
 fn realtime_and_boottime_runtimes_fire_absolute_timers() {
     for id in [ClockId::Realtime, ClockId::Boottime] {
-        let rt = Runtime::new(Config {
-            shards: 1,
-            ..Config::with_clock(SystemClock::new(id))
-        })
-        .unwrap();
+        let rt = Runtime::builder()
+            .clock(SystemClock::new(id))
+            .shards(1)
+            .build()
+            .unwrap();
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
         let t = rt.timer(Exec::Direct, move |_, f| {
             tx.lock().unwrap().send(*f).unwrap()
         });
         let deadline = id.read().unwrap() + 2_000_000;
-        t.start_at(deadline).unwrap();
+        t.start_at(at(deadline)).unwrap();
         let f = rx.recv_timeout(PATIENCE).unwrap();
         assert_eq!(f.deadline, deadline);
         assert!(f.now >= deadline, "{id:?} fired early");
@@ -202,9 +198,9 @@ fn a_slow_deferred_callback_delays_no_other_timer() {
     let direct = rt.timer(Exec::Direct, move |_, _| {
         done.lock().unwrap().send("direct").unwrap()
     });
-    slow.start_at(100).unwrap();
-    other_deferred.start_at(200).unwrap();
-    direct.start_at(300).unwrap();
+    slow.start_at(at(100)).unwrap();
+    other_deferred.start_at(at(200)).unwrap();
+    direct.start_at(at(300)).unwrap();
     clock.advance(100);
     started_rx.recv_timeout(PATIENCE).unwrap();
     clock.advance(200);
@@ -264,11 +260,7 @@ fn blocking(rt: &Runtime) -> Blocking {
 
 #[test]
 fn drain_waits_for_a_running_callback() {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::default()
-    })
-    .unwrap();
+    let rt = Runtime::builder().shards(1).build().unwrap();
     let Blocking {
         timer: t,
         release,
@@ -296,11 +288,7 @@ fn drain_waits_for_a_running_callback() {
 /// they left.
 #[test]
 fn every_waiting_drain_is_woken_when_the_callback_finishes() {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::default()
-    })
-    .unwrap();
+    let rt = Runtime::builder().shards(1).build().unwrap();
     let Blocking {
         timer: t,
         release,
@@ -344,10 +332,10 @@ fn timers_start_on_the_chosen_shard() {
             tx.lock().unwrap().send(f.shard).unwrap()
         })
         .unwrap();
-    t.start_at(10).unwrap();
+    t.start_at(at(10)).unwrap();
     clock.advance(10);
     assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), 2);
-    t.start_with(20, 0, Some(1)).unwrap();
+    t.start_with(at(20), ns(0), Some(1)).unwrap();
     clock.advance(10);
     assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), 1);
     assert!(rt.current_shard() < 3);
@@ -362,31 +350,22 @@ fn timers_start_on_the_chosen_shard() {
 
 #[test]
 fn bad_configurations_are_errors() {
-    for config in [
-        Config {
-            workers: 0,
-            ..Config::default()
-        },
-        Config {
-            max_expiries_per_lock: 0,
-            ..Config::default()
-        },
-        Config {
-            shards: MAX_SHARDS + 1,
-            ..Config::default()
-        },
+    for builder in [
+        Runtime::builder().workers(0),
+        Runtime::builder().max_expiries_per_lock(0),
+        Runtime::builder().shards(MAX_SHARDS + 1),
     ] {
-        assert!(matches!(Runtime::new(config), Err(Error::Config { .. })));
+        assert!(matches!(builder.build(), Err(Error::Config { .. })));
     }
+    // A whole configuration, changed by assignment, is checked the same way.
+    let mut config = Config::default();
+    config.workers = 0;
+    assert!(matches!(Runtime::new(config), Err(Error::Config { .. })));
 }
 
 #[test]
 fn a_dropped_runtime_refuses_new_armings() {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::default()
-    })
-    .unwrap();
+    let rt = Runtime::builder().shards(1).build().unwrap();
     let t = rt.timer(Exec::Direct, |_, _| {});
     t.start_after(Duration::from_secs(60)).unwrap();
     drop(rt);
@@ -403,11 +382,11 @@ fn stats_count_fired_timers_and_their_lateness() {
     let fired = Arc::new(AtomicU64::new(0));
     for i in 0..10u64 {
         let fired = Arc::clone(&fired);
-        rt.timer(Exec::Direct, move |_, _| {
+        let t = rt.timer(Exec::Direct, move |_, _| {
             fired.fetch_add(1, Ordering::SeqCst);
-        })
-        .start_at(100 + i)
-        .unwrap();
+        });
+        t.start_at(at(100 + i)).unwrap();
+        t.detach();
     }
     clock.advance(1_000);
     while fired.load(Ordering::SeqCst) < 10 {
@@ -426,11 +405,7 @@ fn stats_count_fired_timers_and_their_lateness() {
 #[test]
 fn a_runtime_dropped_from_its_own_callback_shuts_down() {
     let rt = Arc::new(Mutex::new(Some(
-        Runtime::new(Config {
-            shards: 1,
-            ..Config::default()
-        })
-        .unwrap(),
+        Runtime::builder().shards(1).build().unwrap(),
     )));
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
@@ -478,11 +453,11 @@ fn set_wall_clock_to_itself() -> std::io::Result<()> {
 #[test]
 #[ignore = "sets the machine's wall clock (to its own reading); needs CAP_SYS_TIME"]
 fn setting_the_wall_clock_wakes_a_realtime_driver() {
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::with_clock(SystemClock::new(ClockId::Realtime))
-    })
-    .unwrap();
+    let rt = Runtime::builder()
+        .clock(SystemClock::new(ClockId::Realtime))
+        .shards(1)
+        .build()
+        .unwrap();
     let fired = Arc::new(AtomicUsize::new(0));
     let f = Arc::clone(&fired);
     let t = rt.timer(Exec::Direct, move |_, _| {
@@ -500,5 +475,69 @@ fn setting_the_wall_clock_wakes_a_realtime_driver() {
     assert_eq!(s.clock_sets, 1);
     assert_eq!(fired.load(Ordering::SeqCst), 0);
     assert!(t.is_pending());
+    assert_eq!(t.stop(), Stop::Cancelled);
+}
+
+#[test]
+fn a_queued_deferred_firing_is_dropped_with_its_last_handle() {
+    let clock = ManualClock::new(0);
+    let rt = Runtime::builder()
+        .clock(clock.clone())
+        .shards(1)
+        .workers(1)
+        .build()
+        .unwrap();
+    // The only worker is kept busy, so the later firings wait in its queue, in start order.
+    let Blocking {
+        timer: blocker,
+        release,
+        started,
+        ..
+    } = blocking(&rt);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&runs);
+    let victim = rt.timer(Exec::Deferred, move |_, _| {
+        r.fetch_add(1, Ordering::SeqCst);
+    });
+    let (done_tx, done_rx) = mpsc::channel();
+    let done_tx = Mutex::new(done_tx);
+    let marker = rt.timer(Exec::Deferred, move |_, _| {
+        done_tx.lock().unwrap().send(()).unwrap();
+    });
+    for t in [&blocker, &victim, &marker] {
+        t.start_at(at(100)).unwrap();
+    }
+    clock.advance(100);
+    started.recv_timeout(PATIENCE).unwrap();
+    // All three were taken for running at one wake-up: the victim is queued, not pending.
+    assert!(!victim.is_pending() && !marker.is_pending());
+    assert_eq!(victim.stop(), Stop::Running);
+    drop(victim);
+    release.store(1, Ordering::SeqCst);
+    // The marker runs after the victim's turn on the one worker.
+    done_rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(rt.stats()[0].panics, 0);
+}
+
+#[test]
+fn an_instant_deadline_is_the_monotonic_reading_it_names() {
+    let rt = Runtime::builder().shards(1).build().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let t = rt.timer(Exec::Direct, move |_, f| {
+        tx.lock().unwrap().send(*f).unwrap();
+    });
+    let when = std::time::Instant::now() + Duration::from_millis(1);
+    t.start_at(when).unwrap();
+    let f = rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(f.deadline, rt.ns_at(when));
+    assert!(f.now >= f.deadline);
+    // The clock read after the firing is past the deadline too: the same clock.
+    assert!(rt.now_ns() >= f.deadline);
+    // Instants beyond the clock's range saturate instead of panicking.
+    let far = std::time::Instant::now() + Duration::from_secs(1 << 40);
+    assert_eq!(rt.ns_at(far), u64::MAX);
+    assert!(!t.start_at(far).unwrap());
     assert_eq!(t.stop(), Stop::Cancelled);
 }

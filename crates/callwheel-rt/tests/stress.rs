@@ -8,8 +8,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use callwheel_rt::{Config, Exec, Runtime, Stop, Tolerance};
+use callwheel_rt::{Deadline, Exec, Runtime, Stop, Tolerance};
 use common::Lcg;
+
+/// A deadline in the runtime clock's own nanoseconds.
+fn at(ns: u64) -> Deadline {
+    Deadline::from_clock_ns(ns)
+}
 
 const THREADS: usize = 4;
 const TIMERS_PER_THREAD: usize = 2_000;
@@ -17,14 +22,13 @@ const TIMERS_PER_THREAD: usize = 2_000;
 #[test]
 fn concurrent_starts_stops_and_moves_lose_nothing_and_fire_nothing_twice() {
     let rt = Arc::new(
-        Runtime::new(Config {
-            shards: 3,
-            workers: 2,
-            max_expiries_per_lock: 16,
-            tolerance: Tolerance::percent(1),
-            ..Config::default()
-        })
-        .unwrap(),
+        Runtime::builder()
+            .shards(3)
+            .workers(2)
+            .max_expiries_per_lock(16)
+            .tolerance(Tolerance::percent(1))
+            .build()
+            .unwrap(),
     );
     let shards = rt.shards() as u64;
     let workers: Vec<_> = (0..THREADS)
@@ -47,13 +51,13 @@ fn concurrent_starts_stops_and_moves_lose_nothing_and_fire_nothing_twice() {
                             c.fetch_add(1, Ordering::SeqCst);
                         })
                         .unwrap();
-                    let now = rt.now();
-                    t.start_at(now + rng.below(3_000_000)).unwrap();
+                    let now = rt.now_ns();
+                    t.start_at(at(now + rng.below(3_000_000))).unwrap();
                     let mut armings = 1;
                     if rng.below(4) == 0 {
                         // Re-arm: a reset in place when still pending, or a second arming when
                         // the first has already fired.
-                        if !t.start_at(rt.now() + rng.below(2_000_000)).unwrap() {
+                        if !t.start_at(at(rt.now_ns() + rng.below(2_000_000))).unwrap() {
                             armings += 1;
                         }
                     }

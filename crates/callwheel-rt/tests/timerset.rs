@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use callwheel_rt::{
-    Config, Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
+    Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
     Tolerance, MAX_QUOTA,
 };
 
@@ -23,11 +23,11 @@ fn ms(n: u64) -> Duration {
 const MS: u64 = 1_000_000;
 
 fn runtime(clock: &ManualClock) -> Runtime {
-    Runtime::new(Config {
-        shards: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap()
+    Runtime::builder()
+        .clock(clock.clone())
+        .shards(1)
+        .build()
+        .unwrap()
 }
 
 fn setup() -> (ManualClock, Runtime, TimerSet) {
@@ -296,14 +296,7 @@ fn dropping_the_set_destroys_all_its_timers_running_or_queued() {
 #[test]
 fn creating_past_the_quota_is_an_error_and_queued_timers_count() {
     let (clock, rt, _set) = setup();
-    let set = TimerSet::with_config(
-        &rt,
-        TimerSetConfig {
-            quota: 3,
-            ..TimerSetConfig::default()
-        },
-    )
-    .unwrap();
+    let set = TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(3)).unwrap();
     let a = set.create(ms(1), Duration::ZERO, 1).unwrap();
     set.create(ms(100), Duration::ZERO, 2).unwrap();
     set.create(ms(100), ms(1), 3).unwrap();
@@ -334,36 +327,16 @@ fn creating_past_the_quota_is_an_error_and_queued_timers_count() {
 fn a_quota_of_zero_or_above_the_maximum_is_a_configuration_error() {
     let (_clock, rt, _set) = setup();
     for quota in [0, MAX_QUOTA + 1] {
-        let r = TimerSet::with_config(
-            &rt,
-            TimerSetConfig {
-                quota,
-                ..TimerSetConfig::default()
-            },
-        );
+        let r = TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(quota));
         assert!(matches!(r, Err(Error::Config { .. })), "{quota}");
     }
-    assert!(TimerSet::with_config(
-        &rt,
-        TimerSetConfig {
-            quota: MAX_QUOTA,
-            ..TimerSetConfig::default()
-        }
-    )
-    .is_ok());
+    assert!(TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(MAX_QUOTA)).is_ok());
 }
 
 #[test]
 fn an_owner_that_never_reaps_cannot_grow_past_its_quota() {
     let (clock, rt, _set) = setup();
-    let set = TimerSet::with_config(
-        &rt,
-        TimerSetConfig {
-            quota: 64,
-            ..TimerSetConfig::default()
-        },
-    )
-    .unwrap();
+    let set = TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(64)).unwrap();
     let mut created = 0;
     for round in 0..50u64 {
         while set.create(ms(1), ms(1), round).is_ok() {
@@ -407,14 +380,7 @@ fn a_handle_of_another_set_is_rejected_and_touches_nothing() {
 fn handles_are_never_zero_nor_all_ones_and_round_trip_through_bits() {
     let (_clock, rt, _set) = setup();
     for quota in [1, 2, 1000, 4096] {
-        let set = TimerSet::with_config(
-            &rt,
-            TimerSetConfig {
-                quota,
-                ..TimerSetConfig::default()
-            },
-        )
-        .unwrap();
+        let set = TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(quota)).unwrap();
         let mut seen = std::collections::HashSet::new();
         for i in 0..200 {
             let h = set.create(ms(5), Duration::ZERO, i).unwrap();
@@ -431,14 +397,7 @@ fn handles_are_never_zero_nor_all_ones_and_round_trip_through_bits() {
 /// A timer due at 10 ms, every 10 ms, with `policy`, reaped first at 45 ms.
 fn late_reap(policy: Missed) -> (ManualClock, Runtime, TimerSet, TimerHandle) {
     let (clock, rt, _set) = setup();
-    let set = TimerSet::with_config(
-        &rt,
-        TimerSetConfig {
-            missed: policy,
-            ..TimerSetConfig::default()
-        },
-    )
-    .unwrap();
+    let set = TimerSet::with_config(&rt, TimerSetConfig::default().with_missed(policy)).unwrap();
     let h = set.create(ms(10), ms(10), 7).unwrap();
     clock.advance(45 * MS);
     (clock, rt, set, h)
@@ -493,14 +452,8 @@ fn the_policy_can_be_chosen_per_timer() {
 fn an_on_time_reap_has_no_overruns_under_every_policy() {
     for policy in [Missed::Burst, Missed::Delay, Missed::Skip] {
         let (clock, rt, _set) = setup();
-        let set = TimerSet::with_config(
-            &rt,
-            TimerSetConfig {
-                missed: policy,
-                ..TimerSetConfig::default()
-            },
-        )
-        .unwrap();
+        let set =
+            TimerSet::with_config(&rt, TimerSetConfig::default().with_missed(policy)).unwrap();
         let h = set.create(ms(10), ms(10), 7).unwrap();
         clock.advance(19 * MS);
         assert_eq!(set.reap_info().unwrap().overruns, 0, "{policy:?}");
@@ -546,7 +499,7 @@ fn values_and_intervals_beyond_the_clock_are_errors_not_panics() {
     assert_eq!(set.get(h).unwrap(), value(1, 0));
     assert_eq!(set.len(), 1);
     // The largest value that fits still works (and never expires in practice).
-    let far = Duration::from_nanos(u64::MAX - set.now() - 1);
+    let far = Duration::from_nanos(u64::MAX - set.now_ns() - 1);
     let f = set.create(far, Duration::ZERO, 3).unwrap();
     assert_eq!(set.get(f).unwrap().remaining, far);
 }
@@ -704,10 +657,7 @@ fn the_sets_tolerance_lets_one_wakeup_serve_several_timers() {
     let (clock, rt, _set) = setup();
     let set = TimerSet::with_config(
         &rt,
-        TimerSetConfig {
-            tolerance: Some(Tolerance::absolute(MS)),
-            ..TimerSetConfig::default()
-        },
+        TimerSetConfig::default().with_tolerance(Some(Tolerance::absolute(MS))),
     )
     .unwrap();
     // Windows [10, 11] ms and [10.5, 11.5] ms: one wake-up at 11 ms serves both.

@@ -7,17 +7,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use callwheel_rt::{Config, Error, ManualClock, Runtime, TimerHandle, TimerSet, TimerSetConfig};
+use callwheel_rt::{Error, ManualClock, Runtime, TimerHandle, TimerSet, TimerSetConfig};
 
 fn set(rt: &Runtime, quota: usize) -> TimerSet {
-    TimerSet::with_config(
-        rt,
-        TimerSetConfig {
-            quota,
-            ..TimerSetConfig::default()
-        },
-    )
-    .unwrap()
+    TimerSet::with_config(rt, TimerSetConfig::default().with_quota(quota)).unwrap()
 }
 
 fn key(h: TimerHandle) -> u64 {
@@ -40,11 +33,7 @@ fn churn(s: &TimerSet, n: u64) -> Vec<TimerHandle> {
 #[test]
 fn dropped_sets_give_their_keys_back_and_stale_handles_stay_stale() {
     let clock = ManualClock::new(1_000);
-    let rt = Runtime::new(Config {
-        shards: 1,
-        ..Config::with_clock(clock)
-    })
-    .unwrap();
+    let rt = Runtime::builder().clock(clock).shards(1).build().unwrap();
     let mut issued: HashSet<TimerHandle> = HashSet::new();
     let mut keys = HashSet::new();
     let mut stale: Vec<TimerHandle> = Vec::new();

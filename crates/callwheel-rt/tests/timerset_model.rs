@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use callwheel_rt::{
-    Config, Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
+    Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
     Tolerance,
 };
 use proptest::prelude::*;
@@ -136,12 +136,12 @@ fn invalid<T: std::fmt::Debug>(r: &Result<T, Error>) -> bool {
 /// a pool holding both sets' handles, so half the handles presented belong to the other set.
 fn run(ops: Vec<(usize, Op)>, default_policy: Missed) -> Result<(), TestCaseError> {
     let clock = ManualClock::new(START);
-    let rt = Runtime::new(Config {
-        shards: 1,
-        workers: 1,
-        ..Config::with_clock(clock.clone())
-    })
-    .unwrap();
+    let rt = Runtime::builder()
+        .clock(clock.clone())
+        .shards(1)
+        .workers(1)
+        .build()
+        .unwrap();
     // The second set coalesces its wake-ups; tolerance changes when the set's runtime timer
     // fires, never what a call sees.
     let sets: Vec<TimerSet> = [None, Some(Tolerance::percent(50))]
@@ -149,11 +149,10 @@ fn run(ops: Vec<(usize, Op)>, default_policy: Missed) -> Result<(), TestCaseErro
         .map(|tolerance| {
             TimerSet::with_config(
                 &rt,
-                TimerSetConfig {
-                    quota: QUOTA,
-                    tolerance,
-                    missed: default_policy,
-                },
+                TimerSetConfig::default()
+                    .with_quota(QUOTA)
+                    .with_tolerance(tolerance)
+                    .with_missed(default_policy),
             )
             .unwrap()
         })

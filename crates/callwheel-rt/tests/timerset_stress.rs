@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use callwheel_rt::{Config, Error, Runtime, TimerHandle, TimerSet, TimerSetConfig, Tolerance};
+use callwheel_rt::{Error, Runtime, TimerHandle, TimerSet, TimerSetConfig, Tolerance};
 use common::Lcg;
 
 const SETS: usize = 3;
@@ -153,23 +153,16 @@ fn worker(w: usize, sets: &[TimerSet], ledger: &Ledger) {
 #[test]
 fn concurrent_sets_reap_every_expiry_exactly_once_and_only_their_own() {
     let start = Instant::now();
-    let rt = Runtime::new(Config {
-        shards: 2,
-        tolerance: Tolerance::percent(5),
-        ..Config::default()
-    })
-    .unwrap();
+    let rt = Runtime::builder()
+        .shards(2)
+        .tolerance(Tolerance::percent(5))
+        .build()
+        .unwrap();
     let sets: Arc<Vec<TimerSet>> = Arc::new(
         (0..SETS)
             .map(|_| {
-                TimerSet::with_config(
-                    &rt,
-                    TimerSetConfig {
-                        quota: MAX_ARMINGS,
-                        ..TimerSetConfig::default()
-                    },
-                )
-                .unwrap()
+                TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(MAX_ARMINGS))
+                    .unwrap()
             })
             .collect(),
     );

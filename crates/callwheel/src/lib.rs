@@ -1,29 +1,51 @@
-//! callwheel: timer data structures for user space.
+//! callwheel: timer data structures for user space — the core.
 //!
-//! The crate rebuilds the timer structures operating-system kernels use — the timing wheels of
-//! Varghese & Lauck, the BSD callout lists and callwheel of Costello & Varghese, the ordered
-//! trees of Linux hrtimers — behind one interface, the paper's timer-module model:
+//! The crate holds the production timing wheel, [`Wheel`], and what every timer structure of
+//! the project shares: the timer-module model of Varghese & Lauck as two traits, the handle,
+//! error, budget and expiry types, the time types, the missed-period rule of periodic timers
+//! and the stabbing optimum that coalesced wake-ups are measured against. The scheme family of
+//! the papers (Schemes 1 to 7, the BSD `calltodo` list, Brown's calendar queue) lives in the
+//! `callwheel-schemes` crate, behind the same traits.
 //!
-//! - [`Timers::start`] (STARTTIMER) arms a timer for a deadline in [`Tick`]s and returns a
-//!   [`Handle`];
-//! - [`Timers::stop`] (STOPTIMER) cancels it by handle; a stale handle is rejected;
-//! - [`Scheme::advance`] (PERTICKBOOKKEEPING and EXPIRYPROCESSING) moves the clock and fires
-//!   what is due, within an optional step [`Budget`], resuming exactly where it stopped.
-//!
-//! [`scheme`] holds every structure of the papers, one module each, with its costs; [`time`]
-//! holds the time types ([`Tick`], and calloutng's 32.32 fixed point [`time::Sbt`]).
+//! | paper                 | here                                   |
+//! |-----------------------|----------------------------------------|
+//! | `STARTTIMER`          | [`Timers::start`] (and [`Timers::start_with`] for a window) |
+//! | `STOPTIMER`           | [`Timers::stop`]                       |
+//! | `PERTICKBOOKKEEPING`  | [`Scheme::advance`] (moving the clock) |
+//! | `EXPIRYPROCESSING`    | the `on_expire` callback of `advance`  |
 //!
 //! The crate is `no_std` (with `alloc`), has no dependencies and one `unsafe` call (a cache
-//! prefetch hint in the production wheel's slot processing), never reads a clock and never spawns a thread: who runs the callbacks, and when, is the caller's business.
+//! prefetch hint in the production wheel's slot processing), never reads a clock and never
+//! spawns a thread: who runs the callbacks, and when, is the caller's business.
+//!
+//! # Time and the cursor
+//!
+//! A scheme counts time in [`Tick`]s and starts at tick 0. It keeps a *cursor*, the last tick whose
+//! timers it has processed (Costello's `softticks`), and a *target*, the latest `now` it was asked
+//! to reach (Costello's `ticks`). [`Timers::now`] returns the cursor; outside `advance`, after an
+//! advance that completed, the cursor equals the target.
+//!
+//! A deadline at or before the cursor is *overdue*: such a timer is queued in start order and
+//! fires in the next *drain* of that queue, before the cursor moves on. Drains run at the start of
+//! each `advance` call and after each tick: a timer started between calls fires at the start of
+//! the next call; one a callback starts while a tick is processed fires right after that tick, at
+//! the same tick. A drain fires only the timers queued before it began, so a callback that keeps
+//! re-arming itself in the past fires once per drain instead of live-locking `advance`; a budget
+//! that interrupts a drain resumes it, not a new one.
+//!
+//! # Budgets
+//!
+//! `advance` takes a [`Budget`] of steps (Costello's `MAX_SOFTCLOCK_STEPS`). A step is one tick
+//! moved over or one timer examined, moved or fired. When the budget runs out, `advance` returns
+//! with [`Progress::complete`] false and the exact position saved; the next call resumes there,
+//! losing and repeating nothing.
 //!
 //! # Example
 //!
 //! ```
-//! use callwheel::scheme::hashed_wheel::HashedWheel;
-//! use callwheel::{Budget, Scheme, Timers};
+//! use callwheel::{Budget, Scheme, Timers, Wheel};
 //!
-//! // Scheme 6, the NetBSD callwheel, with 256 buckets.
-//! let mut wheel = HashedWheel::new(8)?;
+//! let mut wheel = Wheel::new();
 //! let retransmit = wheel.start(200, "retransmit segment 7")?;
 //! wheel.start(30, "delayed ack")?;
 //! assert_eq!(wheel.stop(retransmit), Some("retransmit segment 7"));
@@ -43,11 +65,14 @@
 
 extern crate alloc;
 
-pub mod handle;
-pub mod scheme;
+mod handle;
+mod stabbing;
 pub mod time;
-pub mod wheel;
+mod timers;
+mod wheel;
 
 pub use handle::{Handle, Owner};
-pub use scheme::{Budget, Error, Expired, Progress, Scheme, Timers};
-pub use time::Tick;
+pub use stabbing::stabbing_optimum;
+pub use time::{Sbt, Tick};
+pub use timers::{Budget, Error, Expired, Meter, Progress, Scheme, Timers};
+pub use wheel::{Missed, Wheel, WheelStats};

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use callwheel::wheel::{Missed, Wheel};
-use callwheel::{Budget, Handle, Scheme, Tick, Timers};
+use callwheel::{stabbing_optimum, Budget, Handle, Scheme, Tick, Timers};
+use callwheel::{Missed, Wheel};
 use proptest::prelude::*;
 
 /// Drives the wheel as a tickless driver would: sleep until `next_wakeup`, advance there.
@@ -24,22 +24,6 @@ fn drive(w: &mut Wheel<u64>) -> (usize, BTreeMap<u64, Tick>) {
     (wakeups, fired)
 }
 
-/// The minimum number of instants stabbing every window: sort by end, take the end of the first
-/// window not yet stabbed.
-fn optimal_stabbing(windows: &[(Tick, Tick)]) -> usize {
-    let mut by_end: Vec<(Tick, Tick)> = windows.to_vec();
-    by_end.sort_by_key(|&(d, e)| (e, d));
-    let mut count = 0;
-    let mut last: Option<Tick> = None;
-    for (d, e) in by_end {
-        if last.is_none_or(|p| p < d) {
-            count += 1;
-            last = Some(e);
-        }
-    }
-    count
-}
-
 proptest! {
     #[test]
     fn tolerant_timers_fire_inside_their_windows_with_the_optimal_number_of_wakeups(
@@ -56,7 +40,7 @@ proptest! {
             prop_assert!(d <= t && t <= d + tol, "timer {i}: fired at {t} outside [{d}, {}]", d + tol);
         }
         let windows: Vec<(Tick, Tick)> = timers.iter().map(|&(d, tol)| (d, d + tol)).collect();
-        prop_assert_eq!(wakeups, optimal_stabbing(&windows));
+        prop_assert_eq!(wakeups as u64, stabbing_optimum(&windows));
     }
 
     #[test]
@@ -107,9 +91,9 @@ proptest! {
                     let h = issued[pick % issued.len()];
                     seq += 1;
                     let d = now + a;
-                    let live = pending.contains_key(&h);
-                    prop_assert_eq!(w.reset(h, d, b), live);
-                    if live {
+                    let before = pending.get(&h).map(|p| p.0);
+                    prop_assert_eq!(w.reset(h, d, b), before);
+                    if before.is_some() {
                         pending.insert(h, (d, seq, d <= now));
                     }
                 }
@@ -254,8 +238,12 @@ fn one_jump_per_distinct_deadline_when_driven_by_next_wakeup() {
 fn reset_keeps_the_handle_and_a_stale_reset_is_rejected() {
     let mut w = Wheel::new();
     let h = w.start(100, 1).unwrap();
-    assert!(w.reset(h, 50, 0));
-    assert!(w.reset(h, 60, 0), "reset to the same slot (fast path)");
+    assert_eq!(w.reset(h, 50, 0), Some(100));
+    assert_eq!(
+        w.reset(h, 60, 0),
+        Some(50),
+        "reset to the same slot (fast path)"
+    );
     let mut fired = Vec::new();
     let _ = w.advance(59, Budget::UNLIMITED, |_, e| {
         fired.push((e.handle, e.deadline))
@@ -265,8 +253,15 @@ fn reset_keeps_the_handle_and_a_stale_reset_is_rejected() {
         fired.push((e.handle, e.deadline))
     });
     assert_eq!(fired, [(h, 60)]);
-    assert!(!w.reset(h, 200, 0), "the timer fired: its handle is stale");
-    assert!(!w.reset(Handle::from_parts(u64::MAX, u64::MAX), 200, 0));
+    assert_eq!(
+        w.reset(h, 200, 0),
+        None,
+        "the timer fired: its handle is stale"
+    );
+    assert_eq!(
+        w.reset(Handle::from_parts(u64::MAX, u64::MAX), 200, 0),
+        None
+    );
     assert!(w.is_empty());
 }
 
@@ -275,7 +270,7 @@ fn reset_into_the_past_fires_on_the_next_advance() {
     let mut w = Wheel::new();
     let _ = w.advance(1000, Budget::UNLIMITED, |_, _: callwheel::Expired<u64>| {});
     let h = w.start(5000, 1).unwrap();
-    assert!(w.reset(h, 10, 0));
+    assert_eq!(w.reset(h, 10, 0), Some(5000));
     let mut fired = Vec::new();
     let _ = w.advance(1000, Budget::UNLIMITED, |t: &mut dyn Timers<u64>, e| {
         fired.push((t.now(), e.value))
@@ -292,7 +287,7 @@ fn stats_count_every_kind_of_event() {
     // Shares the 5000 timer's level-2 slot and is not due when that slot is processed.
     w.start(5001, 4).unwrap();
     assert_eq!(w.stop(a), Some(1));
-    assert!(w.reset(b, 5000, 0));
+    assert_eq!(w.reset(b, 5000, 0), Some(100_000));
     let _ = w.advance(6000, Budget::UNLIMITED, |_, _| {});
     let _ = w.advance(10, Budget::UNLIMITED, |_, _| {}); // earlier: clamped
     let s = w.stats();
@@ -549,9 +544,9 @@ proptest! {
                 3 if !issued.is_empty() => {
                     let h = issued[pick % issued.len()];
                     seq += 1;
-                    let live = pending.contains_key(&h);
-                    prop_assert_eq!(w.reset(h, deadline, tol), live);
-                    if live {
+                    let before = pending.get(&h).map(|p| p.0);
+                    prop_assert_eq!(w.reset(h, deadline, tol), before);
+                    if before.is_some() {
                         pending.insert(h, (deadline, seq, deadline.saturating_add(tol), deadline <= now));
                     }
                 }
@@ -560,7 +555,7 @@ proptest! {
                         let wake = w.next_wakeup().unwrap();
                         prop_assert!(wake >= now && wake <= min_end, "wake-up {} after a window ends at {}", wake, min_end);
                         let first = pending.values().map(|p| if p.3 { now } else { p.0 }).min().unwrap();
-                        let next = w.next_deadline().unwrap();
+                        let next = w.next_expiry().unwrap();
                         prop_assert!(next >= now && next <= first, "next deadline {} after {}", next, first);
                     } else {
                         prop_assert_eq!(w.next_wakeup(), None);
@@ -607,7 +602,7 @@ proptest! {
 
 #[test]
 fn memory_per_outstanding_timer_is_at_most_48_bytes() {
-    // The target is stated at N = 1e6, where the growing slab holds 2^20 slots (4.9 %
+    // The 48-byte target is stated at N = 1e6, where the growing slab holds 2^20 slots (4.9 %
     // spare). N = 125 000 sits at the same ratio below 2^17 and keeps the test quick; a wheel
     // with a fixed capacity has no spare slots at all.
     let fill = |w: &mut Wheel<u64>, n: u64| {
@@ -744,7 +739,7 @@ fn another_wheels_handle_is_rejected_by_every_call() {
     let ha = a.start_periodic(10, 5, 0, Missed::Burst, 1).unwrap();
     let hb = b.start_periodic(10, 5, 0, Missed::Burst, 2).unwrap();
     assert_eq!((ha.index(), ha.generation()), (hb.index(), hb.generation()));
-    assert!(!a.reset(hb, 99, 0), "reset with b's handle");
+    assert_eq!(a.reset(hb, 99, 0), None, "reset with b's handle");
     assert_eq!(a.overruns(hb), None);
     assert_eq!(a.stop(hb), None);
     let mut fired = Vec::new();
@@ -801,4 +796,205 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn deadline_and_contains_follow_a_periodic_timer_until_it_is_stopped() {
+    let mut w = Wheel::new();
+    let h = w.start_periodic(10, 5, 0, Missed::Burst, 1u64).unwrap();
+    assert_eq!((w.deadline(h), w.contains(h)), (Some(10), true));
+    let _ = w.advance_to(12, |_, _| {});
+    assert_eq!(w.deadline(h), Some(15), "re-armed from its last deadline");
+    assert_eq!(w.reset(h, 40, 0), Some(15));
+    assert_eq!(w.deadline(h), Some(40));
+    assert_eq!(w.stop(h), Some(1));
+    assert_eq!((w.deadline(h), w.contains(h)), (None, false));
+    let huge = w.start(u64::MAX, 2).unwrap();
+    assert_eq!(w.deadline(huge), Some(u64::MAX));
+    assert_eq!(w.reset(huge, u64::MAX, u64::MAX), Some(u64::MAX));
+    assert_eq!(w.deadline(Handle::from_parts(u64::MAX, u64::MAX)), None);
+}
+
+#[test]
+fn clear_drops_every_timer_keeps_the_time_and_makes_handles_stale() {
+    let mut w = Wheel::new();
+    let _ = w.advance_to(1_000, |_, _: callwheel::Expired<u64>| {});
+    let mut handles = Vec::new();
+    for i in 0..200u64 {
+        handles.push(w.start(900 + i * 37, i).unwrap());
+    }
+    handles.push(w.start_periodic(2_000, 10, 5, Missed::Skip, 999).unwrap());
+    let stopped = w.stats().stopped;
+    w.clear();
+    w.check_invariants().unwrap();
+    assert!(w.is_empty());
+    assert_eq!(w.now(), 1_000);
+    assert_eq!((w.next_expiry(), w.next_wakeup()), (None, None));
+    assert_eq!(
+        w.stats().stopped,
+        stopped + 201,
+        "cleared timers count as stopped"
+    );
+    for &h in &handles {
+        assert!(!w.contains(h));
+        assert_eq!(w.stop(h), None);
+        assert_eq!(w.reset(h, 5_000, 0), None);
+    }
+    assert_eq!(w.advance_to(u64::MAX, |_, _| {}), 0, "nothing left to fire");
+    // The wheel is usable afterwards, and new handles are not the old ones.
+    let h = w.start(u64::MAX, 7).unwrap();
+    assert!(!handles.contains(&h));
+    assert_eq!(w.stop(h), Some(7));
+}
+
+#[test]
+fn clear_in_the_middle_of_a_budgeted_advance_leaves_nothing_to_resume() {
+    let mut w = Wheel::new();
+    for i in 0..100u64 {
+        w.start(10 + i % 3, i).unwrap();
+    }
+    let p = w.advance(20, Budget::steps(10), |_, _| {});
+    assert!(!p.complete);
+    w.clear();
+    w.check_invariants().unwrap();
+    let p = w.advance(20, Budget::UNLIMITED, |_, _| {
+        panic!("a cleared timer fired")
+    });
+    assert!(p.complete);
+    assert_eq!(w.now(), 20);
+    w.start(25, 1).unwrap();
+    assert_eq!(w.advance_to(30, |_, _| {}), 1);
+}
+
+#[test]
+fn poll_expired_fires_one_timer_per_call_in_deadline_then_start_order() {
+    let mut w = Wheel::new();
+    let b = w.start(20, "b").unwrap();
+    let a1 = w.start(10, "a1").unwrap();
+    let a2 = w.start(10, "a2").unwrap();
+    w.start(31, "late").unwrap();
+    let mut fired = Vec::new();
+    while let Some(e) = w.poll_expired(30) {
+        fired.push((e.handle, e.deadline, e.value, w.now()));
+        w.check_invariants().unwrap();
+    }
+    assert_eq!(
+        fired,
+        [(a1, 10, "a1", 10), (a2, 10, "a2", 10), (b, 20, "b", 20)]
+    );
+    assert_eq!(w.now(), 30, "None once nothing is due: the time is `now`");
+    assert_eq!(w.len(), 1);
+    assert!(w.poll_expired(30).is_none());
+    assert!(w.poll_expired(5).is_none(), "time never goes backwards");
+    assert_eq!(w.now(), 30);
+}
+
+#[test]
+fn poll_expired_re_arms_periodic_timers_and_keeps_their_handles() {
+    let mut w = Wheel::new();
+    let h = w.start_periodic(10, 10, 0, Missed::Burst, 5u64).unwrap();
+    let mut deadlines = Vec::new();
+    while let Some(e) = w.poll_expired(45) {
+        assert_eq!((e.handle, e.value), (h, 5));
+        deadlines.push(e.deadline);
+    }
+    assert_eq!(deadlines, [10, 20, 30, 40]);
+    assert_eq!(w.deadline(h), Some(50));
+    assert_eq!(w.overruns(h), Some(0));
+}
+
+#[test]
+fn poll_expired_and_advance_interleave_without_losing_or_repeating() {
+    // The same timers, fired by advance alone and by a mix of poll_expired and budgeted
+    // advances: the same firings in the same order.
+    fn load(w: &mut Wheel<u64>) {
+        for i in 0..300u64 {
+            w.start((i * 7919) % 5_000, i).unwrap();
+        }
+        w.start_periodic(100, 700, 0, Missed::Burst, 1_000).unwrap();
+    }
+    let mut alone = Wheel::new();
+    load(&mut alone);
+    let mut expect = Vec::new();
+    let _ = alone.advance_to(6_000, |_, e| expect.push((e.deadline, e.value)));
+    let mut mixed = Wheel::new();
+    load(&mut mixed);
+    let mut got = Vec::new();
+    let mut round = 0u64;
+    loop {
+        round += 1;
+        if round % 3 == 0 {
+            let p = mixed.advance(6_000, Budget::steps(round % 17), |_, e| {
+                got.push((e.deadline, e.value))
+            });
+            if p.complete {
+                break;
+            }
+        } else {
+            match mixed.poll_expired(6_000) {
+                Some(e) => got.push((e.deadline, e.value)),
+                None => break,
+            }
+        }
+        mixed.check_invariants().unwrap();
+    }
+    assert_eq!(got, expect);
+    assert_eq!(mixed.now(), 6_000);
+}
+
+#[test]
+fn a_timer_started_between_polls_in_the_past_fires_in_the_same_round() {
+    let mut w = Wheel::new();
+    let _ = w.advance_to(100, |_, _: callwheel::Expired<u64>| {});
+    w.start(50, 1).unwrap();
+    w.start(60, 2).unwrap();
+    let first = w.poll_expired(100).unwrap();
+    assert_eq!(first.value, 1);
+    w.start(10, 3).unwrap();
+    let rest: Vec<u64> = core::iter::from_fn(|| w.poll_expired(100))
+        .map(|e| e.value)
+        .collect();
+    assert_eq!(
+        rest,
+        [2, 3],
+        "queued behind the overdue timers already waiting"
+    );
+    assert_eq!(w.now(), 100);
+}
+
+#[test]
+fn a_callback_reset_keeps_the_firing_periodic_timer_and_moves_it() {
+    let mut w = Wheel::new();
+    let h = w.start_periodic(10, 10, 0, Missed::Burst, 1u64).unwrap();
+    let mut fired = Vec::new();
+    let mut answer = None;
+    let _ = w.advance_to(100, |t, e| {
+        fired.push(e.deadline);
+        if e.deadline == 20 {
+            answer = t.reset(e.handle, 55, 0);
+        }
+    });
+    assert_eq!(
+        answer,
+        Some(30),
+        "the firing periodic timer was already re-armed for 30"
+    );
+    assert_eq!(fired, [10, 20, 55, 65, 75, 85, 95]);
+    assert!(w.contains(h));
+}
+
+#[test]
+fn the_stabbing_optimum_is_the_fewest_instants_that_stab_every_window() {
+    assert_eq!(stabbing_optimum(&[]), 0);
+    // Zero-width windows: the distinct deadlines.
+    assert_eq!(stabbing_optimum(&[(5, 5), (5, 5), (7, 7), (1, 1)]), 3);
+    // 4 stabs [1,4] and [3,6]; [5,8] needs a second point.
+    assert_eq!(stabbing_optimum(&[(1, 4), (3, 6), (5, 8)]), 2);
+    // Nested windows: one point.
+    assert_eq!(stabbing_optimum(&[(1, 10), (2, 3), (3, 9)]), 1);
+    // Disjoint windows: one each; shared ends count once.
+    assert_eq!(stabbing_optimum(&[(1, 2), (4, 5), (7, 8)]), 3);
+    assert_eq!(stabbing_optimum(&[(1, 5), (5, 9)]), 1);
+    // The end of time.
+    assert_eq!(stabbing_optimum(&[(u64::MAX, u64::MAX), (0, u64::MAX)]), 1);
 }

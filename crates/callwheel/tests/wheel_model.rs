@@ -3,7 +3,9 @@
 //! The model knows nothing of levels, slots, cascades or step accounting: it holds the pending
 //! timers, the cursor and the target, and the overdue queue with its drains, as `scheme`'s module
 //! documentation describes them, and `wheel`'s own promises on top (tolerance windows, reset,
-//! periodic schedules and their `Missed` policies, `next_deadline` / `next_wakeup`, statistics).
+//! periodic schedules and their `Missed` policies, `next_expiry` / `next_wakeup`, `deadline` /
+//! `contains`, `clear`, `poll_expired` and `advance_to` beside `advance`, resets from callbacks,
+//! statistics).
 //! Two wheels run side by side so that each is fed the other's handles.
 //!
 //! The wheel drives the comparison: every callback it makes is checked against the one firing
@@ -23,8 +25,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::Instant;
 
-use callwheel::wheel::{Missed, Wheel};
-use callwheel::{Budget, Error, Expired, Handle, Scheme, Tick, Timers};
+use callwheel::{Budget, Error, Expired, Handle, Progress, Scheme, Tick, Timers};
+use callwheel::{Missed, Wheel};
 
 const MAX: Tick = Tick::MAX;
 
@@ -210,7 +212,7 @@ struct Model {
     target: Tick,
     phase: Phase,
     seq: u64,
-    /// A timer was stopped or reset since the wheel was last empty: `next_deadline` and
+    /// A timer was stopped or reset since the wheel was last empty: `next_expiry` and
     /// `next_wakeup` may then answer early.
     dirty: bool,
     expect: Expect,
@@ -417,7 +419,7 @@ impl Model {
         self.forget(id);
     }
 
-    fn reset(&mut self, id: u64, deadline: Tick, tolerance: Tick) {
+    fn reset(&mut self, id: u64, deadline: Tick, tolerance: Tick, between_calls: bool) {
         self.detach(id);
         self.seq += 1;
         let t = self.timers.get_mut(&id).unwrap();
@@ -431,7 +433,14 @@ impl Model {
         }
         self.dirty = true;
         self.expect.reset += 1;
-        self.attach(id, true);
+        self.attach(id, between_calls);
+    }
+
+    /// `Wheel::clear`: every pending timer is dropped as by a stop.
+    fn clear(&mut self) {
+        while let Some(&id) = self.live.last() {
+            self.stop(id);
+        }
     }
 
     fn tick_pending(&self) -> bool {
@@ -744,7 +753,7 @@ impl Model {
         }
     }
 
-    /// True earliest deadline, as `next_deadline` defines it: the cursor when a timer is due.
+    /// True earliest deadline, as `next_expiry` defines it: the cursor when a timer is due.
     fn earliest(&self) -> Option<(Tick, Tick)> {
         if self.live.is_empty() {
             return None;
@@ -966,6 +975,9 @@ struct Counts {
     drained: u64,
     callback_starts: u64,
     callback_stops: u64,
+    callback_resets: u64,
+    polls: u64,
+    clears: u64,
     rejected_handles: u64,
     full: u64,
     zero_period: u64,
@@ -1006,7 +1018,7 @@ fn check_inside(t: &mut dyn Timers<u64>, m: &Model) {
     let _ = t.memory_bytes();
 }
 
-/// `next_deadline` / `next_wakeup` / `next_expiry`: `None` exactly when nothing is pending; never
+/// `next_wakeup` / `next_expiry`: `None` exactly when nothing is pending; never
 /// later than the true value (the cursor when a timer is due), never before the cursor; exact
 /// while no timer was stopped or reset since the wheel was last empty. While a call is running
 /// or unfinished (inside a callback, or between the calls of a budgeted advance) the wheel
@@ -1047,7 +1059,45 @@ fn on_fire(t: &mut dyn Timers<u64>, e: Expired<u64>, m: &mut Model, other: &Mode
             break;
         }
         *cx.actions -= 1;
-        match cx.rng.below(8) {
+        match cx.rng.below(10) {
+            8 | 9 => {
+                // A reset from the callback: the firing timer (a periodic one is pending again),
+                // the next one due, or any other handle, stale and foreign ones included.
+                let h = match cx.rng.below(3) {
+                    0 => Some(e.handle),
+                    1 => m.pick_next_due(),
+                    _ => None,
+                };
+                let h = h.unwrap_or_else(|| pick_handle(cx.rng, m, other, cx.old));
+                let expect = m.by_handle.get(&h).copied();
+                let mut deadline = pick_deadline(cx.rng, m);
+                let tolerance = pick_tolerance(cx.rng);
+                if let Some(s) = expect.and_then(|id| m.timers[&id].schedule) {
+                    if s.policy == Missed::Burst {
+                        deadline = deadline
+                            .max(m.target.saturating_sub(s.period.saturating_mul(BURST_LAG)));
+                    }
+                }
+                let before = expect.map(|id| m.timers[&id].deadline);
+                let got = t.reset(h, deadline, tolerance);
+                if cx.trace {
+                    eprintln!("      reset {h:?} to {deadline} tolerance {tolerance} -> {got:?}");
+                }
+                ensure!(
+                    got == before,
+                    "{}: reset({h:?}, {deadline}) from the callback of {} returned {got:?}, \
+                     expected {before:?}",
+                    m.state(),
+                    fired.id
+                );
+                match expect {
+                    Some(id) => {
+                        m.reset(id, deadline, tolerance, false);
+                        cx.counts.callback_resets += 1;
+                    }
+                    None => cx.counts.rejected_handles += 1,
+                }
+            }
             0..=3 => {
                 let id = *cx.next_id;
                 *cx.next_id += 1;
@@ -1239,7 +1289,9 @@ impl World {
             _ if r < 38 && !crowded => self.start_periodic(k),
             _ if r < 50 => self.stop(k, None),
             _ if r < 60 => self.reset(k),
-            _ if r < 64 => self.query(k),
+            _ if r < 63 => self.query(k),
+            63 if self.rng.chance(1, 4) => self.clear(k),
+            63 => self.query(k),
             _ => self.advance(k),
         }
         self.check(k);
@@ -1378,21 +1430,21 @@ impl World {
                     deadline.max(m.target.saturating_sub(s.period.saturating_mul(BURST_LAG)));
             }
         }
+        let before = expect.map(|id| m.timers[&id].deadline);
         let got = w.reset(h, deadline, tolerance);
         if trace {
             eprintln!(
-                "{}: reset {h:?} to {deadline} tolerance {tolerance} -> {got}",
+                "{}: reset {h:?} to {deadline} tolerance {tolerance} -> {got:?}",
                 m.name
             );
         }
         ensure!(
-            got == expect.is_some(),
-            "{}: reset({h:?}, {deadline}) returned {got}, expected {}",
-            m.state(),
-            expect.is_some()
+            got == before,
+            "{}: reset({h:?}, {deadline}) returned {got:?}, expected {before:?}",
+            m.state()
         );
         match expect {
-            Some(id) => m.reset(id, deadline, tolerance),
+            Some(id) => m.reset(id, deadline, tolerance, true),
             None => self.counts.rejected_handles += 1,
         }
     }
@@ -1412,7 +1464,35 @@ impl World {
             m.state(),
             w.overruns(h)
         );
+        let deadline = m.by_handle.get(&h).map(|id| m.timers[id].deadline);
+        ensure!(
+            w.deadline(h) == deadline && w.contains(h) == deadline.is_some(),
+            "{}: deadline({h:?}) is {:?} and contains() {}, expected {deadline:?}",
+            m.state(),
+            w.deadline(h),
+            w.contains(h)
+        );
         let _ = w.memory_bytes();
+    }
+
+    /// `Wheel::clear`, between calls or between the calls of an unfinished advance.
+    fn clear(&mut self, k: usize) {
+        let trace = self.trace;
+        let (w, m, _) = split!(self, k);
+        if trace {
+            eprintln!("{}: clear; {}", m.name, m.state());
+        }
+        let cursor = w.now();
+        w.clear();
+        ensure!(
+            w.is_empty() && w.now() == cursor,
+            "{}: after clear, {} timers and the time at {}",
+            m.state(),
+            w.len(),
+            w.now()
+        );
+        self.counts.clears += 1;
+        m.clear();
     }
 
     fn advance(&mut self, k: usize) {
@@ -1478,11 +1558,47 @@ impl World {
             actions,
             trace,
         };
+        // Now and then the pull-style expiry instead: one `poll_expired` is a call whose budget
+        // runs out right after its first firing.
+        if cx.rng.chance(1, 6) {
+            let got = w.poll_expired(now);
+            cx.counts.calls += 1;
+            cx.counts.polls += 1;
+            if trace {
+                eprintln!("  poll_expired -> {got:?}, cursor {}", w.now());
+            }
+            let complete = match got {
+                Some(e) => {
+                    let fired = m.observe(w.now(), &e);
+                    cx.counts.firings += 1;
+                    cx.counts.periodic_firings += u64::from(fired.periodic);
+                    cx.counts.drained += u64::from(fired.from_drain);
+                    false
+                }
+                None => true,
+            };
+            cx.counts.incomplete += u64::from(!complete);
+            m.end_call(complete, w.now());
+            return complete;
+        }
+        let unlimited = budget == Budget::UNLIMITED && cx.rng.chance(1, 2);
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            w.advance(now, budget, |t: &mut dyn Timers<u64>, e: Expired<u64>| {
+            let mut on_expire = |t: &mut dyn Timers<u64>, e: Expired<u64>| {
                 callbacks += 1;
                 on_fire(t, e, m, other, &mut cx);
-            })
+            };
+            if unlimited {
+                // `advance_to` is `advance` without a budget: it completes (a panicking callback
+                // aside), reporting how many fired.
+                let fired = w.advance_to(now, &mut on_expire);
+                Progress {
+                    fired,
+                    steps: 0,
+                    complete: true,
+                }
+            } else {
+                w.advance(now, budget, on_expire)
+            }
         }));
         self.counts.calls += 1;
         let complete = match result {
@@ -1494,7 +1610,7 @@ impl World {
                     p.fired
                 );
                 ensure!(
-                    p.steps <= budget.get() && (p.complete || p.steps == budget.get()),
+                    unlimited || p.steps <= budget.get() && (p.complete || p.steps == budget.get()),
                     "{}: {p:?} under {budget:?}",
                     m.state()
                 );
@@ -1531,14 +1647,7 @@ impl World {
         );
         ensure!(w.now() == m.cursor, "{}: now() is {}", m.state(), w.now());
         let truth = m.earliest();
-        let deadline = w.next_deadline();
-        check_next(deadline, truth.map(|t| t.0), m, "next_deadline");
-        ensure!(
-            w.next_expiry() == deadline,
-            "{}: next_expiry() {:?} differs from next_deadline() {deadline:?}",
-            m.state(),
-            w.next_expiry()
-        );
+        check_next(w.next_expiry(), truth.map(|t| t.0), m, "next_expiry");
         check_next(w.next_wakeup(), truth.map(|t| t.1), m, "next_wakeup");
         let s = w.stats();
         let x = m.expect;
@@ -1590,8 +1699,8 @@ fn the_wheel_does_what_its_documentation_says() {
     eprintln!(
         "wheel_model: seed {seed:#x}: {} operations in {} episodes, {} advance calls ({} left \
          unfinished by a budget or a panicking callback, {} panics), {} firings checked ({} \
-         periodic, {} from the overdue queue), {} starts and {} stops from callbacks, {} handles \
-         rejected, {} starts refused (full), {} zero periods, up to {} timers pending; {:.1} s",
+         periodic, {} from the overdue queue), {} starts, {} stops and {} resets from callbacks, \
+         {} poll_expired calls, {} clears, {} handles rejected, {} starts refused (full), {} zero periods, up to {} timers pending; {:.1} s",
         c.ops,
         c.episodes,
         c.calls,
@@ -1602,6 +1711,9 @@ fn the_wheel_does_what_its_documentation_says() {
         c.drained,
         c.callback_starts,
         c.callback_stops,
+        c.callback_resets,
+        c.polls,
+        c.clears,
         c.rejected_handles,
         c.full,
         c.zero_period,

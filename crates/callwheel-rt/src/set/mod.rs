@@ -60,7 +60,7 @@
 //! # Design
 //!
 //! Each set keeps its timers in its own table (a slab of at most `quota` records, its own
-//! [`Wheel`](callwheel::wheel::Wheel) of running timers, an intrusive FIFO of queued ones)
+//! [`Wheel`](callwheel::Wheel) of running timers, an intrusive FIFO of queued ones)
 //! behind one lock, and arms one runtime [`Timer`] ([`Exec::Direct`]) at its wheel's next
 //! wake-up: the set's single "OS timer", as the paper's timers sit on one kernel timer facility.
 //! When it fires, the set advances its wheel to the clock, queues what expired, re-arms, and
@@ -80,10 +80,10 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use callwheel_rt::{Clock, Config, ManualClock, Runtime, TimerSet};
+//! use callwheel_rt::{ManualClock, Runtime, TimerSet};
 //!
 //! let clock = ManualClock::new(0);
-//! let rt = Runtime::new(Config { shards: 1, ..Config::with_clock(clock.clone()) })?;
+//! let rt = Runtime::builder().clock(clock.clone()).shards(1).build()?;
 //! let set = TimerSet::new(&rt)?;
 //! let poll = set.create(Duration::from_millis(10), Duration::from_millis(10), 7)?;
 //! let once = set.create(Duration::from_millis(15), Duration::ZERO, 8)?;
@@ -99,96 +99,24 @@
 
 mod handle;
 mod table;
+mod types;
 
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use callwheel::wheel::Missed;
+use callwheel::Missed;
 
-use crate::runtime::{check_tolerance, OnShutdown};
+use crate::config::check_tolerance;
+use crate::runtime::OnShutdown;
 use crate::sync::Ordering;
 use crate::sys::EventFd;
-use crate::{Error, Exec, Runtime, Timer, Tolerance};
+use crate::{Deadline, Error, Exec, Runtime, Timer};
 
 pub use handle::TimerHandle;
 use table::Table;
-
-/// The largest quota a set accepts: 2^20 timers.
-pub const MAX_QUOTA: usize = 1 << handle::MAX_SLOT_BITS;
-
-/// The quota of [`TimerSetConfig::default`].
-pub const DEFAULT_QUOTA: usize = 4096;
-
-/// A timer's value, as in `struct itimerval`: the time until it expires and its interval.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TimerValue {
-    /// Time until the timer expires; zero while it waits on the expired queue.
-    pub remaining: Duration,
-    /// The period of a periodic timer; zero for a one-shot timer.
-    pub interval: Duration,
-}
-
-/// One reaped expiry, as [`TimerSet::reap_info`] reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reaped {
-    /// The timer's handle.
-    pub handle: TimerHandle,
-    /// The timer's label.
-    pub label: u64,
-    /// The deadline it expired for, in clock nanoseconds.
-    pub deadline: u64,
-    /// For a periodic timer, the further periods that had also come due by the reap: `⌊(now −
-    /// deadline) / interval⌋`. Under [`Missed::Burst`] they are still delivered (the next reaps
-    /// return the timer again); under [`Missed::Delay`] and [`Missed::Skip`] they are dropped.
-    /// Always 0 for a one-shot timer.
-    pub overruns: u64,
-    /// Whether the timer runs again (a periodic timer whose next deadline fits the clock). A
-    /// timer that does not is destroyed, and its handle is no longer valid.
-    pub restarted: bool,
-}
-
-/// How a [`TimerSet`] is built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimerSetConfig {
-    /// The most timers (running plus queued) the set holds: `1 ..= MAX_QUOTA`, default
-    /// [`DEFAULT_QUOTA`].
-    pub quota: usize,
-    /// How late the set may wake up for a timer, to coalesce expiries (`None`, the default: the
-    /// runtime's [`Config::tolerance`](crate::Config::tolerance)): any absolute part, a
-    /// relative part of `0 ..= MAX_TOLERANCE_PPM`. Reaping never returns a timer before its
-    /// deadline.
-    pub tolerance: Option<Tolerance>,
-    /// The missed-period policy new timers start with (default [`Missed::Burst`]); see
-    /// [`TimerSet::set_missed`] for one timer.
-    pub missed: Missed,
-}
-
-impl Default for TimerSetConfig {
-    fn default() -> TimerSetConfig {
-        TimerSetConfig {
-            quota: DEFAULT_QUOTA,
-            tolerance: None,
-            missed: Missed::Burst,
-        }
-    }
-}
-
-/// Counts describing a set, from [`TimerSet::stats`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SetStats {
-    /// Timers running (not yet expired).
-    pub running: usize,
-    /// Timers on the expired queue.
-    pub queued: usize,
-    /// Expiries since the set was made (each one went to the queue).
-    pub expired: u64,
-    /// Reaps since the set was made.
-    pub reaped: u64,
-    /// The set's quota.
-    pub quota: usize,
-}
+pub use types::{Reaped, SetStats, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA};
 
 type Callback = Arc<dyn Fn() + Send + Sync>;
 
@@ -270,7 +198,10 @@ impl Inner {
             st.armed = match next {
                 // A runtime that is gone cannot arm: the queue then moves only when the set is
                 // called (every call catches up with the clock).
-                Some(at) => os.start_with(at, 0, None).ok().map(|_| at),
+                Some(at) => os
+                    .start_with(Deadline::from_clock_ns(at), Duration::ZERO, None)
+                    .ok()
+                    .map(|_| at),
                 None => {
                     if st.armed.is_some() {
                         let _ = os.stop();
@@ -371,7 +302,7 @@ impl TimerSet {
             check_tolerance(tolerance)?;
         }
         let tolerance = config.tolerance.unwrap_or(rt.shared.tolerance);
-        let table = Table::new(config.quota, tolerance, config.missed, rt.now())?;
+        let table = Table::new(config.quota, tolerance, config.missed, rt.now_ns())?;
         let inner = Arc::new(Inner {
             state: Mutex::new(State {
                 table,
@@ -568,8 +499,9 @@ impl TimerSet {
         lock(&self.inner.state).table.check()
     }
 
-    /// The runtime clock's reading, in nanoseconds.
-    pub fn now(&self) -> u64 {
+    /// The runtime clock's reading, in nanoseconds since its epoch (the unit of
+    /// [`Reaped::deadline`]).
+    pub fn now_ns(&self) -> u64 {
         self.os.shared.now()
     }
 

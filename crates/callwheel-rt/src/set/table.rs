@@ -22,11 +22,11 @@
 //! length and the queued records; `running + queued <= quota`; the free list holds exactly the
 //! free records; every live record answers to a handle whose slot bits are its index.
 
-use callwheel::wheel::{Missed, Wheel};
 use callwheel::{Budget, Handle, Scheme, Timers};
+use callwheel::{Missed, Wheel};
 
 use super::handle::{give_back, low_bits, take_key, Layout};
-use super::Reaped;
+use super::types::Reaped;
 use crate::{Error, Tolerance};
 
 const NIL: u32 = u32::MAX;
@@ -211,7 +211,7 @@ impl Table {
         let tolerance = self.tolerance.for_interval(value);
         match self.records[idx as usize].phase {
             Phase::Running(h) => {
-                let moved = self.wheel.reset(h, deadline, tolerance);
+                let moved = self.wheel.reset(h, deadline, tolerance).is_some();
                 debug_assert!(moved, "a running record's wheel handle is live");
                 self.records[idx as usize].deadline = deadline;
             }
@@ -562,63 +562,5 @@ fn checked_deadline(now: u64, value: u64, interval: u64) -> Result<u64, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn table(quota: usize) -> Table {
-        Table::new(quota, Tolerance::EXACT, Missed::Burst, 1_000).unwrap()
-    }
-
-    #[test]
-    fn a_slot_whose_generations_run_out_is_rekeyed_not_wrapped() {
-        let mut t = table(1);
-        // Shrink the generation field so the test reaches its end quickly, on a never-used key
-        // (a key given back by another test's table may start above the shrunken field).
-        t.layout.gen_bits = 3;
-        t.key = super::super::handle::fresh_key().unwrap();
-        t.base = 0;
-        let first_key = t.key();
-        let mut seen = std::collections::HashSet::new();
-        for i in 0..40u64 {
-            let h = t.create(1_000, 10, 0, i).unwrap();
-            assert!(seen.insert(h), "handle {h:#x} issued twice");
-            t.cancel(1_000, h).unwrap();
-            assert!(t.get(1_000, h).is_err());
-            t.check().unwrap();
-        }
-        assert_ne!(t.key(), first_key);
-        assert_eq!(t.records.len(), 1);
-    }
-
-    #[test]
-    fn stale_handles_stay_stale_after_the_slot_is_reused() {
-        let mut t = table(4);
-        let a = t.create(1_000, 10, 0, 1).unwrap();
-        t.cancel(1_000, a).unwrap();
-        let b = t.create(1_000, 10, 0, 2).unwrap();
-        assert_eq!(t.layout.slot(a), t.layout.slot(b));
-        assert_ne!(a, b);
-        assert!(matches!(t.cancel(1_000, a), Err(Error::InvalidHandle)));
-        assert_eq!(t.get(1_000, b).unwrap(), (10, 0));
-        t.check().unwrap();
-    }
-
-    #[test]
-    fn expiry_queues_in_deadline_order_and_reap_restarts_from_the_deadline() {
-        let mut t = table(8);
-        let slow = t.create(1_000, 30, 100, 3).unwrap();
-        let fast = t.create(1_000, 10, 0, 1).unwrap();
-        assert_eq!(t.expire(1_050), 2);
-        t.check().unwrap();
-        assert_eq!(t.reap(1_050).unwrap().handle.to_bits(), fast);
-        let r = t.reap(1_050).unwrap();
-        assert_eq!(
-            (r.handle.to_bits(), r.deadline, r.overruns),
-            (slow, 1_030, 0)
-        );
-        // Next deadline 1_130, not 1_150.
-        assert_eq!(t.get(1_050, slow).unwrap(), (80, 100));
-        assert!(t.reap(1_050).is_none());
-        t.check().unwrap();
-    }
-}
+#[path = "table_tests.rs"]
+mod tests;

@@ -40,7 +40,7 @@ impl Missed {
     /// overflows or panics.
     ///
     /// ```
-    /// use callwheel::wheel::Missed;
+    /// use callwheel::Missed;
     ///
     /// // Due at 100, period 30, handled at 200: three periods (130, 160, 190) were missed.
     /// assert_eq!(Missed::Burst.next(100, 30, 200), (Some(130), 3));

@@ -1,71 +1,12 @@
-//! The timer-module model of Varghese & Lauck and every scheme of their paper.
-//!
-//! Varghese & Lauck (section 2) reduce any timer facility to four routines:
-//!
-//! | paper                 | here                                   |
-//! |-----------------------|----------------------------------------|
-//! | `STARTTIMER`          | [`Timers::start`]                      |
-//! | `STOPTIMER`           | [`Timers::stop`]                       |
-//! | `PERTICKBOOKKEEPING`  | [`Scheme::advance`] (moving the clock) |
-//! | `EXPIRYPROCESSING`    | the `on_expire` callback of `advance`  |
-//!
-//! Every structure in this module implements the same two traits, so the conformance suite, the
-//! benchmarks and the callout layer run unchanged on any of them:
-//!
-//! | scheme | module | start | stop | per tick | exact |
-//! |---|---|---|---|---|---|
-//! | 1 straightforward | [`straightforward`] | O(1) | O(1) | O(n) | yes |
-//! | 2 ordered list | [`ordered_list`] | O(n) | O(1) | O(1) | yes |
-//! | 2 BSD `calltodo` | [`differential_list`] | O(n) | O(1) | O(1)+overdue | yes |
-//! | 3 binary heap | [`binary_heap`] | O(log n) | O(log n) | O(1) | yes |
-//! | 3 balanced tree | [`balanced_tree`] | O(log n) | O(log n) | O(1) | yes |
-//! | 4 basic wheel | [`basic_wheel`] | O(1) | O(1) | O(1) | yes |
-//! | 5 hashed, sorted | [`hashed_wheel_sorted`] | O(1) avg | O(1) | O(1) | yes |
-//! | 6 hashed, unsorted | [`hashed_wheel`] | O(1) | O(1) | O(n/size) avg | yes |
-//! | 7 hierarchical | [`hierarchical_wheel`] | O(levels) | O(1) | O(1) amortized | by mode |
-//! | Brown's calendar queue | [`calendar_queue`] | O(1) avg | O(1) avg | O(1) avg | yes |
-//!
-//! # Time and the cursor
-//!
-//! A scheme counts time in [`Tick`]s and starts at tick 0. It keeps a *cursor*, the last tick whose
-//! timers it has processed (Costello's `softticks`), and a *target*, the latest `now` it was asked
-//! to reach (Costello's `ticks`). [`Timers::now`] returns the cursor; outside `advance`, after an
-//! advance that completed, the cursor equals the target.
-//!
-//! A deadline at or before the cursor is *overdue*: such a timer is queued in start order and
-//! fires in the next *drain* of that queue, before the cursor moves on. Drains run at the start of
-//! each `advance` call and after each tick: a timer started between calls fires at the start of
-//! the next call; one a callback starts while a tick is processed fires right after that tick, at
-//! the same tick. A drain fires only the timers queued before it began, so a callback that keeps
-//! re-arming itself in the past fires once per drain instead of live-locking `advance`; a budget
-//! that interrupts a drain resumes it, not a new one.
-//!
-//! # Budgets
-//!
-//! `advance` takes a [`Budget`] of steps (Costello's `MAX_SOFTCLOCK_STEPS`). A step is one tick
-//! moved over or one timer examined, moved or fired. When the budget runs out, `advance` returns
-//! with [`Progress::complete`] false and the exact position saved; the next call resumes there,
-//! losing and repeating nothing.
-
-pub(crate) mod arena;
-pub mod balanced_tree;
-pub mod basic_wheel;
-pub mod binary_heap;
-mod busy;
-pub mod calendar_queue;
-pub(crate) mod clock;
-pub mod differential_list;
-mod hashed;
-pub mod hashed_wheel;
-pub mod hashed_wheel_sorted;
-pub mod hierarchical_wheel;
-pub mod ordered_list;
-pub mod straightforward;
+//! The timer-module model of Varghese & Lauck (section 2) and the types every timer structure
+//! of the project shares: the [`Timers`] and [`Scheme`] traits, [`Error`], [`Budget`] with its
+//! step [`Meter`], [`Progress`] and the [`Expired`] record. The crate documentation describes
+//! the model (the cursor, the overdue queue and its drains, budgets).
 
 use core::fmt;
 
-pub use crate::handle::{Handle, Owner};
-pub use crate::time::Tick;
+use crate::handle::Handle;
+use crate::time::Tick;
 
 /// Why a timer could not be started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,24 +101,58 @@ pub struct Expired<T> {
     /// The value the timer was started with (a copy, for a periodic timer).
     pub value: T,
     /// For a periodic timer, the whole periods this firing missed (see
-    /// [`Missed`](crate::wheel::Missed)); 0 for a one-shot timer.
+    /// [`Missed`](crate::Missed)); 0 for a one-shot timer.
     pub overruns: u64,
 }
 
 /// The operations allowed at any time, including from inside an expiry callback.
 ///
 /// Inside a callback the structure is in a consistent state: the firing timer has already been
-/// removed, and stopping or starting any timer, the next one in the same bucket included, is safe
-/// (Costello's `nextsoftcheck` discipline).
+/// removed, and stopping, starting or resetting any timer, the next one in the same bucket
+/// included, is safe (Costello's `nextsoftcheck` discipline). The callback's own handle is
+/// stale for a one-shot timer (a reset answers `None`); a periodic timer has already been
+/// re-armed for its next period, which a reset moves.
 pub trait Timers<T> {
     /// STARTTIMER: arms a timer that fires at the first tick at or after `expiry` that `advance`
     /// processes. A deadline at or before [`Timers::now`] is overdue: it fires in the next drain
-    /// (see the [module documentation](self)), without the clock moving.
+    /// (see the [crate documentation](crate#time-and-the-cursor)), without the clock moving.
     fn start(&mut self, expiry: Tick, value: T) -> Result<Handle, Error>;
+
+    /// Starts a timer with the window `[deadline, deadline + tolerance]` (calloutng's
+    /// precision): it may fire anywhere in the window. The production wheel keeps the window
+    /// and coalesces wake-ups within it (`next_wakeup`); every other structure is exact, and
+    /// the default here is [`Timers::start`], which fires at the deadline, inside the window.
+    fn start_with(&mut self, deadline: Tick, tolerance: Tick, value: T) -> Result<Handle, Error> {
+        let _ = tolerance;
+        self.start(deadline, value)
+    }
 
     /// STOPTIMER: cancels a pending timer and gives its value back. Returns `None`, touching
     /// nothing, for a handle whose timer already fired or was stopped, or that was never issued.
     fn stop(&mut self, handle: Handle) -> Option<T>;
+
+    /// Moves a pending timer to the window `[deadline, deadline + tolerance]` and returns its
+    /// previous deadline. The timer keeps its handle and its value; among equal deadlines it
+    /// now counts as started last. A deadline at or before [`Timers::now`] makes it overdue, as
+    /// for `start`. Returns `None`, touching nothing, for a stale or foreign handle, and for a
+    /// deadline beyond a bounded structure's range (where `start` would answer
+    /// [`Error::BeyondRange`]; [`Timers::contains`] tells the two apart).
+    ///
+    /// The exact structures of the family ignore the tolerance, as [`Timers::start_with`] does,
+    /// and implement reset as a stop and a start that keep the timer's slot (and so its
+    /// handle); the production wheel moves the timer in O(1) and skips the relinking when it
+    /// stays the last timer of its slot.
+    fn reset(&mut self, handle: Handle, deadline: Tick, tolerance: Tick) -> Option<Tick>;
+
+    /// The deadline of the pending timer `handle` names (a periodic timer's next one); `None`
+    /// for a stale or foreign handle.
+    fn deadline(&self, handle: Handle) -> Option<Tick>;
+
+    /// `true` while the timer `handle` names is pending: started, and neither fired (a periodic
+    /// timer stays pending until stopped) nor stopped.
+    fn contains(&self, handle: Handle) -> bool {
+        self.deadline(handle).is_some()
+    }
 
     /// The cursor: the last tick whose timers have been processed (inside a callback, the tick
     /// being processed).
@@ -219,26 +194,55 @@ pub trait Scheme<T>: Timers<T> {
     /// Verifies every internal invariant by brute force (O(n) or worse): the lists, the busy
     /// marks, the slab and the clock. For tests and debugging; `Err` names the broken invariant.
     fn check_invariants(&self) -> Result<(), &'static str>;
+
+    /// [`Scheme::advance`] without a budget: moves the clock to `now`, fires every due timer and
+    /// returns how many fired.
+    fn advance_to<F>(&mut self, now: Tick, on_expire: F) -> usize
+    where
+        F: FnMut(&mut dyn Timers<T>, Expired<T>),
+    {
+        self.advance(now, Budget::UNLIMITED, on_expire).fired
+    }
 }
 
-/// Counts the steps of one `advance` call against its budget.
+/// Counts the steps of one `advance` call against its [`Budget`], and what the call did.
+///
+/// Every [`Scheme::advance`] of the project keeps its budget with one: [`Meter::step`] before
+/// each step (a tick moved over, a timer examined, moved or fired), returning when it says the
+/// budget is spent; [`Meter::fired`] for each callback; [`Meter::finish`] for the [`Progress`]
+/// to return. Public so that structures outside this crate (the scheme family, the benchmark
+/// peers) account for steps the same way.
+///
+/// ```
+/// use callwheel::{Budget, Meter};
+///
+/// let mut meter = Meter::new(Budget::steps(2));
+/// assert!(meter.step());
+/// meter.fired();
+/// assert!(meter.step());
+/// assert!(!meter.step(), "the budget is spent");
+/// let p = meter.finish(false);
+/// assert_eq!((p.steps, p.fired, p.complete), (2, 1, false));
+/// ```
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Meter {
+pub struct Meter {
     left: u64,
-    pub(crate) progress: Progress,
+    progress: Progress,
 }
 
 impl Meter {
-    pub(crate) fn new(budget: Budget) -> Meter {
+    /// A meter with `budget` steps left and nothing done.
+    pub fn new(budget: Budget) -> Meter {
         Meter {
             left: budget.get(),
             progress: Progress::default(),
         }
     }
 
-    /// Takes one step; `false` when the budget is already spent and the caller must return.
+    /// Takes one step; `false` when the budget is already spent and the caller must return
+    /// (with its position saved, to resume there).
     #[inline]
-    pub(crate) fn step(&mut self) -> bool {
+    pub fn step(&mut self) -> bool {
         if self.left == 0 {
             return false;
         }
@@ -247,12 +251,19 @@ impl Meter {
         true
     }
 
+    /// Counts one timer fired.
     #[inline]
-    pub(crate) fn fired(&mut self) {
+    pub fn fired(&mut self) {
         self.progress.fired += 1;
     }
 
-    pub(crate) fn finish(mut self, complete: bool) -> Progress {
+    /// What the call did so far.
+    pub fn progress(&self) -> Progress {
+        self.progress
+    }
+
+    /// Ends the call: its [`Progress`], with `complete` as given.
+    pub fn finish(mut self, complete: bool) -> Progress {
         self.progress.complete = complete;
         self.progress
     }

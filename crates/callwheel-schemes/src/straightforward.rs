@@ -15,10 +15,10 @@
 //! The list is kept in start order and walked front to back, so equal deadlines fire in the
 //! order they were started.
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 const ALL: u32 = 1;
 

@@ -20,11 +20,11 @@
 //! The paper's verdict stands: start "depends too much on the hash distribution". With a
 //! size of 1 it is Scheme 2. Busy marks let a sparse wheel skip empty buckets.
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::hashed::{self, Table};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use crate::hashed::{self, Table};
+use callwheel::Error;
+use callwheel::Tick;
 
 /// Scheme 5: hashed wheel, sorted buckets.
 #[derive(Debug)]

@@ -20,10 +20,10 @@
 //! and examines nothing else; that is the scheme's whole point, paid for with one slot per tick
 //! of range. A longer interval is refused rather than wrapped into a wrong slot.
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 /// Scheme 4: one slot per tick of the range.
 #[derive(Debug)]

@@ -15,8 +15,8 @@
 
 use alloc::vec::Vec;
 
-use super::{Error, Handle, Owner};
-use crate::time::Tick;
+use callwheel::Tick;
+use callwheel::{Error, Handle, Owner};
 
 /// The null index.
 pub(crate) const NIL: u32 = u32::MAX;

@@ -22,9 +22,9 @@
 //! a callback that keeps re-arming itself in the past makes progress one drain at a time instead
 //! of spinning inside one `advance`.
 
-use super::arena::{Arena, NIL};
-use super::{Budget, Error, Expired, Handle, Meter, Progress, Timers};
-use crate::time::Tick;
+use crate::arena::{Arena, NIL};
+use callwheel::Tick;
+use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Timers};
 
 /// List 0 of every arena-based scheme: timers whose deadline had passed when they started.
 pub(crate) const OVERDUE: u32 = 0;
@@ -204,53 +204,67 @@ pub(crate) trait TickDriven<T>: Timers<T> + Sized {
 /// Implements [`Timers`] and [`Scheme`] for a `TickDriven` scheme `$ty<T>`.
 macro_rules! tick_driven_scheme {
     ($ty:ident) => {
-        impl<T> $crate::scheme::Timers<T> for $ty<T> {
+        impl<T> ::callwheel::Timers<T> for $ty<T> {
             fn start(
                 &mut self,
-                expiry: $crate::time::Tick,
+                expiry: ::callwheel::Tick,
                 value: T,
-            ) -> Result<$crate::scheme::Handle, $crate::scheme::Error> {
-                $crate::scheme::clock::start(self, expiry, value)
+            ) -> Result<::callwheel::Handle, ::callwheel::Error> {
+                $crate::clock::start(self, expiry, value)
             }
 
-            fn stop(&mut self, handle: $crate::scheme::Handle) -> Option<T> {
-                $crate::scheme::clock::stop(self, handle)
+            fn stop(&mut self, handle: ::callwheel::Handle) -> Option<T> {
+                $crate::clock::stop(self, handle)
             }
 
-            fn now(&self) -> $crate::time::Tick {
-                $crate::scheme::clock::TickDriven::core(self).cursor
+            fn reset(
+                &mut self,
+                handle: ::callwheel::Handle,
+                deadline: ::callwheel::Tick,
+                _tolerance: ::callwheel::Tick,
+            ) -> Option<::callwheel::Tick> {
+                $crate::clock::reset(self, handle, deadline)
+            }
+
+            fn deadline(&self, handle: ::callwheel::Handle) -> Option<::callwheel::Tick> {
+                let arena = &$crate::clock::TickDriven::core(self).arena;
+                arena.resolve(handle).map(|idx| arena.node(idx).expiry)
+            }
+
+            fn now(&self) -> ::callwheel::Tick {
+                $crate::clock::TickDriven::core(self).cursor
             }
 
             fn len(&self) -> usize {
-                $crate::scheme::clock::TickDriven::core(self).arena.len()
+                $crate::clock::TickDriven::core(self).arena.len()
             }
 
-            fn next_expiry(&self) -> Option<$crate::time::Tick> {
-                $crate::scheme::clock::next_expiry(self)
+            fn next_expiry(&self) -> Option<::callwheel::Tick> {
+                $crate::clock::next_expiry(self)
             }
 
             fn memory_bytes(&self) -> usize {
-                $crate::scheme::clock::TickDriven::core(self).memory_bytes()
-                    + $crate::scheme::clock::TickDriven::extra_bytes(self)
+                $crate::clock::TickDriven::core(self).memory_bytes()
+                    + $crate::clock::TickDriven::extra_bytes(self)
             }
         }
 
-        impl<T> $crate::scheme::Scheme<T> for $ty<T> {
+        impl<T> ::callwheel::Scheme<T> for $ty<T> {
             fn advance<F>(
                 &mut self,
-                now: $crate::time::Tick,
-                budget: $crate::scheme::Budget,
+                now: ::callwheel::Tick,
+                budget: ::callwheel::Budget,
                 on_expire: F,
-            ) -> $crate::scheme::Progress
+            ) -> ::callwheel::Progress
             where
-                F: FnMut(&mut dyn $crate::scheme::Timers<T>, $crate::scheme::Expired<T>),
+                F: FnMut(&mut dyn ::callwheel::Timers<T>, ::callwheel::Expired<T>),
             {
-                $crate::scheme::clock::advance(self, now, budget, on_expire)
+                $crate::clock::advance(self, now, budget, on_expire)
             }
 
             fn check_invariants(&self) -> Result<(), &'static str> {
-                $crate::scheme::clock::TickDriven::core(self).check()?;
-                $crate::scheme::clock::TickDriven::check_structure(self)
+                $crate::clock::TickDriven::core(self).check()?;
+                $crate::clock::TickDriven::check_structure(self)
             }
         }
     };
@@ -305,6 +319,40 @@ pub(crate) fn stop<T, S: TickDriven<T>>(s: &mut S, handle: Handle) -> Option<T> 
         s.detach(idx);
     }
     Some(s.core_mut().arena.free(idx))
+}
+
+/// [`Timers::reset`] for a [`TickDriven`] scheme: the timer leaves the structure (or the
+/// overdue queue) and is placed again as a new start would be, in the same arena slot, so its
+/// handle stays valid. Placing it again puts it behind the timers already there, which is what
+/// "counts as started last" asks.
+pub(crate) fn reset<T, S: TickDriven<T>>(
+    s: &mut S,
+    handle: Handle,
+    deadline: Tick,
+) -> Option<Tick> {
+    let idx = s.core().arena.resolve(handle)?;
+    let overdue = deadline <= s.core().cursor;
+    if !overdue && deadline > s.max_expiry() {
+        return None;
+    }
+    let previous = s.core().arena.node(idx).expiry;
+    if s.core().arena.node(idx).list == OVERDUE {
+        s.core_mut().unlink_overdue(idx);
+    } else {
+        s.detach(idx);
+    }
+    let core = s.core_mut();
+    let node = core.arena.node_mut(idx);
+    node.expiry = deadline;
+    node.aux = 0;
+    if overdue {
+        core.push_overdue(idx);
+    } else {
+        // The structure just gave up this timer's place, so a scheme that reserves room for a
+        // start (a heap's vector) has it.
+        s.place(idx);
+    }
+    Some(previous)
 }
 
 /// The earliest tick at which `advance` has work, for [`Timers::next_expiry`].

@@ -5,10 +5,10 @@
 
 use std::process::Command;
 
-use callwheel::scheme::binary_heap::BinaryHeap;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
 use callwheel::{Error, Handle, Scheme};
+use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::hashed_wheel::HashedWheel;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
 /// The variable that tells a re-executed test binary which structure to exhaust.

@@ -19,9 +19,9 @@
 
 use alloc::collections::BTreeMap;
 
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 /// Scheme 3: a balanced search tree.
 #[derive(Debug)]

@@ -1,11 +1,11 @@
 //! What the two hashed wheels (Schemes 5 and 6) share: a power-of-two table of buckets indexed
 //! by the deadline's low bits, and busy marks over it (Varghese & Lauck, Appendix A).
 
-use super::arena::NIL;
-use super::busy::BusyMarks;
-use super::clock::Core;
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::busy::BusyMarks;
+use crate::clock::Core;
+use callwheel::Error;
+use callwheel::Tick;
 
 /// The largest table: 2^26 buckets.
 pub(crate) const MAX_BITS: u32 = 26;

@@ -25,10 +25,10 @@
 
 use alloc::vec::Vec;
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 const MIN_BUCKETS: u64 = 2;
 const SAMPLE: usize = 25;

@@ -38,11 +38,11 @@
 
 use alloc::vec::Vec;
 
-use super::arena::NIL;
-use super::busy::BusyMarks;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::busy::BusyMarks;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 /// How timers move between the levels of a [`HierarchicalWheel`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

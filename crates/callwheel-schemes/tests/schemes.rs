@@ -3,17 +3,17 @@
 #[macro_use]
 mod conformance;
 
-use callwheel::scheme::balanced_tree::BalancedTree;
-use callwheel::scheme::basic_wheel::BasicWheel;
-use callwheel::scheme::binary_heap::BinaryHeap;
-use callwheel::scheme::calendar_queue::CalendarQueue;
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
-use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
-use callwheel::scheme::ordered_list::OrderedList;
-use callwheel::scheme::straightforward::Straightforward;
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
+use callwheel_schemes::balanced_tree::BalancedTree;
+use callwheel_schemes::basic_wheel::BasicWheel;
+use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::calendar_queue::CalendarQueue;
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
+use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
+use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::ordered_list::OrderedList;
+use callwheel_schemes::straightforward::Straightforward;
 use conformance::Spec;
 
 fn exact(_: u64) -> u64 {
@@ -248,7 +248,7 @@ conformance!(
     }
 );
 
-// The production wheel (issue 3) keeps the same contract, exactly, over the whole u64 range.
+// The production wheel keeps the same contract, exactly, over the whole u64 range.
 conformance!(
     production_wheel,
     Spec {

@@ -16,10 +16,10 @@
 //! The search starts at the head, as in the paper; this is what makes Table I's old callout
 //! grow linearly with the number of outstanding timers.
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 const QUEUE: u32 = 1;
 

@@ -1,18 +1,18 @@
 //! Configurations and values at the limits: each gets an error or works, never a panic.
 //! (Regression tests for defects found in review.)
 
-use callwheel::scheme::balanced_tree::BalancedTree;
-use callwheel::scheme::basic_wheel::BasicWheel;
-use callwheel::scheme::binary_heap::BinaryHeap;
-use callwheel::scheme::calendar_queue::CalendarQueue;
-use callwheel::scheme::differential_list::DifferentialList;
-use callwheel::scheme::hashed_wheel::HashedWheel;
-use callwheel::scheme::hashed_wheel_sorted::HashedWheelSorted;
-use callwheel::scheme::hierarchical_wheel::{HierarchicalWheel, Migration};
-use callwheel::scheme::ordered_list::OrderedList;
-use callwheel::scheme::straightforward::Straightforward;
-use callwheel::wheel::Wheel;
+use callwheel::Wheel;
 use callwheel::{Budget, Error, Scheme, Timers};
+use callwheel_schemes::balanced_tree::BalancedTree;
+use callwheel_schemes::basic_wheel::BasicWheel;
+use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::calendar_queue::CalendarQueue;
+use callwheel_schemes::differential_list::DifferentialList;
+use callwheel_schemes::hashed_wheel::HashedWheel;
+use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
+use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::ordered_list::OrderedList;
+use callwheel_schemes::straightforward::Straightforward;
 
 fn is_config<T>(r: Result<T, Error>) -> bool {
     matches!(r, Err(Error::Config { .. }))

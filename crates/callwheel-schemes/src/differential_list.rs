@@ -19,10 +19,10 @@
 //! Stopping by handle is O(1) here; the historical `untimeout(func, arg)` searched the list, and
 //! that search belongs to the callout layer, which can run on this structure.
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 const CALLTODO: u32 = 1;
 

@@ -20,11 +20,11 @@ impl BusyMarks {
     }
 
     /// [`BusyMarks::new`] with the allocation refused as an error, for sizes the caller chose.
-    pub(crate) fn try_new(len: usize) -> Result<BusyMarks, super::Error> {
+    pub(crate) fn try_new(len: usize) -> Result<BusyMarks, callwheel::Error> {
         let mut words = Vec::new();
         words
             .try_reserve_exact(len.div_ceil(64))
-            .map_err(|_| super::Error::NoMemory)?;
+            .map_err(|_| callwheel::Error::NoMemory)?;
         words.resize(len.div_ceil(64), 0);
         Ok(BusyMarks { words, len })
     }

@@ -727,10 +727,168 @@ pub fn deadlines_at_the_end_of_time_fire<S: Scheme<u64>>(spec: &Spec<S>) {
     assert_eq!(s.next_expiry(), None);
 }
 
+pub fn reset_moves_a_timer_keeps_its_handle_and_returns_its_old_deadline<S: Scheme<u64>>(
+    spec: &Spec<S>,
+) {
+    let mut s = (spec.make)();
+    let a = s.start(10, 1).unwrap();
+    let b = s.start(20, 2).unwrap();
+    let c = s.start(30, 3).unwrap();
+    assert_eq!(s.deadline(a), Some(10));
+    assert!(s.contains(a));
+    assert_eq!(s.reset(a, 25, 0), Some(10), "the old deadline comes back");
+    assert_eq!(s.deadline(a), Some(25));
+    assert_eq!(s.len(), 3, "a reset neither adds nor removes a timer");
+    s.check_invariants().unwrap();
+    if spec.exact() {
+        let fired = run_to(spec, &mut s, 24);
+        assert_eq!(values(&fired), [2], "the reset timer left its old place");
+    }
+    let fired = run_to(spec, &mut s, spec.due(30));
+    let mut got: Vec<(Handle, Tick, u64)> = fired.iter().map(|f| (f.0, f.1, f.2)).collect();
+    got.sort_by_key(|f| f.2);
+    let mut expect = vec![(a, 25, 1), (b, 20, 2), (c, 30, 3)];
+    if spec.exact() {
+        expect.remove(1);
+    }
+    assert_eq!(got, expect, "the reset timer fires under its own handle");
+    assert!(
+        fired.iter().all(|f| f.3 >= f.1),
+        "never before the deadline"
+    );
+    for h in [a, b, c] {
+        assert!(!s.contains(h), "a fired timer is not pending");
+        assert_eq!(s.deadline(h), None);
+        assert_eq!(s.reset(h, 100, 0), None, "a fired timer's handle is stale");
+    }
+    let other = (spec.make)().start(10, 9).unwrap();
+    assert_eq!(s.reset(other, 100, 0), None, "another structure's handle");
+    assert!(!s.contains(other));
+    assert_eq!(
+        s.reset(Handle::from_parts(u64::MAX, u64::MAX), 100, 0),
+        None
+    );
+    assert!(s.is_empty());
+}
+
+pub fn a_reset_timer_counts_as_started_last<S: Scheme<u64>>(spec: &Spec<S>) {
+    if !spec.fifo {
+        return;
+    }
+    let mut s = (spec.make)();
+    let x = s.start(40, 1).unwrap();
+    s.start(40, 2).unwrap();
+    let z = s.start(60, 3).unwrap();
+    assert_eq!(s.reset(x, 40, 0), Some(40));
+    assert_eq!(s.reset(z, 40, 0), Some(60));
+    let fired = run_to(spec, &mut s, 50);
+    assert_eq!(values(&fired), [2, 1, 3]);
+}
+
+pub fn reset_into_the_past_fires_on_the_next_advance<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    run_to(spec, &mut s, 20);
+    let h = s.start(500, 1).unwrap();
+    assert_eq!(s.reset(h, 5, 0), Some(500));
+    assert_eq!(s.deadline(h), Some(5));
+    let fired = run(&mut s, 20);
+    assert_eq!(fired, [(h, 5, 1, 20)]);
+}
+
+pub fn reset_beyond_the_range_touches_nothing<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    let h = s.start(10, 1).unwrap();
+    let got = s.reset(h, u64::MAX, 0);
+    assert_eq!(
+        got.is_none(),
+        spec.range.is_some(),
+        "refused exactly where start would be"
+    );
+    match got {
+        None => {
+            assert_eq!(
+                s.deadline(h),
+                Some(10),
+                "a refused reset leaves the timer as it was"
+            );
+            let fired = run_to(spec, &mut s, spec.due(10));
+            assert_eq!(values(&fired), [1]);
+        }
+        Some(previous) => {
+            assert_eq!(previous, 10);
+            assert_eq!(s.deadline(h), Some(u64::MAX));
+            assert_eq!(s.stop(h), Some(1));
+        }
+    }
+    s.check_invariants().unwrap();
+}
+
+pub fn a_callback_may_reset_any_timer_and_its_handle_stays_valid<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    let a = s.start(10, 1).unwrap();
+    let b = s.start(10, 2).unwrap();
+    let c = s.start(30, 3).unwrap();
+    let mut answers = Vec::new();
+    let mut fired = Vec::new();
+    for t in 1..=spec.due(60).max(60) {
+        let _ = s.advance(
+            t,
+            Budget::UNLIMITED,
+            |tm: &mut dyn Timers<u64>, e: Expired<u64>| {
+                fired.push((e.handle, e.value));
+                if e.value == 1 {
+                    // The firing timer (stale: it fired), the next one in its bucket, a later one.
+                    answers.push(tm.reset(a, 50, 0));
+                    answers.push(tm.reset(b, 40, 0));
+                    answers.push(tm.reset(c, 20, 0));
+                }
+            },
+        );
+        s.check_invariants().unwrap();
+    }
+    assert_eq!(answers, [None, Some(10), Some(30)]);
+    assert_eq!(fired, [(a, 1), (c, 3), (b, 2)]);
+    assert!(s.is_empty());
+}
+
+pub fn start_with_fires_inside_the_window<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    let h = s.start_with(100, 50, 1).unwrap();
+    s.start(120, 2).unwrap();
+    let mut fired = Vec::new();
+    while let Some(t) = s.next_expiry() {
+        for f in run(&mut s, t) {
+            fired.push((f.0, f.2, f.3));
+        }
+    }
+    assert_eq!(fired.len(), 2);
+    assert_eq!((fired[0].0, fired[0].1), (h, 1));
+    let at = fired[0].2;
+    assert!(
+        (100..=150 + (spec.lateness)(100)).contains(&at),
+        "fired at {at}"
+    );
+}
+
+pub fn advance_to_is_advance_without_a_budget<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    for i in 0..50u64 {
+        s.start(1 + i % 7, i).unwrap();
+    }
+    let until = spec.due(7);
+    // Due one tick after the call's time: it must not fire (never before its deadline).
+    s.start(until + 1, 99).unwrap();
+    let mut seen = 0usize;
+    let fired = s.advance_to(until, |_, _| seen += 1);
+    assert_eq!((fired, seen), (50, 50));
+    assert_eq!(s.len(), 1);
+    assert_eq!(s.advance_to(until, |_, _| {}), 0, "nothing due twice");
+}
+
 /// Instantiates the suite for one scheme: `conformance!(module_name, spec_expression)`.
 /// (The suite lives in the test crate's `conformance` module, hence `crate::` below.)
-#[macro_export]
 #[allow(clippy::crate_in_macro_def)]
+#[macro_export]
 macro_rules! conformance {
     ($name:ident, $spec:expr) => {
         mod $name {
@@ -760,6 +918,13 @@ macro_rules! conformance {
                 a_budgeted_advance_with_rearming_callbacks_matches_the_unlimited_one,
                 random_operations_agree_with_the_oracle,
                 recorded_sequences_agree_with_the_oracle,
+                reset_moves_a_timer_keeps_its_handle_and_returns_its_old_deadline,
+                a_reset_timer_counts_as_started_last,
+                reset_into_the_past_fires_on_the_next_advance,
+                reset_beyond_the_range_touches_nothing,
+                a_callback_may_reset_any_timer_and_its_handle_stays_valid,
+                start_with_fires_inside_the_window,
+                advance_to_is_advance_without_a_budget,
             );
         }
     };

@@ -15,9 +15,9 @@
 
 use alloc::vec::Vec;
 
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::Error;
-use crate::time::Tick;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use callwheel::Error;
+use callwheel::Tick;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {

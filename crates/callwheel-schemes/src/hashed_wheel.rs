@@ -21,14 +21,14 @@
 //! Storing the absolute deadline instead of Costello's `c_time = t / callwheelsize` is Gibbs's
 //! fix (the paper's footnote): a node can always find its bucket, which is what insertion at
 //! the tail needs. The busy marks of Varghese & Lauck's Appendix A let a sparse wheel skip empty
-//! buckets with a bit scan, so [`Timers::next_expiry`](super::Timers::next_expiry) is the next non-empty bucket's tick: a
+//! buckets with a bit scan, so [`Timers::next_expiry`](callwheel::Timers::next_expiry) is the next non-empty bucket's tick: a
 //! conservative answer (that bucket's timers may belong to a later rotation).
 
-use super::arena::NIL;
-use super::clock::{tick_driven_scheme, Core, Step, TickDriven};
-use super::hashed::{self, Table};
-use super::Error;
-use crate::time::Tick;
+use crate::arena::NIL;
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use crate::hashed::{self, Table};
+use callwheel::Error;
+use callwheel::Tick;
 
 /// Scheme 6: hashed wheel, unsorted buckets.
 #[derive(Debug)]

@@ -1,0 +1,138 @@
+//! The checker: every invariant of the wheel verified by brute force (the lists against their
+//! links, the occupancy bits, each timer's level and slot, the slots' minimums, the free list,
+//! the periodic schedules, the clock), as wahern/timeout's `timeouts_check()` does. For tests
+//! and debugging: O(n) over the slab and the lists.
+
+use alloc::vec;
+
+use super::geometry::{
+    level_for, slot_for, BASE, DEFERRED, LEVELS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
+};
+use super::storage::Entry;
+use super::{Phase, Wheel};
+
+impl<T> Wheel<T> {
+    pub(super) fn check_structure(&self) -> Result<(), &'static str> {
+        if self.links.len() != BASE as usize + self.nodes.len() {
+            return Err("links and slab disagree in length");
+        }
+        if self.cursor > self.target {
+            return Err("cursor is past the target");
+        }
+        if self.phase == Phase::Idle && self.cursor != self.target {
+            return Err("idle with the cursor short of the target");
+        }
+        if self.phase != Phase::Tick && self.links[DEFERRED as usize].next != DEFERRED {
+            return Err("timers left deferred outside a slot's processing");
+        }
+        if self.phase != Phase::Tick && self.processing != NIL {
+            return Err("a slot marked as processed outside a tick");
+        }
+        if self.phase != Phase::Drain && self.walk_next != NIL {
+            return Err("a drain walk outside a drain");
+        }
+        // Every list: links agree both ways, every member is live, no cycles.
+        let mut seen = vec![false; self.nodes.len()];
+        let mut on_lists = 0usize;
+        for list in 0..BASE {
+            let mut prev = list;
+            let mut li = self.links[list as usize].next;
+            while li != list {
+                if li < BASE || li as usize >= self.links.len() {
+                    return Err("a list names a missing timer or another list's sentinel");
+                }
+                let idx = (li - BASE) as usize;
+                if seen[idx] {
+                    return Err("a timer on two lists, or a cycle");
+                }
+                seen[idx] = true;
+                let Entry::Live(t) = &self.nodes[idx] else {
+                    return Err("free slot on a list");
+                };
+                if self.links[li as usize].prev != prev {
+                    return Err("prev link broken");
+                }
+                if (list as usize) < SLOT_LISTS {
+                    let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+                    if list != self.processing
+                        && (level_for(self.cursor, t.deadline) != level
+                            || slot_for(level, t.deadline) != slot)
+                    {
+                        return Err("timer on the wrong level or slot");
+                    }
+                    if list != self.processing && t.deadline <= self.cursor {
+                        return Err("a due timer left in a slot");
+                    }
+                    let m = self.minimum[list as usize];
+                    if t.end < m.end || t.deadline < m.deadline {
+                        return Err("a slot's minimum window end or deadline is too high");
+                    }
+                    if t.end < t.deadline {
+                        return Err("window ends before its deadline");
+                    }
+                }
+                if list == OVERDUE && self.phase == Phase::Idle && t.deadline > self.cursor {
+                    return Err("an overdue timer is not overdue");
+                }
+                if t.periodic != self.periodic.contains_key(&(li - BASE)) {
+                    return Err("periodic flag and schedule disagree");
+                }
+                prev = li;
+                li = self.links[li as usize].next;
+                on_lists += 1;
+            }
+            if self.links[list as usize].prev != prev {
+                return Err("list tail is wrong");
+            }
+            if (list as usize) < SLOT_LISTS {
+                let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+                let busy = self.occupied[level] & (1 << slot) != 0;
+                if busy != (prev != list) {
+                    return Err("occupancy bit disagrees with its slot");
+                }
+            }
+        }
+        for (level, &word) in self.occupied.iter().enumerate() {
+            if (self.levels & (1 << level) != 0) != (word != 0) {
+                return Err("level summary disagrees with the occupancy words");
+            }
+        }
+        if self.levels >> LEVELS != 0 {
+            return Err("level summary names a level that does not exist");
+        }
+        let live = self
+            .nodes
+            .iter()
+            .filter(|e| matches!(e, Entry::Live(_)))
+            .count();
+        if live != self.len {
+            return Err("live count is wrong");
+        }
+        if on_lists != live {
+            return Err("a live timer is on no list");
+        }
+        let mut free = 0usize;
+        let mut i = self.free;
+        while i != NIL {
+            match self.nodes.get(i as usize) {
+                Some(Entry::Free { next, .. }) => i = *next,
+                Some(Entry::Live(_)) => return Err("live timer on the free list"),
+                None => return Err("free list names a missing slot"),
+            }
+            free += 1;
+            if free > self.nodes.len() {
+                return Err("cycle in the free list");
+            }
+        }
+        if free + self.retired + live != self.nodes.len() {
+            return Err("a free slot is neither on the free list nor retired");
+        }
+        for &idx in self.periodic.keys() {
+            match self.nodes.get(idx as usize) {
+                Some(Entry::Live(t)) if t.periodic => {}
+                _ => return Err("a periodic schedule outlived its timer"),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,74 @@
+//! Queries: the wake-up instant (the earliest window end), the earliest deadline, and what a
+//! handle names. None of them changes the wheel.
+
+use super::geometry::{slot_start, SLOTS};
+use super::Wheel;
+use crate::handle::Handle;
+use crate::time::Tick;
+
+impl<T> Wheel<T> {
+    /// How many periods the latest firing of a periodic timer missed (`None` for a stale handle
+    /// or a one-shot timer).
+    pub fn overruns(&self, handle: Handle) -> Option<u64> {
+        let idx = self.resolve(handle)?;
+        self.periodic.get(&idx).map(|p| p.overruns)
+    }
+
+    /// The instant a driver should next wake: the earliest window end among the pending timers,
+    /// or the wheel's own time when `advance` has work at it (timers already due, or an
+    /// `advance` still in progress — inside a callback — or left unfinished by a budget or a
+    /// panicking callback). Never later than any window's end; after stops or resets it may be
+    /// earlier than needed. `None` when nothing is pending.
+    pub fn next_wakeup(&self) -> Option<Tick> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.pending_now() {
+            return Some(self.cursor);
+        }
+        if self.levels == 0 {
+            return None;
+        }
+        let mut best = Tick::MAX;
+        let mut levels = self.levels;
+        while levels != 0 {
+            let level = levels.trailing_zeros() as usize;
+            let mut bits = self.occupied[level];
+            while bits != 0 {
+                let slot = bits.trailing_zeros() as usize;
+                // Slots come in time order: once one starts at or after the best end, every
+                // window from here on ends later.
+                if slot_start(self.cursor, level, slot) >= best {
+                    return Some(best.max(self.cursor));
+                }
+                best = best.min(self.minimum[level * SLOTS + slot].end);
+                bits &= bits - 1;
+            }
+            levels &= levels - 1;
+        }
+        Some(best.max(self.cursor))
+    }
+
+    /// The earliest deadline, as [`Timers::next_expiry`](crate::Timers::next_expiry) documents
+    /// it for the wheel.
+    #[inline]
+    pub(super) fn earliest_deadline(&self) -> Option<Tick> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.pending_now() {
+            return Some(self.cursor);
+        }
+        if self.levels == 0 {
+            return None;
+        }
+        let (list, _) = self.first_slot();
+        Some(self.minimum[list as usize].deadline.max(self.cursor))
+    }
+
+    /// The deadline of the live timer `handle` names.
+    #[inline]
+    pub(super) fn deadline_of(&self, handle: Handle) -> Option<Tick> {
+        self.resolve(handle).map(|idx| self.timer(idx).deadline)
+    }
+}

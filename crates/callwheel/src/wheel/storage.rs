@@ -1,0 +1,339 @@
+//! Storage: the slab of timers (with its free list and generations), the parallel array of list
+//! links with one sentinel per list, and the list operations that keep the occupancy bits and
+//! the slots' minimums in step. A timer touches only its own entry, its own links and its
+//! neighbours' links.
+
+use super::geometry::{
+    level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
+};
+use super::{Phase, Wheel};
+use crate::handle::Handle;
+use crate::time::Tick;
+use crate::timers::Error;
+
+/// A pending timer.
+#[derive(Debug)]
+pub(super) struct Timer<T> {
+    pub(super) deadline: Tick,
+    /// The window's end; while the timer is on the overdue list, the drain epoch it was queued
+    /// in instead (an overdue timer's window no longer matters: the wheel asks to be woken now).
+    pub(super) end: Tick,
+    pub(super) value: T,
+    pub(super) generation: u32,
+    /// A schedule for it is in `Wheel::periodic` (only then is the map looked at).
+    pub(super) periodic: bool,
+}
+
+/// One slot of the slab. The two variants share 32 bytes for a `u64` value: the free variant
+/// fits beside the `bool`, whose spare bit patterns tell the variants apart, so no tag (and no
+/// `Option` around the value) costs a word.
+#[derive(Debug)]
+pub(super) enum Entry<T> {
+    Live(Timer<T>),
+    /// A free slot on the free list (`next`), or retired (generation exhausted) and on no list.
+    Free {
+        generation: u32,
+        next: u32,
+    },
+}
+
+/// A timer's (or a sentinel's) neighbours on its circular list, as links indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Link {
+    pub(super) prev: u32,
+    pub(super) next: u32,
+}
+
+/// Lower bounds on the window ends and deadlines of the timers in one slot.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SlotMin {
+    pub(super) end: Tick,
+    pub(super) deadline: Tick,
+}
+
+pub(super) const NO_MIN: SlotMin = SlotMin {
+    end: Tick::MAX,
+    deadline: Tick::MAX,
+};
+
+impl<T> Wheel<T> {
+    // ----- the slab ------------------------------------------------------------------------
+
+    /// Takes a free slot (or grows the slab) for a new timer, on no list; returns its index and
+    /// generation.
+    #[inline(always)]
+    pub(super) fn alloc(
+        &mut self,
+        deadline: Tick,
+        end: Tick,
+        value: T,
+    ) -> Result<(u32, u32), Error> {
+        let slot = if self.free != NIL {
+            let idx = self.free;
+            let entry = &mut self.nodes[idx as usize];
+            let Entry::Free { generation, next } = *entry else {
+                unreachable!("a live timer on the free list")
+            };
+            self.free = next;
+            *entry = Entry::Live(Timer {
+                deadline,
+                end,
+                value,
+                generation,
+                periodic: false,
+            });
+            (idx, generation)
+        } else {
+            (self.grow(deadline, end, value)?, 0)
+        };
+        self.len += 1;
+        Ok(slot)
+    }
+
+    /// Appends a new slot to the slab, unless a fixed capacity (or the index space) is used up.
+    pub(super) fn grow(&mut self, deadline: Tick, end: Tick, value: T) -> Result<u32, Error> {
+        let full = match self.capacity {
+            Some(cap) => self.nodes.len() >= cap + self.retired,
+            None => self.nodes.len() >= MAX_TIMERS,
+        };
+        if full {
+            return Err(Error::Full {
+                capacity: self.capacity.unwrap_or(MAX_TIMERS),
+            });
+        }
+        // Growth follows the caller's input: a refused allocation is returned as an error (with
+        // nothing changed), never an abort. Both arrays are reserved before either is touched.
+        self.nodes.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        // Keep the links in step with the slab's capacity: left to grow by doubling on its own
+        // from the sentinels' length, the links array would reserve up to twice what it needs.
+        let want = BASE as usize + self.nodes.capacity();
+        if self.links.capacity() < want {
+            self.links
+                .try_reserve_exact(want - self.links.len())
+                .map_err(|_| Error::NoMemory)?;
+        }
+        self.nodes.push(Entry::Live(Timer {
+            deadline,
+            end,
+            value,
+            generation: 0,
+            periodic: false,
+        }));
+        self.links.push(Link {
+            prev: NIL,
+            next: NIL,
+        });
+        Ok((self.nodes.len() - 1) as u32)
+    }
+
+    /// Frees a live timer that is on no list and returns its value. The slot's generation moves
+    /// on, so every handle to it goes stale; a slot whose generation is exhausted is retired,
+    /// since reusing it would let a 2^32-old handle match again.
+    #[inline(always)]
+    pub(super) fn release(&mut self, idx: u32) -> T {
+        let entry = &mut self.nodes[idx as usize];
+        let generation = match entry {
+            Entry::Live(t) => t.generation,
+            Entry::Free { .. } => unreachable!("freeing a free slot"),
+        };
+        let old = if generation == u32::MAX {
+            self.retired += 1;
+            core::mem::replace(
+                entry,
+                Entry::Free {
+                    generation,
+                    next: NIL,
+                },
+            )
+        } else {
+            let old = core::mem::replace(
+                entry,
+                Entry::Free {
+                    generation: generation + 1,
+                    next: self.free,
+                },
+            );
+            self.free = idx;
+            old
+        };
+        self.len -= 1;
+        match old {
+            Entry::Live(t) => t.value,
+            Entry::Free { .. } => unreachable!("freeing a free slot"),
+        }
+    }
+
+    /// The index of the live timer `handle` names, or `None` for a stale or made-up handle.
+    #[inline(always)]
+    pub(super) fn resolve(&self, handle: Handle) -> Option<u32> {
+        let (index, generation) = self.owner.slot(handle)?;
+        match self.nodes.get(index as usize) {
+            Some(Entry::Live(t)) if t.generation == generation => Some(index),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn timer(&self, idx: u32) -> &Timer<T> {
+        match &self.nodes[idx as usize] {
+            Entry::Live(t) => t,
+            Entry::Free { .. } => unreachable!("a free slot used as a timer"),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn timer_mut(&mut self, idx: u32) -> &mut Timer<T> {
+        match &mut self.nodes[idx as usize] {
+            Entry::Live(t) => t,
+            Entry::Free { .. } => unreachable!("a free slot used as a timer"),
+        }
+    }
+
+    // ----- the lists -----------------------------------------------------------------------
+
+    /// Appends links entry `li` (unlinked) at the tail of `list` (FIFO: Costello's footnote).
+    #[inline(always)]
+    pub(super) fn push_back(&mut self, list: u32, li: u32) {
+        let tail = self.links[list as usize].prev;
+        self.links[li as usize] = Link {
+            prev: tail,
+            next: list,
+        };
+        self.links[tail as usize].next = li;
+        self.links[list as usize].prev = li;
+    }
+
+    /// Takes links entry `li` off its list. When that empties a slot, its occupancy bit and
+    /// minimums are cleared; when the drain was about to visit it, the drain moves on.
+    #[inline(always)]
+    pub(super) fn unlink(&mut self, li: u32) {
+        let Link { prev, next } = self.links[li as usize];
+        self.links[prev as usize].next = next;
+        self.links[next as usize].prev = prev;
+        if li == self.walk_next {
+            // `nextsoftcheck`: the timer the drain would visit next is going away.
+            self.walk_next = if next == OVERDUE { NIL } else { next };
+        }
+        // Both neighbours are the same only when they are the list's sentinel: it is empty now.
+        if prev == next && (prev as usize) < SLOT_LISTS {
+            self.slot_emptied(prev);
+        }
+    }
+
+    /// Takes `li`, the first timer of slot `list`, off it (a slot is never walked); returns the
+    /// new first (the sentinel `list` when the slot is now empty).
+    #[inline(always)]
+    pub(super) fn pop_front(&mut self, list: u32, li: u32) -> u32 {
+        let next = self.links[li as usize].next;
+        self.links[list as usize].next = next;
+        self.links[next as usize].prev = list;
+        if next == list {
+            self.slot_emptied(list);
+        }
+        next
+    }
+
+    #[inline(always)]
+    pub(super) fn slot_emptied(&mut self, list: u32) {
+        let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+        let word = &mut self.occupied[level];
+        *word &= !(1u64 << slot);
+        if *word == 0 {
+            self.levels &= !(1u16 << level);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn lower(&mut self, list: u32, deadline: Tick, end: Tick) {
+        let m = &mut self.minimum[list as usize];
+        m.end = m.end.min(end);
+        m.deadline = m.deadline.min(deadline);
+    }
+
+    /// Links a timer (on no list) where its deadline says: overdue, deferred while a slot is
+    /// processed, or its digit's slot.
+    #[inline(always)]
+    pub(super) fn arm(&mut self, idx: u32, deadline: Tick, end: Tick) {
+        if deadline <= self.cursor {
+            self.push_overdue(idx);
+        } else if self.phase == Phase::Tick {
+            // A slot is being processed: an older timer with the same deadline may still be in
+            // it. Place this one once the slot is done, behind it.
+            self.push_back(DEFERRED, BASE + idx);
+        } else {
+            self.place_at(idx, self.cursor, deadline, end);
+        }
+    }
+
+    /// Places a timer whose deadline is after `now` on its digit's level.
+    #[inline(always)]
+    pub(super) fn place(&mut self, idx: u32, now: Tick) {
+        let t = self.timer(idx);
+        let (deadline, end) = (t.deadline, t.end);
+        self.place_at(idx, now, deadline, end);
+    }
+
+    /// [`Wheel::place`] with the timer's deadline and window end already at hand.
+    #[inline(always)]
+    pub(super) fn place_at(&mut self, idx: u32, now: Tick, deadline: Tick, end: Tick) {
+        let level = level_for(now, deadline);
+        let slot = slot_for(level, deadline);
+        let list = (level * SLOTS + slot) as u32;
+        self.push_back(list, BASE + idx);
+        let word = self.occupied[level];
+        let bit = 1u64 << slot;
+        if word & bit == 0 {
+            // The first timer of an empty slot: its minimums start from this one (emptying a
+            // slot leaves them stale rather than pay a store for it).
+            self.minimum[list as usize] = SlotMin { end, deadline };
+        } else {
+            self.lower(list, deadline, end);
+        }
+        self.occupied[level] = word | bit;
+        self.levels |= 1u16 << level;
+    }
+
+    /// Queues a live, unlinked timer as overdue (it fires in the next drain).
+    ///
+    /// A timer queued from a callback carries the current drain's epoch, so that drain (which
+    /// fires only older epochs) leaves it for the next one: a callback re-arming itself in the
+    /// past cannot keep a drain going. One queued between calls carries an older epoch, so the
+    /// next call's drain fires it — also when that call resumes a drain a budget interrupted.
+    pub(super) fn push_overdue(&mut self, idx: u32) {
+        let stamp = if self.in_advance {
+            self.epoch
+        } else {
+            self.epoch.saturating_sub(1)
+        };
+        self.timer_mut(idx).end = stamp;
+        let li = BASE + idx;
+        self.push_back(OVERDUE, li);
+        // An append to the list being walked after the walk reached its end: visit it too.
+        if self.phase == Phase::Drain && self.walk_next == NIL {
+            self.walk_next = li;
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn overdue_pending(&self) -> bool {
+        self.links[OVERDUE as usize].next != OVERDUE
+    }
+
+    /// Whether `advance` has work at the cursor itself.
+    #[inline(always)]
+    pub(super) fn pending_now(&self) -> bool {
+        self.phase != Phase::Idle || self.overdue_pending()
+    }
+
+    /// The lowest occupied slot of the lowest occupied level, as (list, start): the next slot
+    /// with work. The wheel must hold a timer in some slot.
+    #[inline(always)]
+    pub(super) fn first_slot(&self) -> (u32, Tick) {
+        let level = self.levels.trailing_zeros() as usize;
+        let slot = self.occupied[level].trailing_zeros() as usize;
+        (
+            (level * SLOTS + slot) as u32,
+            slot_start(self.cursor, level, slot),
+        )
+    }
+}
