@@ -7,3 +7,9 @@
 //!
 //! Run one with `cargo run --release -p callwheel-examples --example poller -- --help`, or
 //! `cargo run --release -p callwheel-examples --example w3_phases -- [REPS]`.
+
+// The README's Rust quick starts compile and run as doc tests of this crate, so the README
+// cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeQuickStarts;

@@ -73,14 +73,35 @@ fn show(what: &str, out: &Output) -> String {
 /// after the source, runs it with the extra environment `env`, and returns its standard
 /// output. Panics with the compiler's or the program's output on failure.
 fn build_and_run(program: &str, exe: &Path, link: &[OsString], env: &[(&str, &Path)]) -> String {
+    let source = Path::new(CRATE).join(format!("tests/c/{program}.c"));
+    build_source_and_run(program, &source, exe, link, env)
+}
+
+/// [`build_and_run`] for a C source anywhere.
+fn build_source_and_run(
+    program: &str,
+    source: &Path,
+    exe: &Path,
+    link: &[OsString],
+    env: &[(&str, &Path)],
+) -> String {
     let cc = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
     let crate_dir = Path::new(CRATE);
     let mut compile = Command::new(&cc);
     compile
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        // POSIX names (poll) beside strict C11.
+        .args([
+            "-std=c11",
+            "-D_DEFAULT_SOURCE",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-g",
+        ])
         .arg("-I")
         .arg(crate_dir.join("include"))
-        .arg(crate_dir.join(format!("tests/c/{program}.c")))
+        .arg(source)
         .args(link)
         .arg("-o")
         .arg(exe);
@@ -208,4 +229,23 @@ fn timerset_c_program_against_the_shared_library() {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The README's C quick start, compiled with the same warnings as the tests and run against
+/// the shared library: the program users copy first must build and work.
+#[test]
+fn the_readme_c_quick_start_builds_and_runs() {
+    let readme = std::fs::read_to_string(Path::new(CRATE).join("../../README.md")).unwrap();
+    let start = readme
+        .find("## Quick start: C")
+        .expect("the README has a C quick start");
+    let block = &readme[start..];
+    let code_start = block.find("```c\n").expect("a ```c block") + 5;
+    let code_len = block[code_start..].find("```").expect("the block ends");
+    let source = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme_quick_start.c");
+    std::fs::write(&source, &block[code_start..code_start + code_len]).unwrap();
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme_quick_start");
+    let out = build_source_and_run("README quick start", &source, &exe, &shared_link(&dir), &[]);
+    assert_eq!(out, "timer 7 expired\n");
 }
