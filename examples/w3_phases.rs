@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use callwheel::Wheel;
 use callwheel::{Budget, Scheme, Timers};
-use callwheel_cli::workload::{SplitMix64, SEED};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 const TIMERS: u64 = 1_000_000;
 const TICKS: u64 = 100_000;

@@ -33,4 +33,5 @@ pub mod sections;
 pub mod stress;
 pub mod sweep;
 pub mod table1;
-pub mod workload;
+/// The workloads, from the benchmark library (kept at this path for the tool's modules).
+pub use callwheel_bench::workload;

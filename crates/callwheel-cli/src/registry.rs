@@ -44,8 +44,8 @@ use callwheel_schemes::straightforward::Straightforward;
 use crate::cli::Workload;
 use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
 use crate::workload::{
-    TolerantStart, W1Outcome, W1Params, W2Outcome, W2Params, W3Outcome, W3Params, W4Outcome,
-    W4Params, W5Outcome, W5Params, WakeupQuery,
+    W1Outcome, W1Params, W2Outcome, W2Params, W3Outcome, W3Params, W4Outcome, W4Params, W5Outcome,
+    W5Params,
 };
 
 /// The cost classes the benchmark plan cares about: which operations grow with the number of
@@ -266,41 +266,8 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("delayqueue", "peer-tokio", Role::Peer, Complexity::CONSTANT, Caps { max_ahead: DelayQueuePeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, DelayQueuePeer::new()?),
 ];
 
-// The two CLI traits for callwheel's own structures. Every scheme keeps the defaults: its own
-// `next_expiry` is its wake-up query, and it takes no tolerance. The production wheel wakes at
-// `next_wakeup` (the earliest window end) and starts with `start_with`.
-
-impl WakeupQuery for Straightforward<u64> {}
-impl WakeupQuery for OrderedList<u64> {}
-impl WakeupQuery for DifferentialList<u64> {}
-impl WakeupQuery for BinaryHeap<u64> {}
-impl WakeupQuery for BalancedTree<u64> {}
-impl WakeupQuery for BasicWheel<u64> {}
-impl WakeupQuery for HashedWheelSorted<u64> {}
-impl WakeupQuery for HashedWheel<u64> {}
-impl WakeupQuery for HierarchicalWheel<u64> {}
-impl WakeupQuery for CalendarQueue<u64> {}
-impl TolerantStart for Straightforward<u64> {}
-impl TolerantStart for OrderedList<u64> {}
-impl TolerantStart for DifferentialList<u64> {}
-impl TolerantStart for BinaryHeap<u64> {}
-impl TolerantStart for BalancedTree<u64> {}
-impl TolerantStart for BasicWheel<u64> {}
-impl TolerantStart for HashedWheelSorted<u64> {}
-impl TolerantStart for HashedWheel<u64> {}
-impl TolerantStart for HierarchicalWheel<u64> {}
-impl TolerantStart for CalendarQueue<u64> {}
-
-impl WakeupQuery for Wheel<u64> {
-    /// `Wheel::next_wakeup`: the earliest window end among the pending timers.
-    fn wakeup(&self) -> Option<Tick> {
-        self.next_wakeup()
-    }
-}
-
-impl TolerantStart for Wheel<u64> {
-    const TAKES_TOLERANCE: bool = true;
-}
+// `WakeupQuery` and `TolerantStart` for callwheel's own structures are implemented beside the
+// traits, in the benchmark library (the orphan rule puts them there).
 
 /// The scheme called `name`, matched case-insensitively against names and labels.
 pub fn find(name: &str) -> Option<&'static SchemeInfo> {

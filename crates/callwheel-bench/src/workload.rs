@@ -667,3 +667,47 @@ where
     let exact = w5_case(p, 0, &make)?;
     Ok(W5Outcome { tolerant, exact })
 }
+
+use callwheel::Wheel;
+use callwheel_schemes::{
+    balanced_tree::BalancedTree, basic_wheel::BasicWheel, binary_heap::BinaryHeap,
+    calendar_queue::CalendarQueue, differential_list::DifferentialList, hashed_wheel::HashedWheel,
+    hashed_wheel_sorted::HashedWheelSorted, hierarchical_wheel::HierarchicalWheel,
+    ordered_list::OrderedList, straightforward::Straightforward,
+};
+
+// The two traits for callwheel's own structures. Every scheme keeps the defaults: its own
+// `next_expiry` is its wake-up query, and it takes no tolerance. The production wheel wakes at
+// `next_wakeup` (the earliest window end) and starts with `start_with`.
+
+impl WakeupQuery for Straightforward<u64> {}
+impl WakeupQuery for OrderedList<u64> {}
+impl WakeupQuery for DifferentialList<u64> {}
+impl WakeupQuery for BinaryHeap<u64> {}
+impl WakeupQuery for BalancedTree<u64> {}
+impl WakeupQuery for BasicWheel<u64> {}
+impl WakeupQuery for HashedWheelSorted<u64> {}
+impl WakeupQuery for HashedWheel<u64> {}
+impl WakeupQuery for HierarchicalWheel<u64> {}
+impl WakeupQuery for CalendarQueue<u64> {}
+impl TolerantStart for Straightforward<u64> {}
+impl TolerantStart for OrderedList<u64> {}
+impl TolerantStart for DifferentialList<u64> {}
+impl TolerantStart for BinaryHeap<u64> {}
+impl TolerantStart for BalancedTree<u64> {}
+impl TolerantStart for BasicWheel<u64> {}
+impl TolerantStart for HashedWheelSorted<u64> {}
+impl TolerantStart for HashedWheel<u64> {}
+impl TolerantStart for HierarchicalWheel<u64> {}
+impl TolerantStart for CalendarQueue<u64> {}
+
+impl WakeupQuery for Wheel<u64> {
+    /// `Wheel::next_wakeup`: the earliest window end among the pending timers.
+    fn wakeup(&self) -> Option<Tick> {
+        self.next_wakeup()
+    }
+}
+
+impl TolerantStart for Wheel<u64> {
+    const TAKES_TOLERANCE: bool = true;
+}

@@ -1,7 +1,7 @@
 //! The SplitMix64 generator against values computed by hand from the algorithm in docs/workloads.md
 //! (64-bit wrapping arithmetic in a few lines of Python).
 
-use callwheel_cli::workload::{SplitMix64, SEED};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 #[test]
 fn first_outputs_for_seed_42() {
