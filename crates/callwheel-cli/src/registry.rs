@@ -25,8 +25,9 @@
 //!
 //! The macro turns the expression into a runner per workload: a plain function pointer that
 //! calls the generic, monomorphized workload code, so the timed loops never go through `dyn`.
-//! The structure's type must implement [`WakeupQuery`] and [`TolerantStart`] (one line each,
-//! below, when the defaults fit).
+//! The structure's type must implement [`WakeupQuery`](crate::workload::WakeupQuery) and
+//! [`TolerantStart`](crate::workload::TolerantStart) (one line each where the defaults fit;
+//! the benchmark library implements them for callwheel's own structures).
 
 use callwheel::Wheel;
 use callwheel::{Error, Tick};

@@ -278,6 +278,9 @@ impl<T> Wheel<T> {
     /// [`Error::ZeroPeriod`]. A timer whose next deadline would pass `u64::MAX` fires its last
     /// time and is gone. The schedules sit in an ordered map, so firing or stopping a periodic
     /// timer costs O(log p) in the number of periodic timers (one-shot timers never look at it).
+    /// The slab grows fallibly as for every start, but the standard ordered map has no
+    /// fallible insert: under memory exhaustion a `start_periodic` that needs a new map node
+    /// can abort where `start` returns [`Error::NoMemory`].
     pub fn start_periodic(
         &mut self,
         first: Tick,

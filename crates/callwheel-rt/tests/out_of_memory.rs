@@ -1,0 +1,95 @@
+//! A timer set whose growth the allocator refuses returns `Error::Wheel(NoMemory)` and keeps
+//! every timer it holds: driven to failure under a small address-space limit (`RLIMIT_AS`) in
+//! a child process, so the limit never touches the test runner.
+#![cfg(not(miri))]
+
+use std::process::Command;
+use std::time::Duration;
+
+use callwheel_rt::{Error, Runtime, TimerSet, TimerSetConfig, MAX_QUOTA};
+use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+
+/// The variable that tells the re-executed test binary to be the child.
+const CHILD: &str = "CALLWHEEL_RT_OOM_CHILD";
+
+/// Address space the child may use beyond what it has mapped when the limit is set: far less
+/// than a set of `MAX_QUOTA` timers needs, so the allocator refuses before the quota does.
+const HEADROOM: u64 = 16 << 20;
+
+fn limit_memory() {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().next().unwrap().parse().unwrap();
+    let mapped = pages * rustix::param::page_size() as u64;
+    let old = getrlimit(Resource::As);
+    setrlimit(
+        Resource::As,
+        Rlimit {
+            current: Some(mapped + HEADROOM),
+            maximum: old.maximum,
+        },
+    )
+    .unwrap();
+}
+
+/// Creates hour-long timers (the driver never fires them) until `create` refuses, then checks
+/// the refusal and that every timer created before is still there and answers.
+fn exhaust() {
+    let rt = Runtime::builder().shards(1).workers(1).build().unwrap();
+    let set = TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(MAX_QUOTA)).unwrap();
+    let hour = Duration::from_secs(3600);
+    let mut first = Vec::with_capacity(256);
+    limit_memory();
+    let mut n = 0usize;
+    let err = loop {
+        match set.create(hour, Duration::ZERO, n as u64) {
+            Ok(h) => {
+                if first.len() < first.capacity() {
+                    first.push(h);
+                }
+                n += 1;
+            }
+            Err(e) => break e,
+        }
+    };
+    assert!(
+        matches!(err, Error::Wheel(callwheel::Error::NoMemory)),
+        "refused with {err:?} after {n} timers (the quota is {MAX_QUOTA})"
+    );
+    assert_eq!(
+        set.len(),
+        n,
+        "every timer created before the refusal is there"
+    );
+    for h in &first {
+        assert!(set.get(*h).unwrap().remaining > Duration::ZERO);
+        set.cancel(*h).unwrap();
+    }
+    println!("refused after {n} timers");
+}
+
+#[test]
+fn a_timer_set_returns_no_memory_and_keeps_its_timers() {
+    if std::env::var_os(CHILD).is_some() {
+        exhaust();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(exe)
+        .args([
+            "a_timer_set_returns_no_memory_and_keeps_its_timers",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("refused after"),
+        "the child failed ({}): {}{}",
+        out.status,
+        stdout,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
