@@ -118,6 +118,15 @@ impl<T> Arena<T> {
         self.len
     }
 
+    /// Makes room for `lists` list heads, so that [`Arena::set_lists`] up to that count does not
+    /// allocate; a refusal is `Error::NoMemory` with nothing changed.
+    pub(crate) fn reserve_lists(&mut self, lists: usize) -> Result<(), Error> {
+        let more = lists.saturating_sub(self.heads.len());
+        self.heads
+            .try_reserve_exact(more)
+            .map_err(|_| Error::NoMemory)
+    }
+
     /// Sets the number of list heads to `lists`; every list at or past the new count, and every
     /// new one, must be (and is) empty.
     pub(crate) fn set_lists(&mut self, lists: usize) {

@@ -14,9 +14,9 @@
 //! | per tick | O(1) on average: tickless, the earliest timer is found directly |
 //! | range | any deadline |
 //!
-//! The slab's growth is fallible (`Error::NoMemory`), but a resize of the calendar gathers the
-//! timers in a temporary array allocated infallibly: under memory exhaustion a start that
-//! triggers a resize can abort. A research baseline, like the tree.
+//! The slab's growth is fallible (`Error::NoMemory`), and so is a resize: its buffers are
+//! reserved before any timer moves, and when memory is refused the calendar keeps its bucket
+//! count (correct, with longer buckets) and tries again at the next start.
 //!
 //! The number of buckets doubles when timers outnumber twice the buckets and halves when they
 //! fall below half; each resize re-estimates δ as three times the mean gap between the 25
@@ -120,19 +120,26 @@ impl<T> CalendarQueue<T> {
     }
 
     fn resize(&mut self, buckets: u64) {
+        // Every buffer the rebuild needs is reserved before any timer moves: when memory is
+        // refused the calendar keeps its bucket count (still correct, its buckets just longer)
+        // and tries again at the next start, instead of aborting.
+        let n = self.core.structure_len();
+        let (mut all, mut sample) = (Vec::new(), Vec::new());
+        if all.try_reserve_exact(n).is_err()
+            || sample.try_reserve_exact(n).is_err()
+            || self.core.arena.reserve_lists(buckets as usize + 1).is_err()
+        {
+            return;
+        }
         self.resizing = true;
         // Take every timer out, bucket by bucket: equal deadlines share a bucket and keep
         // their order, so re-inserting in this order keeps start order among them.
-        let mut all = Vec::with_capacity(self.core.structure_len());
         for list in 1..=self.buckets as u32 {
             while let Some(idx) = self.core.arena.pop_front(list) {
                 all.push(idx);
             }
         }
-        let mut sample: Vec<Tick> = all
-            .iter()
-            .map(|&i| self.core.arena.node(i).expiry)
-            .collect();
+        sample.extend(all.iter().map(|&i| self.core.arena.node(i).expiry));
         if sample.len() > SAMPLE {
             sample.select_nth_unstable(SAMPLE);
             sample.truncate(SAMPLE);

@@ -8,6 +8,7 @@ use std::process::Command;
 use callwheel::Wheel;
 use callwheel::{Error, Handle, Scheme};
 use callwheel_schemes::binary_heap::BinaryHeap;
+use callwheel_schemes::calendar_queue::CalendarQueue;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
 
@@ -105,12 +106,16 @@ fn a_scheme_slab_returns_no_memory_and_keeps_its_timers() {
     match std::env::var(CHILD).as_deref() {
         Ok("hashed") => exhaust(HashedWheel::<u64>::new(8).unwrap()),
         Ok("heap") => exhaust(BinaryHeap::<u64>::new()),
+        Ok("calendar") => exhaust(CalendarQueue::<u64>::new()),
         Ok(_) => {}
         Err(_) => {
             let test = "a_scheme_slab_returns_no_memory_and_keeps_its_timers";
             in_child(test, "hashed");
             // The heap's array grows beside the slab: reserved before the timer is taken.
             in_child(test, "heap");
+            // The calendar queue: its slab refuses first here (its resize buffers, reserved
+            // before any timer moves, are smaller than the slab's doubling).
+            in_child(test, "calendar");
         }
     }
 }
