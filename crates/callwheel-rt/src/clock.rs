@@ -43,11 +43,19 @@ pub enum ClockId {
 }
 
 impl ClockId {
-    fn raw(self) -> libc::clockid_t {
+    fn raw(self) -> rustix::time::ClockId {
         match self {
-            ClockId::Monotonic => libc::CLOCK_MONOTONIC,
-            ClockId::Boottime => libc::CLOCK_BOOTTIME,
-            ClockId::Realtime => libc::CLOCK_REALTIME,
+            ClockId::Monotonic => rustix::time::ClockId::Monotonic,
+            ClockId::Boottime => rustix::time::ClockId::Boottime,
+            ClockId::Realtime => rustix::time::ClockId::Realtime,
+        }
+    }
+
+    fn timerfd_raw(self) -> rustix::time::TimerfdClockId {
+        match self {
+            ClockId::Monotonic => rustix::time::TimerfdClockId::Monotonic,
+            ClockId::Boottime => rustix::time::TimerfdClockId::Boottime,
+            ClockId::Realtime => rustix::time::TimerfdClockId::Realtime,
         }
     }
 
@@ -179,7 +187,7 @@ impl Clock for SystemClock {
             return Ok(Box::new(FutexWaiter::default()));
         }
         Ok(Box::new(SystemWaiter {
-            timer: sys::TimerFd::new(self.id.raw())?,
+            timer: sys::TimerFd::new(self.id.timerfd_raw())?,
             event: sys::EventFd::new()?,
             cancel_on_set: self.id == ClockId::Realtime,
         }))

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::io;
 
+use rustix::io::Errno;
+
 /// Why a runtime call failed.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -61,11 +63,11 @@ impl Error {
             | Error::ValueOutOfRange
             | Error::IntervalOutOfRange
             | Error::NoSuchShard { .. }
-            | Error::Config { .. } => libc::EINVAL,
-            Error::QuotaExceeded { .. } | Error::HandlesExhausted => libc::EAGAIN,
-            Error::ShutDown => libc::ESHUTDOWN,
-            Error::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
-            Error::Wheel(_) => libc::ENOMEM,
+            | Error::Config { .. } => Errno::INVAL.raw_os_error(),
+            Error::QuotaExceeded { .. } | Error::HandlesExhausted => Errno::AGAIN.raw_os_error(),
+            Error::ShutDown => Errno::SHUTDOWN.raw_os_error(),
+            Error::Io(e) => e.raw_os_error().unwrap_or(Errno::IO.raw_os_error()),
+            Error::Wheel(_) => Errno::NOMEM.raw_os_error(),
         }
     }
 }

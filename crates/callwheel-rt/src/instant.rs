@@ -21,7 +21,7 @@ use crate::sys;
 
 /// A `CLOCK_MONOTONIC` reading (0 if it cannot be read, which does not happen on Linux).
 fn read_monotonic() -> u64 {
-    sys::clock_gettime(libc::CLOCK_MONOTONIC).unwrap_or(0)
+    sys::clock_gettime(rustix::time::ClockId::Monotonic).unwrap_or(0)
 }
 
 /// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).

@@ -1,8 +1,8 @@
 //! callwheel-rt: a tickless timer runtime on real clocks.
 //!
-//! **Linux only**: the drivers sleep in `clock_nanosleep(TIMER_ABSTIME)` or on timerfds, wake
-//! each other through eventfds, and set their timer slack with `prctl`; other targets fail to
-//! compile with a message saying so.
+//! **Linux only**: the drivers sleep in an absolute `FUTEX_WAIT_BITSET` on `CLOCK_MONOTONIC`
+//! or on timerfds, timer sets signal through eventfds, and the drivers set their timer slack
+//! with `prctl`; other targets fail to compile with a message saying so.
 //!
 //! The runtime is the half of a timer facility that wakes up (hrtimers' clock bases and
 //! next-event programming; calloutng's per-CPU callwheels, coalescing and direct execution),
@@ -84,12 +84,12 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-// The drivers use Linux's timerfd, eventfd and timer slack: there is no portable driver yet,
+// The drivers use Linux's futex, timerfd, eventfd and timer slack: there is no portable driver yet,
 // so other targets get a clear message instead of a wall of missing-symbol errors.
 #[cfg(not(target_os = "linux"))]
 compile_error!(
-    "callwheel-rt runs on Linux only (timerfd, eventfd and timer slack drive it); the core \
-     crate `callwheel` is portable"
+    "callwheel-rt runs on Linux only (futex, timerfd, eventfd and timer slack drive it); the \
+     core crate `callwheel` is portable"
 );
 
 pub mod clock;
