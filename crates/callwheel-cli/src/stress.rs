@@ -1,4 +1,4 @@
-//! `callwheel stress`: issue #5's bounded lock hold under a mass expiry. `M` timers (a
+//! `callwheel stress`: the runtime's bounded lock hold under a mass expiry. `M` timers (a
 //! million by default) are armed for one deadline `T` on every shard; from just after arming
 //! until the mass expiry is over (and at least `--duration-ms`), `N` threads start and stop
 //! timers of their own on the same shards as fast as they can, and during the expiry also stop
@@ -31,10 +31,10 @@ use serde::Serialize;
 
 use crate::workload::{SplitMix64, SEED};
 
-/// The `start` latency target during a mass expiry, ns (issue #5): p99 under this.
+/// The `start` latency target during a mass expiry, ns (the runtime's target): p99 under this.
 pub const START_P99_TARGET_NS: u64 = 50_000;
 
-/// The size of the mass expiry the target is set for (issue #5: 1e6 timers).
+/// The size of the mass expiry the target is set for (the runtime's target: 1e6 timers).
 pub const TARGET_TIMERS: u64 = 1_000_000;
 
 /// Timers each churn thread starts and stops, over and over.

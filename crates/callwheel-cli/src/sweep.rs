@@ -661,7 +661,7 @@ pub struct Verdict {
     pub result: String,
 }
 
-/// The verdicts against issue #5's targets, from the same run's figures.
+/// The verdicts against the runtime's targets, from the same run's figures.
 pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
     let mut out = Vec::new();
     let requests = &report.plan.requests_us;
@@ -749,7 +749,7 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
             && b.excess_p50_ns <= report.raw_overshoot_p50_ns + 5_000;
         let window_ok = within && b.fired == b.timers && b.never == 0 && b.twice == 0;
         let (what, judged) = if b.tolerance_percent > 0 {
-            // Issue #5: fewer wake-ups *while every timer still fires inside its window*.
+            // The 5 % target: fewer wake-ups *while every timer still fires inside its window*.
             (
                 format!(
                     "{} timers at {} % tolerance: wake-ups / optimum (target <= 1.05)",

@@ -1,5 +1,5 @@
 //! The production wheel against the in-process peers (BinaryHeap with lazy cancel, BTreeMap,
-//! tokio-util's DelayQueue) on W1–W5, with issue 3's targets.
+//! tokio-util's DelayQueue) on W1–W5, with the wheel's targets.
 
 use crate::plan::Settings;
 use crate::registry::SchemeInfo;

@@ -22,7 +22,7 @@ pub(super) fn sweep(size: Size, out: &Path) -> Done {
         plan.samples = 100;
     }
     if let Size::Full = size {
-        // Issue #5's idle runtime: 1,000 timers spread over 10 s.
+        // The idle-runtime check: 1,000 timers spread over 10 s.
         plan.samples = 200;
         plan.span_ms = 10_000;
         plan.idle_ms = 1_000;
