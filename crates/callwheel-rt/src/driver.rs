@@ -11,12 +11,14 @@ use std::sync::Arc;
 
 use callwheel::{Expired, Scheme};
 
-use crate::clock::Wake;
+use crate::clock::{ClockId, Wake};
+use crate::pool::Refused;
 use crate::runtime::{drop_payload, Shared};
 use crate::shard::Plan;
 use crate::stats::Counters;
 use crate::sync::{self, current, Ordering};
-use crate::timer::{Exec, Fire, Timer, TimerCore};
+use crate::timer::{Deferred, Exec, Fire, Timer, TimerCore};
+use crate::Error;
 
 /// What one driver step did.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,6 +39,21 @@ pub(crate) struct Step {
 pub(crate) struct Scratch {
     due: Vec<Expired<Arc<TimerCore>>>,
     lateness: Vec<u64>,
+}
+
+impl Scratch {
+    /// Buffers for steps of at most `budget` expiries, reserved up front. A driver has no
+    /// caller to hand an out-of-memory error to, so what its steps need is taken when the
+    /// runtime is built, where a refusal can be returned: a step then never allocates for them
+    /// (a firing costs the wheel at least one step of its budget, so no step holds more).
+    pub(crate) fn reserved(budget: u64) -> Result<Scratch, Error> {
+        let n = usize::try_from(budget).map_err(|_| Error::Wheel(callwheel::Error::NoMemory))?;
+        let mut scratch = Scratch::default();
+        let refused = |_| Error::Wheel(callwheel::Error::NoMemory);
+        scratch.due.try_reserve_exact(n).map_err(refused)?;
+        scratch.lateness.try_reserve_exact(n).map_err(refused)?;
+        Ok(scratch)
+    }
 }
 
 #[cfg(test)]
@@ -128,19 +145,18 @@ impl Shared {
             match (timer.core.exec, &self.pool) {
                 (Exec::Deferred, Some(pool)) => {
                     self.clock.busy(true);
-                    pool.submit(Box::new(move |run| {
-                        let shared = Arc::clone(&timer.shared);
-                        if run {
-                            sync::lock(&timer.core.state).runners.push(current().id());
-                            shared.run_callback(&timer, &fire);
-                        } else {
-                            // The runtime is going away and the pool takes no more work:
-                            // the firing is dropped unrun, but no longer counts as running.
-                            shared.finish_run(&timer);
+                    match pool.submit(Deferred { timer, fire }) {
+                        Ok(()) => {}
+                        // The runtime is going away and the pool takes no more work: the
+                        // firing is dropped unrun, but no longer counts as running.
+                        Err(Refused::ShutDown(job)) => Shared::settle_deferred(job, false),
+                        // The queue could not grow: the callback runs here, after the ones
+                        // before it, rather than being lost or aborting the process.
+                        Err(Refused::NoMemory(job)) => {
+                            Counters::bump(&shard.counters.deferred_inline);
+                            Shared::settle_deferred(job, true);
                         }
-                        shared.release(timer, fire.shard);
-                        shared.clock.busy(false);
-                    }));
+                    }
                 }
                 // Without a pool (model checking), deferred callbacks run here too.
                 _ => {
@@ -156,6 +172,25 @@ impl Shared {
             }
         }
         Step { fired, sleep }
+    }
+
+    /// A worker's job: runs a deferred callback.
+    pub(crate) fn run_deferred(job: Deferred) {
+        Shared::settle_deferred(job, true);
+    }
+
+    /// Runs a deferred callback (`run`) or drops it unrun, and lets go of its timer.
+    fn settle_deferred(job: Deferred, run: bool) {
+        let Deferred { timer, fire } = job;
+        let shared = Arc::clone(&timer.shared);
+        if run {
+            sync::lock(&timer.core.state).runners.push(current().id());
+            shared.run_callback(&timer, &fire);
+        } else {
+            shared.finish_run(&timer);
+        }
+        shared.release(timer, fire.shard);
+        shared.clock.busy(false);
     }
 
     /// Runs one callback whose run was registered in the timer's state, then marks it done.
@@ -212,12 +247,34 @@ impl Shared {
         }
     }
 
+    /// Starts the driver thread of shard `i`, with its buffers for steps of at most `budget`
+    /// expiries reserved first.
+    pub(crate) fn start_driver(
+        self: &Arc<Self>,
+        i: usize,
+        budget: u64,
+    ) -> Result<std::thread::JoinHandle<()>, Error> {
+        let scratch = Scratch::reserved(budget)?;
+        let shared = Arc::clone(self);
+        let driver = std::thread::Builder::new()
+            .name(format!("callwheel-rt-driver-{i}"))
+            .spawn(move || {
+                // Tolerance is the runtime's to apply: ask the kernel for no slack of its own.
+                // A kernel that refuses leaves the default 50 µs, which only makes timers
+                // later, never early. Miri cannot run prctl; the slack only changes real
+                // kernel sleeps.
+                #[cfg(not(miri))]
+                let _ = ClockId::minimise_timer_slack();
+                shared.drive(i, scratch);
+            })?;
+        Ok(driver)
+    }
+
     /// The driver of shard `i`: steps until there is nothing due, sleeps until the next
     /// wake-up, and counts why it woke.
-    pub(crate) fn drive(self: &Arc<Self>, i: usize) {
+    pub(crate) fn drive(self: &Arc<Self>, i: usize, mut scratch: Scratch) {
         let shard = &self.shards[i];
         let c = &shard.counters;
-        let mut scratch = Scratch::default();
         while !self.shutdown.load(Ordering::Acquire) {
             let Some(until) = self.step_with(i, &mut scratch).sleep else {
                 continue;

@@ -11,8 +11,9 @@ use rustix::io::Errno;
 pub enum Error {
     /// The shard's wheel refused the timer (a full fixed capacity, a zero period), or memory
     /// for something that grows with the caller's input was refused: a wheel's slab, a timer
-    /// set's slab, the runtime's list of timer sets ([`callwheel::Error::NoMemory`]). Nothing
-    /// was changed; every timer already started is still there.
+    /// set's slab, the runtime's list of timer sets, a driver's buffers reserved when the
+    /// runtime is built ([`callwheel::Error::NoMemory`]). Nothing was changed; every timer
+    /// already started is still there.
     Wheel(callwheel::Error),
     /// A shard index out of range.
     NoSuchShard {

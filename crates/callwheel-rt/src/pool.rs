@@ -1,54 +1,85 @@
 //! The worker pool that runs deferred callbacks: calloutng's software-interrupt thread, here a
 //! few threads sharing one queue, so that a slow callback holds up only its own worker.
+//!
+//! The queue holds the jobs themselves (a fired timer and its firing), not boxed closures, so
+//! queuing a callback allocates nothing while the queue has room; when it must grow, it grows
+//! by fallible reservation, and a refusal hands the job back to the submitter, which runs it
+//! itself. Memory running out then delays a callback; it never loses one or aborts.
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
-/// A deferred callback, ready to run: called with `true` on a worker, or with `false` when the
-/// pool has shut down and will not run it (it then only settles its timer's bookkeeping, so a
-/// `drain` does not wait for ever for a callback that will never run).
-pub(crate) type Job = Box<dyn FnOnce(bool) + Send>;
+/// Why [`Pool::submit`] handed a job back.
+#[derive(Debug)]
+pub(crate) enum Refused<J> {
+    /// The pool has shut down and runs no more jobs: the submitter settles it unrun.
+    ShutDown(J),
+    /// The queue could not grow: the submitter runs the job itself.
+    NoMemory(J),
+}
 
-#[derive(Default)]
-struct Queue {
-    jobs: VecDeque<Job>,
+struct Queue<J> {
+    jobs: VecDeque<J>,
     shutdown: bool,
+    /// Refuse to grow, as an exhausted allocator would (the tests' way to reach that path).
+    #[cfg(test)]
+    refuse_growth: bool,
 }
 
 /// The pool's shared half.
-#[derive(Default)]
-pub(crate) struct Pool {
-    queue: Mutex<Queue>,
+pub(crate) struct Pool<J> {
+    queue: Mutex<Queue<J>>,
     ready: Condvar,
 }
 
-impl std::fmt::Debug for Pool {
+impl<J> Default for Pool<J> {
+    fn default() -> Self {
+        Pool {
+            queue: Mutex::new(Queue {
+                jobs: VecDeque::new(),
+                shutdown: false,
+                #[cfg(test)]
+                refuse_growth: false,
+            }),
+            ready: Condvar::new(),
+        }
+    }
+}
+
+impl<J> std::fmt::Debug for Pool<J> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pool").finish_non_exhaustive()
     }
 }
 
-impl Pool {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+impl<J> Pool<J> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue<J>> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues a job. After shutdown the job is called at once with `false` (not run).
-    pub(crate) fn submit(&self, job: Job) {
+    /// Queues a job for a worker, or hands it back: after shutdown, or when the queue cannot
+    /// grow.
+    pub(crate) fn submit(&self, job: J) -> Result<(), Refused<J>> {
         let mut q = self.lock();
         if q.shutdown {
-            drop(q);
-            job(false);
-            return;
+            return Err(Refused::ShutDown(job));
+        }
+        #[cfg(test)]
+        let refuse = q.refuse_growth && q.jobs.len() == q.jobs.capacity();
+        #[cfg(not(test))]
+        let refuse = false;
+        if refuse || q.jobs.try_reserve(1).is_err() {
+            return Err(Refused::NoMemory(job));
         }
         q.jobs.push_back(job);
         drop(q);
         self.ready.notify_one();
+        Ok(())
     }
 
-    /// One worker's loop: runs jobs until shutdown and an empty queue.
-    pub(crate) fn work(&self) {
+    /// One worker's loop: runs jobs with `run` until shutdown and an empty queue.
+    pub(crate) fn work(&self, run: fn(J)) {
         loop {
             let mut q = self.lock();
             let job = loop {
@@ -61,7 +92,7 @@ impl Pool {
                 q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner());
             };
             drop(q);
-            job(true);
+            run(job);
         }
     }
 
@@ -70,16 +101,26 @@ impl Pool {
         self.lock().shutdown = true;
         self.ready.notify_all();
     }
+
+    /// From now on the queue refuses to grow past its present capacity.
+    #[cfg(test)]
+    pub(crate) fn refuse_growth(&self) {
+        self.lock().refuse_growth = true;
+    }
 }
 
-/// Starts `n` workers on `pool`.
-pub(crate) fn spawn(pool: &std::sync::Arc<Pool>, n: usize) -> std::io::Result<Vec<JoinHandle<()>>> {
+/// Starts `n` workers on `pool`, each running its jobs with `run`.
+pub(crate) fn spawn<J: Send + 'static>(
+    pool: &std::sync::Arc<Pool<J>>,
+    n: usize,
+    run: fn(J),
+) -> std::io::Result<Vec<JoinHandle<()>>> {
     (0..n)
         .map(|i| {
             let pool = std::sync::Arc::clone(pool);
             std::thread::Builder::new()
                 .name(format!("callwheel-rt-worker-{i}"))
-                .spawn(move || pool.work())
+                .spawn(move || pool.work(run))
         })
         .collect()
 }

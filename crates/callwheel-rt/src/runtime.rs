@@ -16,13 +16,13 @@ use std::thread::JoinHandle;
 use callwheel::Wheel;
 use callwheel::{Budget, Timers};
 
-use crate::clock::{Clock, ClockId};
+use crate::clock::Clock;
 use crate::config::{Builder, Config};
 use crate::pool::{self, Pool};
 use crate::shard::{Shard, ShardState};
 use crate::stats::{self, ShardStats};
 use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, MutexGuard, Ordering};
-use crate::timer::{Callback, Exec, Fire, Timer, TimerCore, TimerState};
+use crate::timer::{Callback, Deferred, Exec, Fire, Timer, TimerCore, TimerState};
 use crate::{Error, Tolerance};
 
 /// Something that must hear when its runtime goes away: a timer set, whose waiters would
@@ -38,7 +38,7 @@ pub(crate) struct Shared {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) tolerance: Tolerance,
     pub(crate) budget: Budget,
-    pub(crate) pool: Option<Arc<Pool>>,
+    pub(crate) pool: Option<Arc<Pool<Deferred>>>,
     pub(crate) shutdown: AtomicBool,
     /// Timer sets to tell of the shutdown (held weakly: a set does not outlive its owner).
     /// A plain std mutex also under loom: it is not part of any model.
@@ -63,7 +63,7 @@ impl Shared {
         shards: usize,
         k: u64,
         tolerance: Tolerance,
-        pool: Option<Arc<Pool>>,
+        pool: Option<Arc<Pool<Deferred>>>,
     ) -> Result<Shared, Error> {
         let shards = (0..shards)
             .map(|_| Ok(Shard::new(clock.waiter()?, stats::new_histogram()?)))
@@ -176,6 +176,7 @@ impl Shared {
             budget_yields: get(&c.budget_yields),
             panics: get(&c.panics),
             wait_errors: get(&c.wait_errors),
+            deferred_inline: get(&c.deferred_inline),
             pending,
             lateness: sync::lock(&shard.lateness).clone(),
         }
@@ -225,7 +226,7 @@ pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 #[derive(Debug)]
 pub struct Runtime {
     pub(crate) shared: Arc<Shared>,
-    pool: Option<Arc<Pool>>,
+    pool: Option<Arc<Pool<Deferred>>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -242,7 +243,9 @@ impl Runtime {
     ///
     /// [`Error::Config`], naming the field and its range, for a field outside the range
     /// [`Config`] documents (checked before anything is built); [`Error::Io`] when a waiter or
-    /// a thread cannot be created.
+    /// a thread cannot be created; [`Error::Wheel`] with [`callwheel::Error::NoMemory`] when a
+    /// driver's buffers (room for `max_expiries_per_lock` expiries, reserved here so that a
+    /// driver never allocates for them) are refused.
     pub fn new(config: Config) -> Result<Runtime, Error> {
         let shards = config.validate()?;
         let pool = Arc::new(Pool::default());
@@ -259,20 +262,9 @@ impl Runtime {
             threads: Vec::new(),
         };
         // On an error below, dropping `rt` stops whatever already started.
-        rt.threads = pool::spawn(&pool, config.workers)?;
+        rt.threads = pool::spawn(&pool, config.workers, Shared::run_deferred)?;
         for i in 0..shards {
-            let shared = Arc::clone(&rt.shared);
-            let driver = std::thread::Builder::new()
-                .name(format!("callwheel-rt-driver-{i}"))
-                .spawn(move || {
-                    // Tolerance is the runtime's to apply: ask the kernel for no slack of its
-                    // own. A kernel that refuses leaves the default 50 µs, which only makes
-                    // timers later, never early.
-                    // Miri cannot run prctl; the slack only changes real kernel sleeps.
-                    #[cfg(not(miri))]
-                    let _ = ClockId::minimise_timer_slack();
-                    shared.drive(i);
-                })?;
+            let driver = rt.shared.start_driver(i, config.max_expiries_per_lock)?;
             rt.threads.push(driver);
         }
         Ok(rt)

@@ -13,6 +13,7 @@ pub(crate) struct Counters {
     pub(crate) budget_yields: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) wait_errors: AtomicU64,
+    pub(crate) deferred_inline: AtomicU64,
 }
 
 impl Counters {
@@ -50,6 +51,9 @@ pub struct ShardStats {
     pub panics: u64,
     /// Sleeps that failed with a system error.
     pub wait_errors: u64,
+    /// Deferred callbacks the driver ran itself because the worker pool's queue could not grow
+    /// (memory refused): late for the callbacks after them in that batch, but not lost.
+    pub deferred_inline: u64,
     /// Armings pending on the shard now.
     pub pending: usize,
     /// Lateness of each firing (wake-up reading minus deadline), in nanoseconds.

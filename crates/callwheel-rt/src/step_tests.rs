@@ -447,3 +447,51 @@ fn stopped_timers_cost_a_bounded_number_of_spurious_wakeups() {
     }
     assert!(tags(&log).is_empty());
 }
+
+/// When the worker pool's queue cannot grow (memory refused), a deferred callback runs on the
+/// driver instead: none is lost, each runs once, in deadline order, and the shard counts them.
+#[test]
+fn deferred_callbacks_run_on_the_driver_when_the_queue_cannot_grow() {
+    let clock = ManualClock::new(0);
+    let pool = Arc::new(crate::pool::Pool::default());
+    pool.refuse_growth();
+    let s = Arc::new(
+        Shared::new(
+            Arc::new(clock.clone()),
+            1,
+            64,
+            Tolerance::EXACT,
+            Some(Arc::clone(&pool)),
+        )
+        .unwrap(),
+    );
+    let ran: Arc<StdMutex<Vec<(u64, std::thread::ThreadId)>>> = Arc::default();
+    let timers: Vec<Timer> = (1..=3u64)
+        .map(|i| {
+            let ran = Arc::clone(&ran);
+            let t = Timer::owned(
+                s.new_timer(
+                    0,
+                    Exec::Deferred,
+                    Box::new(move |_, f| {
+                        ran.lock()
+                            .unwrap()
+                            .push((f.deadline, std::thread::current().id()))
+                    }),
+                ),
+                Arc::clone(&s),
+            );
+            t.start_at(at(10 * (4 - i))).unwrap();
+            t
+        })
+        .collect();
+    clock.advance(100);
+    assert_eq!(s.step(0).fired, 3);
+    let me = std::thread::current().id();
+    assert_eq!(*ran.lock().unwrap(), vec![(10, me), (20, me), (30, me)]);
+    assert_eq!(s.stats(0).deferred_inline, 3);
+    for t in &timers {
+        assert!(!t.is_pending());
+    }
+    pool.shutdown();
+}

@@ -69,6 +69,13 @@ impl Fire {
     }
 }
 
+/// A fired timer whose deferred callback waits in the worker pool's queue.
+#[derive(Debug)]
+pub(crate) struct Deferred {
+    pub(crate) timer: Timer,
+    pub(crate) fire: Fire,
+}
+
 /// A timer's callback.
 pub(crate) type Callback = Box<dyn Fn(&Timer, &Fire) + Send + Sync>;
 

@@ -68,12 +68,12 @@ impl<T> Wheel<T> {
         // Periodic timers judge missed periods against the time the caller asked for, not the
         // cursor, which replays the past slot by slot.
         let now = self.target;
-        let Some(p) = self.periodic.get_mut(&idx) else {
+        let Some(p) = self.periodic.get_mut(idx) else {
             return Err(0);
         };
         let (next, missed) = p.policy.next(deadline, p.period, now);
         let Some(next) = next else {
-            self.periodic.remove(&idx);
+            self.periodic.remove(idx);
             self.timer_mut(idx).periodic = false;
             return Err(missed);
         };

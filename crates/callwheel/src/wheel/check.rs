@@ -74,7 +74,7 @@ impl<T> Wheel<T> {
                 if list == OVERDUE && self.phase == Phase::Idle && t.deadline > self.cursor {
                     return Err("an overdue timer is not overdue");
                 }
-                if t.periodic != self.periodic.contains_key(&(li - BASE)) {
+                if t.periodic != self.periodic.get(li - BASE).is_some() {
                     return Err("periodic flag and schedule disagree");
                 }
                 prev = li;
@@ -127,7 +127,8 @@ impl<T> Wheel<T> {
         if free + self.retired + live != self.nodes.len() {
             return Err("a free slot is neither on the free list nor retired");
         }
-        for &idx in self.periodic.keys() {
+        self.periodic.check()?;
+        for idx in self.periodic.keys() {
             match self.nodes.get(idx as usize) {
                 Some(Entry::Live(t)) if t.periodic => {}
                 _ => return Err("a periodic schedule outlived its timer"),

@@ -97,7 +97,7 @@
 //! | `advance.rs` | the advance loop: drains, slot jumps, cascades, firing, periodic re-arm |
 //! | `queries.rs` | the wake-up instant, the earliest deadline, what a handle names |
 //! | `check.rs` | `check_invariants`: every invariant by brute force |
-//! | `periodic.rs`, `prefetch.rs` | the missed-period rule; the prefetch hint |
+//! | `periodic.rs`, `schedules.rs`, `prefetch.rs` | the missed-period rule; the periodic timers' schedules (a fallibly growing hash table); the prefetch hint |
 
 mod advance;
 mod check;
@@ -105,14 +105,15 @@ mod geometry;
 mod periodic;
 mod prefetch;
 mod queries;
+mod schedules;
 mod storage;
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 pub use periodic::Missed;
 use periodic::Periodic;
+use schedules::Schedules;
 
 use geometry::{level_for, list_for, BASE, LEVELS, MAX_TIMERS, NIL, SLOT_LISTS};
 use storage::{Entry, Link, SlotMin, NO_MIN};
@@ -211,7 +212,7 @@ pub struct Wheel<T> {
     /// The overdue timer the drain visits next (Costello's `nextsoftcheck`), or NIL.
     walk_next: u32,
     /// The schedules of the periodic timers, by slot index.
-    periodic: BTreeMap<u32, Periodic<T>>,
+    periodic: Schedules<T>,
     stats: WheelStats,
     /// The identity every handle of this wheel carries.
     owner: Owner,
@@ -244,7 +245,7 @@ impl<T> Wheel<T> {
             in_advance: false,
             processing: NIL,
             walk_next: NIL,
-            periodic: BTreeMap::new(),
+            periodic: Schedules::new(),
             stats: WheelStats::default(),
             owner: Owner::new(),
         }
@@ -276,11 +277,10 @@ impl<T> Wheel<T> {
     /// to periods missed when the wheel is advanced late (see [`Missed`]);
     /// [`Wheel::overruns`] tells how many the latest firing missed. A zero period is
     /// [`Error::ZeroPeriod`]. A timer whose next deadline would pass `u64::MAX` fires its last
-    /// time and is gone. The schedules sit in an ordered map, so firing or stopping a periodic
-    /// timer costs O(log p) in the number of periodic timers (one-shot timers never look at it).
-    /// The slab grows fallibly as for every start, but the standard ordered map has no
-    /// fallible insert: under memory exhaustion a `start_periodic` that needs a new map node
-    /// can abort where `start` returns [`Error::NoMemory`].
+    /// time and is gone. The schedules sit in a hash table beside the slab, so firing or
+    /// stopping a periodic timer costs O(1) expected (one-shot timers never look at it). Room
+    /// for the schedule is reserved before the timer is started: when memory runs out the call
+    /// returns [`Error::NoMemory`] and nothing changes, as for [`Wheel::start`].
     pub fn start_periodic(
         &mut self,
         first: Tick,
@@ -295,18 +295,23 @@ impl<T> Wheel<T> {
         if period == 0 {
             return Err(Error::ZeroPeriod);
         }
+        self.periodic.reserve()?;
         let h = self.start_with(first, tolerance, value)?;
         self.timer_mut(h.index()).periodic = true;
-        self.periodic.insert(
-            h.index(),
-            Periodic {
-                period,
-                tolerance,
-                policy,
-                copy: T::clone,
-                overruns: 0,
-            },
-        );
+        let schedule = Periodic {
+            period,
+            tolerance,
+            policy,
+            copy: T::clone,
+            overruns: 0,
+        };
+        // Room was reserved above, so this cannot be refused; were it refused anyway, the
+        // timer is taken back rather than left periodic without a schedule.
+        if let Err(e) = self.periodic.insert(h.index(), schedule) {
+            self.timer_mut(h.index()).periodic = false;
+            drop(self.stop(h));
+            return Err(e);
+        }
         Ok(h)
     }
 
@@ -407,7 +412,7 @@ impl<T> Timers<T> for Wheel<T> {
         self.stats.reset += 1;
         let previous = self.timer(idx).deadline;
         if self.timer(idx).periodic {
-            if let Some(p) = self.periodic.get_mut(&idx) {
+            if let Some(p) = self.periodic.get_mut(idx) {
                 p.tolerance = tolerance;
             }
         }
@@ -447,7 +452,7 @@ impl<T> Timers<T> for Wheel<T> {
         let idx = self.resolve(handle)?;
         self.unlink(BASE + idx);
         if self.timer(idx).periodic {
-            self.periodic.remove(&idx);
+            self.periodic.remove(idx);
         }
         self.stats.stopped += 1;
         Some(self.release(idx))
@@ -474,7 +479,7 @@ impl<T> Timers<T> for Wheel<T> {
             + self.links.capacity() * core::mem::size_of::<Link>()
             + core::mem::size_of::<[SlotMin; SLOT_LISTS]>()
             + core::mem::size_of::<[u64; LEVELS]>()
-            + self.periodic.len() * core::mem::size_of::<(u32, Periodic<T>)>()
+            + self.periodic.bytes()
     }
 }
 

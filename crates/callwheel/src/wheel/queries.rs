@@ -11,7 +11,7 @@ impl<T> Wheel<T> {
     /// or a one-shot timer).
     pub fn overruns(&self, handle: Handle) -> Option<u64> {
         let idx = self.resolve(handle)?;
-        self.periodic.get(&idx).map(|p| p.overruns)
+        self.periodic.get(idx).map(|p| p.overruns)
     }
 
     /// The instant a driver should next wake: the earliest window end among the pending timers,
