@@ -104,6 +104,33 @@
  *         handle(label);
  * ```
  *
+ * The caller-driven wheel (cw_wheel, wahern/timeout's use): callwheel's production wheel
+ * in nanoseconds on the caller's clock, with no thread, no lock and no global state (safe
+ * across fork; one thread at a time per wheel). cw_wheel_new (growing, or a fixed capacity),
+ * cw_wheel_add / cw_wheel_add_in (absolute or relative deadline, a tolerance, a uint64_t
+ * value), cw_wheel_add_periodic, cw_wheel_del, cw_wheel_reset / cw_wheel_reset_in,
+ * cw_wheel_pending; cw_wheel_update(w, now) then cw_wheel_get (pull one expired timer) or
+ * cw_wheel_expire (a callback per timer); cw_wheel_next_wakeup (absolute) and
+ * cw_wheel_timeout (relative): the earliest window end, to sleep until; cw_wheel_counts;
+ * cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.
+ *
+ * ```c
+ * cw_wheel *w;
+ * cw_wheel_new(0, now_ns(), &w);
+ * cw_handle h;
+ * cw_wheel_add_in(w, 250000000, 5000000, (uint64_t)(uintptr_t)conn, &h);  // 250 ms, 5 ms slack
+ * for (;;) {
+ *     uint64_t ns;
+ *     int ms = cw_wheel_timeout(w, &ns) == 1 ? (int)((ns + 999999) / 1000000) : -1;
+ *     int n = epoll_wait(ep, events, 64, ms);
+ *     handle(events, n);
+ *     cw_wheel_update(w, now_ns());
+ *     cw_expiry e;
+ *     while (cw_wheel_get(w, &e) == 1)
+ *         expire((struct conn *)(uintptr_t)e.value);
+ * }
+ * ```
+ *
  * Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
  * shared library libcallwheel_ffi.so needs nothing more.
  *
@@ -234,6 +261,10 @@
 // The largest quota a set accepts (2^20 timers).
 #define CW_TIMERSET_MAX_QUOTA 1048576
 
+// An internal invariant of a wheel does not hold (cw_wheel_check found it): a defect in
+// callwheel, or memory of the wheel overwritten by the program.
+#define CW_EINVARIANT (0 - 1001)
+
 // A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
 // cw_callouts_new, destroyed by cw_callouts_free.
 typedef struct cw_callouts cw_callouts;
@@ -242,16 +273,21 @@ typedef struct cw_callouts cw_callouts;
 // by cw_timerset_free; the process-wide set of cw_multireal_set lives as long as the process.
 typedef struct cw_timerset cw_timerset;
 
+// A caller-driven timer wheel (opaque). One thread at a time may call into a wheel (it has
+// no lock); different wheels are independent, on any threads.
+typedef struct cw_wheel cw_wheel;
+
 // A callout handler: called once with the argument it was set with.
 typedef void (*cw_func)(void *arg);
 
-// Names one callout of one table: what cw_setcallout and cw_callout_init store, and what
-// every function acting on a callout takes. Pass it by value; both fields are opaque.
+// Names one callout of one table, or one timer of one cw_wheel: what cw_setcallout,
+// cw_callout_init and cw_wheel_add store, and what every function acting on a callout or a
+// wheel's timer takes. Pass it by value; both fields are opaque.
 //
-// `id` holds the record's index and generation, `owner` the identity of the table that
-// issued it (never 0 for an issued handle). A table accepts a handle only when both name
-// one of its live callouts: a stale handle, another table's handle or a made-up one gets
-// CW_ESTALE and changes nothing.
+// `id` holds the record's index and generation, `owner` the identity of the table or wheel
+// that issued it (never 0 for an issued handle). A table or wheel accepts a handle only when
+// both name one of its live callouts or timers: a stale handle, another's handle or a
+// made-up one gets CW_ESTALE and changes nothing.
 typedef struct {
     // The record's index (low 32 bits) and generation (high 32 bits).
     uint64_t id;
@@ -267,6 +303,41 @@ typedef struct {
     // The period of a periodic timer in nanoseconds; 0 for a one-shot timer.
     uint64_t interval_ns;
 } cw_timer_value;
+
+// One expired timer, as cw_wheel_get returns it and cw_wheel_expire passes it.
+typedef struct {
+    // The timer's handle. A one-shot timer's is already stale; a periodic timer's stays valid
+    // (it has been re-armed for its next period), so cw_wheel_del can stop it.
+    cw_handle handle;
+    // The value the timer was added with.
+    uint64_t value;
+    // The deadline it fired for, in the caller's nanoseconds.
+    uint64_t deadline;
+    // For a periodic timer, the whole periods this firing missed; 0 otherwise.
+    uint64_t overruns;
+} cw_expiry;
+
+// A callback for cw_wheel_expire: called with the caller's `arg` and one expired timer.
+typedef void (*cw_wheel_fn)(void *arg,
+                            const cw_expiry *expiry);
+
+// What cw_wheel_counts reports about a wheel.
+typedef struct {
+    // Timers pending now.
+    size_t pending;
+    // Bytes the wheel holds (its slab at capacity, links, slot summaries, schedules).
+    size_t bytes;
+    // The wheel's time: the latest cw_wheel_update.
+    uint64_t now;
+    // Timers added, ever.
+    uint64_t added;
+    // Timers deleted while pending, ever.
+    uint64_t deleted;
+    // Resets of pending timers, ever.
+    uint64_t reset;
+    // Timers fired (periodic ones once per firing), ever.
+    uint64_t fired;
+} cw_wheel_info;
 
 #ifdef __cplusplus
 extern "C" {
@@ -887,6 +958,231 @@ int cw_timerset_set_callback(cw_timerset *set,
 // `set` is NULL or a live set.
 int cw_timerset_set_signal(cw_timerset *set,
                            int signo);
+
+// Creates a wheel whose time starts at `now` (nanoseconds on any clock the caller chooses,
+// CLOCK_MONOTONIC for an event loop).
+//
+// - `capacity`: 0 for a wheel that grows as timers are added (a refused allocation is
+//   CW_ENOMEM with nothing changed); otherwise the most timers it holds, reserved now (adding
+//   more is CW_ENOMEM), at most 2^32 - 2.
+// - `out`: receives the wheel, or NULL on failure.
+//
+// Returns 0; CW_EINVAL (NULL `out`, capacity too large); CW_ENOMEM when a fixed capacity
+// cannot be reserved.
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_wheel_new(size_t capacity,
+                 uint64_t now,
+                 cw_wheel **out);
+
+// Destroys a wheel and every timer in it. NULL is ignored.
+//
+// # Safety
+//
+// `w` is NULL or a wheel from cw_wheel_new, not yet freed, with no call on it in progress
+// (not even the cw_wheel_expire whose callback is running); it must not be used afterwards.
+void cw_wheel_free(cw_wheel *w);
+
+// Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
+// tolerance] (the end saturates at UINT64_MAX), carrying `value` (a `(uint64_t)(uintptr_t)`
+// pointer, an index, anything). A deadline at or before the wheel's time fires at the next
+// cw_wheel_get. `out` receives its handle.
+//
+// Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
+// allocator refused to grow the wheel: nothing changed).
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+// for writing a cw_handle.
+int cw_wheel_add(cw_wheel *w,
+                 uint64_t deadline,
+                 uint64_t tolerance,
+                 uint64_t value,
+                 cw_handle *out);
+
+// Adds a timer due `delay` nanoseconds after the wheel's time (the latest cw_wheel_update),
+// otherwise as cw_wheel_add.
+//
+// Returns as cw_wheel_add, and CW_ERANGE when the deadline would pass UINT64_MAX.
+//
+// # Safety
+//
+// As for cw_wheel_add.
+int cw_wheel_add_in(cw_wheel *w,
+                    uint64_t delay,
+                    uint64_t tolerance,
+                    uint64_t value,
+                    cw_handle *out);
+
+// Adds a periodic timer: first due at the absolute time `first`, then every `period`
+// nanoseconds after its previous deadline (never drifting with late pulls), each window
+// `tolerance` wide, until deleted. `missed` (CW_MISSED_BURST, CW_MISSED_DELAY or
+// CW_MISSED_SKIP) decides what a pull made a period or more late does; each expiry reports
+// the periods it missed. A timer whose next deadline would pass UINT64_MAX fires its last
+// time and is gone. Its handle stays valid across firings.
+//
+// Returns 0; CW_EINVAL (NULL `w` or `out`, a zero period, an unknown `missed`); CW_ENOMEM.
+//
+// # Safety
+//
+// As for cw_wheel_add.
+int cw_wheel_add_periodic(cw_wheel *w,
+                          uint64_t first,
+                          uint64_t period,
+                          uint64_t tolerance,
+                          int missed_policy,
+                          uint64_t value,
+                          cw_handle *out);
+
+// Deletes a pending timer; `value` (may be NULL) receives the value it carried.
+//
+// Returns 0; CW_ESTALE when `handle` names no pending timer of this wheel (it fired, was
+// deleted, belongs to another wheel or was made up: nothing changes); CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `value` is NULL or valid
+// for writing a uint64_t.
+int cw_wheel_del(cw_wheel *w,
+                 cw_handle handle,
+                 uint64_t *value);
+
+// Moves a pending timer to the window [deadline, deadline + tolerance] (absolute). It keeps
+// its handle and value; a periodic timer keeps its period and takes the new tolerance.
+//
+// Returns 0; CW_ESTALE (as for cw_wheel_del); CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_reset(cw_wheel *w,
+                   cw_handle handle,
+                   uint64_t deadline,
+                   uint64_t tolerance);
+
+// cw_wheel_reset to `delay` nanoseconds after the wheel's time.
+//
+// Returns as cw_wheel_reset, and CW_ERANGE when the deadline would pass UINT64_MAX.
+//
+// # Safety
+//
+// As for cw_wheel_reset.
+int cw_wheel_reset_in(cw_wheel *w,
+                      cw_handle handle,
+                      uint64_t delay,
+                      uint64_t tolerance);
+
+// Whether `handle` names a pending timer of this wheel: 1 (and its deadline in `deadline`,
+// which may be NULL) or 0.
+//
+// Returns 1 or 0; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `deadline` is
+// NULL or valid for writing a uint64_t.
+int cw_wheel_pending(const cw_wheel *w,
+                     cw_handle handle,
+                     uint64_t *deadline);
+
+// Sets the wheel's time to `now`, the caller's clock reading. Nothing fires here: the timers
+// due by `now` are then pulled with cw_wheel_get.
+//
+// Returns 0; CW_ERANGE when `now` is earlier than the wheel's time (time never goes back:
+// nothing changes); CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_update(cw_wheel *w,
+                    uint64_t now);
+
+// Pulls the next timer due by the wheel's time: in deadline order, timers with equal
+// deadlines in the order they were added. A one-shot timer is removed; a periodic one is
+// re-armed for its next period before it is returned.
+//
+// Returns 1 with `out` filled; 0 when nothing more is due; CW_EINVAL for NULL `w` or `out`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+// for writing a cw_expiry.
+int cw_wheel_get(cw_wheel *w,
+                 cw_expiry *out);
+
+// cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
+// cw_wheel_get would return them, at most `max` times (0: no limit; a callback that keeps
+// adding timers already due would otherwise never let the call return). The wheel is not
+// borrowed while a callback runs: it may call any function on this wheel but cw_wheel_free.
+//
+// Returns the number of callbacks made (at most INT_MAX is reported); CW_ERANGE for a `now`
+// earlier than the wheel's time (nothing fires); CW_EINVAL for NULL `w` or `fn`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress (but those its callbacks
+// make); `fn(arg, …)` must be safe to call on this thread and return normally.
+int cw_wheel_expire(cw_wheel *w,
+                    uint64_t now,
+                    cw_wheel_fn func,
+                    void *arg,
+                    uint64_t max);
+
+// The absolute time the caller should next wake: the earliest window end among the pending
+// timers, or the wheel's time when timers are already due (pull them now). Never later than
+// any window's end; after deletes or resets it may be earlier than needed (a wake-up that
+// finds nothing due costs one empty cw_wheel_get).
+//
+// Returns 1 with `deadline` filled; 0 when no timer is pending (sleep as long as you like);
+// CW_EINVAL for NULL `w` or `deadline`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `deadline` is
+// NULL or valid for writing a uint64_t.
+int cw_wheel_next_wakeup(const cw_wheel *w,
+                         uint64_t *deadline);
+
+// cw_wheel_next_wakeup relative to the wheel's time: the nanoseconds to sleep (0 when timers
+// are due), to hand to epoll_wait, poll or a timerfd after rounding up to their unit.
+//
+// Returns 1 with `ns` filled; 0 when no timer is pending; CW_EINVAL for NULL `w` or `ns`.
+//
+// # Safety
+//
+// As for cw_wheel_next_wakeup, with `ns` for `deadline`.
+int cw_wheel_timeout(const cw_wheel *w,
+                     uint64_t *ns);
+
+// The wheel's counts: pending timers, bytes held, its time and what happened since it was
+// created.
+//
+// Returns 0; CW_EINVAL for NULL `w` or `out`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `out` is NULL
+// or valid for writing a cw_wheel_info.
+int cw_wheel_counts(const cw_wheel *w,
+                    cw_wheel_info *out);
+
+// Verifies every internal invariant of the wheel by brute force (O(timers + slots): for
+// tests and debugging, as wahern/timeout's timeouts_check). When one is broken and `buf` is
+// not NULL, the text naming it is copied into `buf` (at most `len` bytes, always
+// NUL-terminated when `len` > 0).
+//
+// Returns 0 when every invariant holds; CW_EINVARIANT otherwise; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `buf` is NULL
+// or valid for writing `len` bytes.
+int cw_wheel_check(const cw_wheel *w,
+                   char *buf,
+                   size_t len);
 
 #ifdef __cplusplus
 }  // extern "C"

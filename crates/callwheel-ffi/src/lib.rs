@@ -103,6 +103,33 @@
 //!         handle(label);
 //! ```
 //!
+//! The caller-driven wheel (cw_wheel, wahern/timeout's use): callwheel's production wheel
+//! in nanoseconds on the caller's clock, with no thread, no lock and no global state (safe
+//! across fork; one thread at a time per wheel). cw_wheel_new (growing, or a fixed capacity),
+//! cw_wheel_add / cw_wheel_add_in (absolute or relative deadline, a tolerance, a uint64_t
+//! value), cw_wheel_add_periodic, cw_wheel_del, cw_wheel_reset / cw_wheel_reset_in,
+//! cw_wheel_pending; cw_wheel_update(w, now) then cw_wheel_get (pull one expired timer) or
+//! cw_wheel_expire (a callback per timer); cw_wheel_next_wakeup (absolute) and
+//! cw_wheel_timeout (relative): the earliest window end, to sleep until; cw_wheel_counts;
+//! cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.
+//!
+//! ```c
+//! cw_wheel *w;
+//! cw_wheel_new(0, now_ns(), &w);
+//! cw_handle h;
+//! cw_wheel_add_in(w, 250000000, 5000000, (uint64_t)(uintptr_t)conn, &h);  // 250 ms, 5 ms slack
+//! for (;;) {
+//!     uint64_t ns;
+//!     int ms = cw_wheel_timeout(w, &ns) == 1 ? (int)((ns + 999999) / 1000000) : -1;
+//!     int n = epoll_wait(ep, events, 64, ms);
+//!     handle(events, n);
+//!     cw_wheel_update(w, now_ns());
+//!     cw_expiry e;
+//!     while (cw_wheel_get(w, &e) == 1)
+//!         expire((struct conn *)(uintptr_t)e.value);
+//! }
+//! ```
+//!
 //! Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
 //! shared library libcallwheel_ffi.so needs nothing more.
 #![warn(missing_docs)]
@@ -205,13 +232,14 @@ pub const CW_CALLOUTSIZE_MAX: usize = 1 << 26;
 
 const _: () = assert!(CW_CALLOUTSIZE_MAX == callwheel_callout::MAX_CALLOUTSIZE);
 
-/// Names one callout of one table: what cw_setcallout and cw_callout_init store, and what
-/// every function acting on a callout takes. Pass it by value; both fields are opaque.
+/// Names one callout of one table, or one timer of one cw_wheel: what cw_setcallout,
+/// cw_callout_init and cw_wheel_add store, and what every function acting on a callout or a
+/// wheel's timer takes. Pass it by value; both fields are opaque.
 ///
-/// `id` holds the record's index and generation, `owner` the identity of the table that
-/// issued it (never 0 for an issued handle). A table accepts a handle only when both name
-/// one of its live callouts: a stale handle, another table's handle or a made-up one gets
-/// CW_ESTALE and changes nothing.
+/// `id` holds the record's index and generation, `owner` the identity of the table or wheel
+/// that issued it (never 0 for an issued handle). A table or wheel accepts a handle only when
+/// both name one of its live callouts or timers: a stale handle, another's handle or a
+/// made-up one gets CW_ESTALE and changes nothing.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct cw_handle {
@@ -908,6 +936,7 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
         CW_ERANGE => c"the timer scheme cannot hold this deadline",
         CW_EPANIC => c"internal error: a panic was caught inside callwheel",
         CW_ENOSPC => c"the timer set holds its quota of timers (or the process has no handle left)",
+        CW_EINVARIANT => c"an internal invariant of the wheel does not hold (cw_wheel_check)",
         -4095..0 => c"a system call failed (the code is the negated errno)",
         _ => c"unknown callwheel error code",
     }
@@ -915,9 +944,11 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
 
 mod itimer;
 mod timerset;
+mod wheel;
 
 pub use itimer::*;
 pub use timerset::*;
+pub use wheel::*;
 
 #[cfg(test)]
 mod itimer_tests;
@@ -925,3 +956,5 @@ mod itimer_tests;
 mod tests;
 #[cfg(test)]
 mod timerset_tests;
+#[cfg(test)]
+mod wheel_tests;

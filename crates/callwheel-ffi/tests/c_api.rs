@@ -1,5 +1,5 @@
-//! Compiles the C test programs — `tests/c/test_callouts.c` (the callout facility) and
-//! `tests/c/test_timerset.c` (timer sets: every bullet of Figures 6 and 7, the clean API,
+//! Compiles the C test programs — `tests/c/test_callouts.c` (the callout facility),
+//! `tests/c/test_wheel.c` (the caller-driven wheel) and `tests/c/test_timerset.c` (timer sets: every bullet of Figures 6 and 7, the clean API,
 //! isolation) — with the C compiler against the generated header and the library cargo just
 //! built, once linked statically (`libcallwheel_ffi.a`), once dynamically
 //! (`libcallwheel_ffi.so`), and runs them.
@@ -186,6 +186,28 @@ fn c_program_against_the_shared_library() {
     let env = [("LD_LIBRARY_PATH", dir.as_path())];
     let stdout = build_and_run("test_callouts", &exe, &shared_link(&dir), &env);
     expect_all_passed(&stdout);
+    expect_shared(&exe);
+}
+
+/// The caller-driven wheel from C (`tests/c/test_wheel.c`): every `cw_wheel_*` function with
+/// good and bad input, other wheels' handles, a full capacity, memory refused, a fork, an
+/// event loop on the monotonic clock and a random run against a brute-force model.
+#[test]
+fn wheel_c_program_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_wheel_static");
+    let stdout = build_and_run("test_wheel", &exe, &static_link(&dir), &[]);
+    assert!(stdout.contains("test_wheel: all "), "{stdout}");
+    expect_static(&exe);
+}
+
+#[test]
+fn wheel_c_program_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_wheel_shared");
+    let env = [("LD_LIBRARY_PATH", dir.as_path())];
+    let stdout = build_and_run("test_wheel", &exe, &shared_link(&dir), &env);
+    assert!(stdout.contains("test_wheel: all "), "{stdout}");
     expect_shared(&exe);
 }
 

@@ -253,8 +253,8 @@ impl<T> Wheel<T> {
 
     /// An empty wheel holding at most `capacity` timers, all allocated here: `start` and
     /// `start_with` return [`Error::Full`] beyond that and never allocate (`start_periodic` does,
-    /// for the schedule). A capacity that cannot be indexed (2^32 - 707 timers or more) or
-    /// allocated is [`Error::Config`].
+    /// for the schedule). A capacity that cannot be indexed (2^32 - 707 timers or more) is
+    /// [`Error::Config`]; one the allocator refuses is [`Error::NoMemory`].
     pub fn with_capacity(capacity: usize) -> Result<Wheel<T>, Error> {
         if capacity >= MAX_TIMERS {
             return Err(Error::Config {
@@ -262,9 +262,7 @@ impl<T> Wheel<T> {
             });
         }
         let mut w = Self::new();
-        let fail = |_| Error::Config {
-            reason: "cannot allocate the fixed capacity",
-        };
+        let fail = |_| Error::NoMemory;
         w.nodes.try_reserve_exact(capacity).map_err(fail)?;
         w.links.try_reserve_exact(capacity).map_err(fail)?;
         w.capacity = Some(capacity);

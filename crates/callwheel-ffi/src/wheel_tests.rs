@@ -1,0 +1,141 @@
+//! The caller-driven wheel's entry points (`cw_wheel_*`), called as C would, so that Miri
+//! checks their pointer handling: the out-pointers, the message copy of `cw_wheel_check`, and
+//! callbacks that call back into the wheel while `cw_wheel_expire` runs.
+
+use super::*;
+use core::ptr::{null, null_mut};
+
+fn new_wheel(capacity: usize, now: u64) -> *mut cw_wheel {
+    let mut w = null_mut();
+    // SAFETY: `w` is a valid out-pointer.
+    assert_eq!(unsafe { cw_wheel_new(capacity, now, &mut w) }, CW_OK);
+    assert!(!w.is_null());
+    w
+}
+
+fn add(w: *mut cw_wheel, deadline: u64, value: u64) -> cw_handle {
+    let mut h = cw_handle::default();
+    // SAFETY: `w` is live and `h` a valid out-pointer.
+    let rc = unsafe { cw_wheel_add(w, deadline, 0, value, &mut h) };
+    assert_eq!(rc, CW_OK);
+    h
+}
+
+fn pull_all(w: *mut cw_wheel) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut e = cw_expiry::default();
+    // SAFETY: `w` is live and `e` a valid out-pointer.
+    while unsafe { cw_wheel_get(w, &mut e) } == 1 {
+        out.push(e.value);
+    }
+    out
+}
+
+#[test]
+fn timers_come_out_in_deadline_order_and_other_wheels_handles_are_refused() {
+    let w = new_wheel(0, 100);
+    let other = new_wheel(0, 100);
+    let a = add(w, 300, 3);
+    add(w, 200, 2);
+    add(w, 200, 22);
+    let foreign = add(other, 300, 9);
+    let mut v = 0;
+    // SAFETY: live wheels, valid pointers throughout.
+    unsafe {
+        assert_eq!(cw_wheel_del(w, foreign, &mut v), CW_ESTALE);
+        assert_eq!(cw_wheel_reset(w, foreign, 1, 0), CW_ESTALE);
+        assert_eq!(cw_wheel_pending(other, foreign, null_mut()), 1);
+        let mut t = 0;
+        assert_eq!(cw_wheel_timeout(w, &mut t), 1);
+        assert_eq!(t, 100);
+        assert_eq!(cw_wheel_update(w, 99), CW_ERANGE);
+        assert_eq!(cw_wheel_update(w, 300), CW_OK);
+    }
+    assert_eq!(pull_all(w), [2, 22, 3]);
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(cw_wheel_del(w, a, &mut v), CW_ESTALE);
+        assert_eq!(v, 0);
+        cw_wheel_free(w);
+        cw_wheel_free(other);
+    }
+}
+
+#[test]
+fn check_copies_nothing_when_the_wheel_is_sound() {
+    let w = new_wheel(4, 0);
+    add(w, 5, 1);
+    let mut buf = [b'x' as c_char; 8];
+    // SAFETY: live wheel; `buf` is valid for its length; NULL buffers are allowed.
+    unsafe {
+        assert_eq!(cw_wheel_check(w, buf.as_mut_ptr(), buf.len()), CW_OK);
+        assert_eq!(cw_wheel_check(w, null_mut(), 0), CW_OK);
+        assert_eq!(cw_wheel_check(null(), null_mut(), 0), CW_EINVAL);
+        cw_wheel_free(w);
+    }
+    assert!(buf.iter().all(|&c| c == b'x' as c_char));
+}
+
+struct Reentry {
+    w: *mut cw_wheel,
+    seen: Vec<u64>,
+    victim: cw_handle,
+}
+
+unsafe extern "C" fn reenter(arg: *mut c_void, e: *const cw_expiry) {
+    // SAFETY: `arg` is the `Reentry` the test passed, alive for the call; `e` is valid.
+    let (r, e) = unsafe { (&mut *arg.cast::<Reentry>(), &*e) };
+    r.seen.push(e.value);
+    if e.value == 1 {
+        let mut h = cw_handle::default();
+        // SAFETY: the wheel is live and not borrowed while a callback runs.
+        unsafe {
+            assert_eq!(cw_wheel_add_in(r.w, 0, 0, 100, &mut h), CW_OK);
+            assert_eq!(cw_wheel_del(r.w, r.victim, null_mut()), CW_OK);
+        }
+    }
+}
+
+#[test]
+fn expire_callbacks_may_call_back_into_their_wheel() {
+    let w = new_wheel(0, 0);
+    add(w, 10, 1);
+    let victim = add(w, 20, 2);
+    add(w, 30, 3);
+    let mut r = Reentry {
+        w,
+        seen: Vec::new(),
+        victim,
+    };
+    let arg: *mut c_void = (&mut r as *mut Reentry).cast();
+    // SAFETY: live wheel; `arg` outlives the call; `reenter` follows the contract.
+    unsafe {
+        assert_eq!(cw_wheel_expire(w, 40, Some(reenter), arg, 0), 3);
+        assert_eq!(cw_wheel_expire(w, 39, Some(reenter), arg, 0), CW_ERANGE);
+        cw_wheel_free(w);
+    }
+    assert_eq!(r.seen, [1, 3, 100]);
+}
+
+#[test]
+fn a_full_fixed_wheel_refuses_and_keeps_its_timers() {
+    let w = new_wheel(2, 0);
+    add(w, 1, 1);
+    add(w, 2, 2);
+    let mut h = cw_handle::default();
+    let mut info = cw_wheel_info::default();
+    // SAFETY: live wheel, valid out-pointers.
+    unsafe {
+        assert_eq!(cw_wheel_add(w, 0, 0, 3, &mut h), CW_ENOMEM);
+        assert_eq!(
+            cw_wheel_add_periodic(w, 0, 0, 0, CW_MISSED_BURST, 3, &mut h),
+            CW_EINVAL
+        );
+        assert_eq!(cw_wheel_counts(w, &mut info), CW_OK);
+        assert_eq!(info.pending, 2);
+        assert_eq!(cw_wheel_update(w, 2), CW_OK);
+    }
+    assert_eq!(pull_all(w), [1, 2]);
+    // SAFETY: live wheel, freed once.
+    unsafe { cw_wheel_free(w) };
+}

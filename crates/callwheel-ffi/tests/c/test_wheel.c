@@ -1,0 +1,548 @@
+/*
+ * The caller-driven wheel (cw_wheel_*) from C: every function with good and bad input, the
+ * order and windows of expiries, handles of other wheels, a full fixed capacity, memory
+ * refused under RLIMIT_AS, a fork, an epoll-shaped loop on CLOCK_MONOTONIC, and a random run
+ * against a brute-force model. Built and run by tests/c_api.rs against the static and the
+ * shared library. Exits 0 when every check passes; otherwise prints the failing line, exits 1.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#include "callwheel.h"
+#include "check.h"
+
+#define EQ(actual, expected)                                                            \
+    do {                                                                                \
+        long long a_ = (long long)(actual), e_ = (long long)(expected);                 \
+        checks++;                                                                       \
+        if (a_ != e_) {                                                                 \
+            fprintf(stderr, "%s:%d: %s is %lld, expected %s = %lld (%s)\n", __FILE__,   \
+                    __LINE__, #actual, a_, #expected, e_,                               \
+                    a_ < 0 ? cw_strerror((int)a_) : "not an error");                    \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+static cw_wheel *make(size_t capacity, uint64_t now) {
+    cw_wheel *w = NULL;
+    EQ(cw_wheel_new(capacity, now, &w), CW_OK);
+    CHECK(w != NULL);
+    return w;
+}
+
+static void expect_valid(cw_wheel *w) {
+    char why[128] = "";
+    EQ(cw_wheel_check(w, why, sizeof why), CW_OK);
+}
+
+/* Pulls everything due and checks the values come out as `values` (n of them). */
+static void expect_pull(int line, cw_wheel *w, int n, const uint64_t *values) {
+    cw_expiry e;
+    for (int i = 0; i < n; i++) {
+        if (cw_wheel_get(w, &e) != 1 || e.value != values[i]) {
+            fprintf(stderr, "line %d: expiry %d is not value %llu\n", line, i,
+                    (unsigned long long)values[i]);
+            exit(1);
+        }
+        checks++;
+    }
+    EQ(cw_wheel_get(w, &e), 0);
+    expect_valid(w);
+}
+#define PULL(w, ...)                                                                    \
+    do {                                                                                \
+        const uint64_t v_[] = {__VA_ARGS__};                                            \
+        expect_pull(__LINE__, w, (int)(sizeof v_ / sizeof v_[0]), v_);                  \
+    } while (0)
+
+static void test_null_arguments(void) {
+    cw_wheel *w = make(0, 0);
+    cw_handle h = {0, 0};
+    cw_expiry e;
+    cw_wheel_info info;
+    uint64_t t;
+    EQ(cw_wheel_new(0, 0, NULL), CW_EINVAL);
+    EQ(cw_wheel_add(NULL, 1, 0, 0, &h), CW_EINVAL);
+    EQ(cw_wheel_add(w, 1, 0, 0, NULL), CW_EINVAL);
+    EQ(cw_wheel_add_in(NULL, 1, 0, 0, &h), CW_EINVAL);
+    EQ(cw_wheel_add_in(w, 1, 0, 0, NULL), CW_EINVAL);
+    EQ(cw_wheel_add_periodic(NULL, 1, 1, 0, CW_MISSED_BURST, 0, &h), CW_EINVAL);
+    EQ(cw_wheel_add_periodic(w, 1, 1, 0, CW_MISSED_BURST, 0, NULL), CW_EINVAL);
+    EQ(cw_wheel_del(NULL, h, NULL), CW_EINVAL);
+    EQ(cw_wheel_reset(NULL, h, 1, 0), CW_EINVAL);
+    EQ(cw_wheel_reset_in(NULL, h, 1, 0), CW_EINVAL);
+    EQ(cw_wheel_pending(NULL, h, NULL), CW_EINVAL);
+    EQ(cw_wheel_update(NULL, 1), CW_EINVAL);
+    EQ(cw_wheel_get(NULL, &e), CW_EINVAL);
+    EQ(cw_wheel_get(w, NULL), CW_EINVAL);
+    EQ(cw_wheel_expire(NULL, 1, NULL, NULL, 0), CW_EINVAL);
+    EQ(cw_wheel_expire(w, 1, NULL, NULL, 0), CW_EINVAL);
+    EQ(cw_wheel_next_wakeup(NULL, &t), CW_EINVAL);
+    EQ(cw_wheel_next_wakeup(w, NULL), CW_EINVAL);
+    EQ(cw_wheel_timeout(NULL, &t), CW_EINVAL);
+    EQ(cw_wheel_timeout(w, NULL), CW_EINVAL);
+    EQ(cw_wheel_counts(NULL, &info), CW_EINVAL);
+    EQ(cw_wheel_counts(w, NULL), CW_EINVAL);
+    EQ(cw_wheel_check(NULL, NULL, 0), CW_EINVAL);
+    EQ(cw_wheel_check(w, NULL, 0), CW_OK);
+    /* Nothing above changed the wheel. */
+    EQ(cw_wheel_counts(w, &info), CW_OK);
+    EQ(info.pending, 0);
+    EQ(info.added, 0);
+    cw_wheel_free(NULL);
+    cw_wheel_free(w);
+    /* A capacity the index space cannot hold. */
+    cw_wheel *bad = (cw_wheel *)1;
+    EQ(cw_wheel_new((size_t)1 << 40, 0, &bad), CW_EINVAL);
+    CHECK(bad == NULL);
+    CHECK(strlen(cw_strerror(CW_EINVARIANT)) > 0);
+}
+
+static void test_order_and_windows(void) {
+    cw_wheel *w = make(0, 1000);
+    cw_handle h[4];
+    uint64_t t = 0;
+    EQ(cw_wheel_next_wakeup(w, &t), 0);
+    EQ(cw_wheel_timeout(w, &t), 0);
+    EQ(cw_wheel_add(w, 1300, 0, 3, &h[0]), CW_OK);
+    EQ(cw_wheel_add(w, 1200, 0, 1, &h[1]), CW_OK);
+    EQ(cw_wheel_add(w, 1200, 0, 2, &h[2]), CW_OK); /* equal deadline: after value 1 */
+    EQ(cw_wheel_add_in(w, 500, 0, 4, &h[3]), CW_OK); /* due at 1500 */
+    EQ(cw_wheel_pending(w, h[3], &t), 1);
+    EQ(t, 1500);
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    EQ(t, 1200);
+    EQ(cw_wheel_timeout(w, &t), 1);
+    EQ(t, 200);
+    EQ(cw_wheel_update(w, 1199), CW_OK);
+    expect_pull(__LINE__, w, 0, NULL); /* nothing due before 1200 */
+    EQ(cw_wheel_update(w, 1100), CW_ERANGE); /* time never goes back */
+    EQ(cw_wheel_update(w, 1300), CW_OK);
+    PULL(w, 1, 2, 3);
+    EQ(cw_wheel_pending(w, h[1], NULL), 0);
+    EQ(cw_wheel_timeout(w, &t), 1);
+    EQ(t, 200);
+    /* A deadline already passed fires at the next pull. */
+    cw_handle late;
+    EQ(cw_wheel_add(w, 5, 0, 9, &late), CW_OK);
+    EQ(cw_wheel_timeout(w, &t), 1);
+    EQ(t, 0);
+    PULL(w, 9);
+    /* Windows: the wake-up is the earliest window end, and every timer whose deadline it
+     * reaches fires there: three timers share one wake-up. */
+    cw_handle a, b, c;
+    EQ(cw_wheel_add(w, 2000, 1000, 10, &a), CW_OK); /* [2000, 3000] */
+    EQ(cw_wheel_add(w, 2500, 200, 11, &b), CW_OK);  /* [2500, 2700] */
+    EQ(cw_wheel_add(w, 2600, 1000, 12, &c), CW_OK); /* [2600, 3600] */
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    CHECK(t <= 2700);
+    CHECK(t >= 1500); /* h[3] at 1500 is still pending */
+    EQ(cw_wheel_del(w, h[3], NULL), CW_OK);
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    CHECK(t >= 2600 && t <= 2700);
+    EQ(cw_wheel_update(w, t), CW_OK);
+    PULL(w, 10, 11, 12);
+    /* Relative times count from the latest update; past the end of time is CW_ERANGE. */
+    cw_handle r;
+    EQ(cw_wheel_add_in(w, UINT64_MAX, 0, 0, &r), CW_ERANGE);
+    EQ(cw_wheel_add(w, UINT64_MAX, UINT64_MAX, 13, &r), CW_OK); /* the window saturates */
+    EQ(cw_wheel_reset_in(w, r, UINT64_MAX, 0), CW_ERANGE);
+    EQ(cw_wheel_pending(w, r, &t), 1);
+    EQ(t, UINT64_MAX);
+    EQ(cw_wheel_reset_in(w, r, 100, 0), CW_OK);
+    EQ(cw_wheel_pending(w, r, &t), 1);
+    cw_wheel_info info;
+    EQ(cw_wheel_counts(w, &info), CW_OK);
+    EQ(t, info.now + 100);
+    EQ(info.pending, 1);
+    EQ(info.added, 9);
+    EQ(info.deleted, 1);
+    EQ(info.fired, 7);
+    CHECK(info.bytes > 0);
+    EQ(cw_wheel_update(w, UINT64_MAX), CW_OK);
+    PULL(w, 13);
+    cw_wheel_free(w);
+}
+
+static void test_handles(void) {
+    cw_wheel *w = make(0, 0), *other = make(0, 0);
+    cw_handle h, g, forged = {12345, 678};
+    uint64_t v = 0;
+    EQ(cw_wheel_add(w, 10, 0, 77, &h), CW_OK);
+    EQ(cw_wheel_add(other, 10, 0, 88, &g), CW_OK);
+    /* Both wheels issued slot 0; the owners differ. */
+    EQ(h.id, g.id);
+    CHECK(h.owner != g.owner && h.owner != 0);
+    /* Another wheel's handle, a made-up one: refused, nothing changes. */
+    EQ(cw_wheel_del(w, g, &v), CW_ESTALE);
+    EQ(cw_wheel_reset(w, g, 50, 0), CW_ESTALE);
+    EQ(cw_wheel_pending(w, g, NULL), 0);
+    EQ(cw_wheel_del(w, forged, NULL), CW_ESTALE);
+    EQ(cw_wheel_reset(other, h, 50, 0), CW_ESTALE);
+    EQ(v, 0);
+    EQ(cw_wheel_pending(w, h, NULL), 1);
+    EQ(cw_wheel_pending(other, g, NULL), 1);
+    /* Delete hands back the value; the handle is then stale, and stays stale when its slot
+     * is reused. */
+    EQ(cw_wheel_del(w, h, &v), CW_OK);
+    EQ(v, 77);
+    EQ(cw_wheel_del(w, h, &v), CW_ESTALE);
+    cw_handle again;
+    EQ(cw_wheel_add(w, 10, 0, 99, &again), CW_OK);
+    CHECK(again.id != h.id); /* same slot, new generation */
+    EQ(cw_wheel_del(w, h, NULL), CW_ESTALE);
+    EQ(cw_wheel_reset(w, h, 5, 0), CW_ESTALE);
+    EQ(cw_wheel_update(w, 10), CW_OK);
+    PULL(w, 99);
+    EQ(cw_wheel_del(w, again, NULL), CW_ESTALE); /* fired: stale */
+    EQ(cw_wheel_update(other, 10), CW_OK);
+    PULL(other, 88);
+    cw_wheel_free(w);
+    cw_wheel_free(other);
+}
+
+static void test_periodic(void) {
+    cw_wheel *w = make(0, 0);
+    cw_handle h, bad;
+    cw_expiry e;
+    EQ(cw_wheel_add_periodic(w, 100, 0, 0, CW_MISSED_BURST, 1, &bad), CW_EINVAL);
+    EQ(cw_wheel_add_periodic(w, 100, 10, 0, 42, 1, &bad), CW_EINVAL);
+    EQ(cw_wheel_add_periodic(w, 100, 30, 0, CW_MISSED_SKIP, 5, &h), CW_OK);
+    EQ(cw_wheel_update(w, 100), CW_OK);
+    EQ(cw_wheel_get(w, &e), 1);
+    EQ(e.deadline, 100);
+    EQ(e.overruns, 0);
+    EQ(e.value, 5);
+    CHECK(e.handle.id == h.id && e.handle.owner == h.owner);
+    EQ(cw_wheel_pending(w, h, NULL), 1); /* re-armed, same handle */
+    /* Handled at 200: 130, 160 and 190 were missed; Skip moves to 220. */
+    EQ(cw_wheel_update(w, 200), CW_OK);
+    EQ(cw_wheel_get(w, &e), 1);
+    EQ(e.deadline, 130);
+    EQ(e.overruns, 2);
+    EQ(cw_wheel_get(w, &e), 0);
+    uint64_t t;
+    EQ(cw_wheel_pending(w, h, &t), 1);
+    EQ(t, 220);
+    EQ(cw_wheel_del(w, h, NULL), CW_OK);
+    /* Burst replays every missed period. */
+    EQ(cw_wheel_add_periodic(w, 300, 10, 0, CW_MISSED_BURST, 6, &h), CW_OK);
+    EQ(cw_wheel_update(w, 335), CW_OK);
+    PULL(w, 6, 6, 6, 6);
+    EQ(cw_wheel_del(w, h, NULL), CW_OK);
+    /* The last firing before the end of time reports what it missed, and the timer is gone. */
+    EQ(cw_wheel_add_periodic(w, UINT64_MAX - 100, 30, 0, CW_MISSED_DELAY, 7, &h), CW_OK);
+    EQ(cw_wheel_update(w, UINT64_MAX), CW_OK);
+    EQ(cw_wheel_get(w, &e), 1);
+    EQ(e.overruns, 3);
+    EQ(cw_wheel_get(w, &e), 0);
+    EQ(cw_wheel_pending(w, h, NULL), 0);
+    expect_valid(w);
+    cw_wheel_free(w);
+}
+
+/* cw_wheel_expire's callback may call back into its wheel: it re-adds, deletes, resets. */
+struct ctx {
+    cw_wheel *w;
+    cw_handle victim;
+    int calls;
+    uint64_t seen[16];
+};
+
+static void on_expire(void *arg, const cw_expiry *e) {
+    struct ctx *c = arg;
+    CHECK(c->calls < 16);
+    c->seen[c->calls++] = e->value;
+    if (e->value == 1) {
+        cw_handle h;
+        EQ(cw_wheel_add_in(c->w, 0, 0, 100, &h), CW_OK); /* due at the wheel's time: this call */
+        EQ(cw_wheel_del(c->w, c->victim, NULL), CW_OK);   /* value 2 never fires */
+    }
+}
+
+static void always_due(void *arg, const cw_expiry *e) {
+    struct ctx *c = arg;
+    cw_handle h;
+    c->calls++;
+    EQ(cw_wheel_add(c->w, e->deadline, 0, e->value, &h), CW_OK);
+}
+
+static void test_expire(void) {
+    struct ctx c = {0};
+    c.w = make(0, 0);
+    cw_handle h;
+    EQ(cw_wheel_add(c.w, 10, 0, 1, &h), CW_OK);
+    EQ(cw_wheel_add(c.w, 20, 0, 2, &c.victim), CW_OK);
+    EQ(cw_wheel_add(c.w, 30, 0, 3, &h), CW_OK);
+    EQ(cw_wheel_expire(c.w, 5, on_expire, &c, 0), 0);
+    EQ(cw_wheel_expire(c.w, 4, on_expire, &c, 0), CW_ERANGE);
+    EQ(cw_wheel_expire(c.w, 40, on_expire, &c, 0), 3);
+    EQ(c.calls, 3);
+    EQ(c.seen[0], 1);
+    EQ(c.seen[1], 3);   /* due at 30 */
+    EQ(c.seen[2], 100); /* added at the wheel's time, 40, from the first callback */
+    expect_valid(c.w);
+    /* A callback that always re-adds a due timer: `max` bounds the call. */
+    c.calls = 0;
+    EQ(cw_wheel_add(c.w, 40, 0, 5, &h), CW_OK);
+    EQ(cw_wheel_expire(c.w, 40, always_due, &c, 1000), 1000);
+    EQ(c.calls, 1000);
+    cw_wheel_info info;
+    EQ(cw_wheel_counts(c.w, &info), CW_OK);
+    EQ(info.pending, 1);
+    expect_valid(c.w);
+    cw_wheel_free(c.w);
+}
+
+static void test_fixed_capacity(void) {
+    cw_wheel *w = make(3, 0);
+    cw_handle h[3], extra;
+    for (int i = 0; i < 3; i++)
+        EQ(cw_wheel_add(w, 10 + (uint64_t)i, 0, (uint64_t)i, &h[i]), CW_OK);
+    EQ(cw_wheel_add(w, 5, 0, 9, &extra), CW_ENOMEM);
+    EQ(cw_wheel_add_periodic(w, 5, 5, 0, CW_MISSED_BURST, 9, &extra), CW_ENOMEM);
+    EQ(cw_wheel_update(w, 20), CW_OK);
+    PULL(w, 0, 1, 2); /* the refused adds changed nothing */
+    EQ(cw_wheel_add(w, 25, 0, 4, &extra), CW_OK); /* room again */
+    cw_wheel_free(w);
+}
+
+#ifdef __linux__
+static unsigned long long address_space_in_use(void) {
+    unsigned long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    CHECK(f != NULL);
+    CHECK(fscanf(f, "%llu", &pages) == 1);
+    fclose(f);
+    return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+/* In a child with its address space capped: a growing wheel is filled until it reports
+ * CW_ENOMEM (not an abort); every timer added before is still there and fires once. */
+static void test_out_of_memory(void) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        cw_wheel *w = make(0, 0);
+        unsigned long long limit = address_space_in_use() + (64ull << 20);
+        struct rlimit rl = {limit, limit};
+        EQ(setrlimit(RLIMIT_AS, &rl), 0);
+        uint64_t added = 0;
+        int rc;
+        cw_handle h;
+        for (;;) {
+            rc = added % 7 == 0
+                     ? cw_wheel_add_periodic(w, added % 1000 + 1, 1u << 20, 0, CW_MISSED_SKIP,
+                                             added, &h)
+                     : cw_wheel_add(w, added % 1000 + 1, 0, added, &h);
+            if (rc != CW_OK)
+                break;
+            added++;
+        }
+        EQ(rc, CW_ENOMEM);
+        CHECK(added > 100000);
+        EQ(cw_wheel_update(w, 1000), CW_OK);
+        uint64_t fired = 0;
+        cw_expiry e;
+        while (cw_wheel_get(w, &e) == 1)
+            fired++;
+        EQ(fired, added);
+        cw_wheel_free(w);
+        _exit(0);
+    }
+    int status = 0;
+    EQ(waitpid(pid, &status, 0), pid);
+    CHECK(!WIFSIGNALED(status)); /* not killed: no abort on a refused allocation */
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* No thread and no global state: a wheel keeps working in a forked child. */
+static void test_fork(void) {
+    cw_wheel *w = make(0, 0);
+    cw_handle h;
+    EQ(cw_wheel_add(w, 10, 0, 1, &h), CW_OK);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        EQ(cw_wheel_add(w, 20, 0, 2, &h), CW_OK);
+        EQ(cw_wheel_update(w, 30), CW_OK);
+        PULL(w, 1, 2);
+        cw_wheel_free(w);
+        _exit(0);
+    }
+    int status = 0;
+    EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EQ(cw_wheel_update(w, 30), CW_OK);
+    PULL(w, 1); /* the parent's wheel is its own */
+    cw_wheel_free(w);
+}
+#endif
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An event loop on CLOCK_MONOTONIC: sleep for cw_wheel_timeout, update, pull. Every timer
+ * fires once, never before its deadline. */
+static void test_event_loop(void) {
+    uint64_t start = now_ns();
+    cw_wheel *w = make(0, start);
+    cw_handle h;
+    for (uint64_t i = 0; i < 20; i++)
+        EQ(cw_wheel_add_in(w, (i % 5 + 1) * 1000000, 200000, start + (i % 5 + 1) * 1000000, &h),
+           CW_OK);
+    int fired = 0;
+    uint64_t ns;
+    while (cw_wheel_timeout(w, &ns) == 1) {
+        struct timespec d = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+        nanosleep(&d, NULL);
+        uint64_t now = now_ns();
+        EQ(cw_wheel_update(w, now), CW_OK);
+        cw_expiry e;
+        while (cw_wheel_get(w, &e) == 1) {
+            CHECK(now >= e.value); /* the value is the deadline: never early */
+            fired++;
+        }
+    }
+    EQ(fired, 20);
+    cw_wheel_free(w);
+}
+
+/* Random operations against a brute-force model: pending timers in an array, pulled in
+ * (deadline, insertion) order. Exact timers, so the order is fully determined. */
+#define MODEL_MAX 512
+static struct {
+    int live;
+    uint64_t deadline, seq, value;
+    cw_handle h;
+} model[MODEL_MAX];
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static uint64_t next_random(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void test_against_model(void) {
+    cw_wheel *w = make(0, 0), *other = make(0, 0);
+    uint64_t now = 0, seq = 0;
+    for (long step = 0; step < 200000; step++) {
+        uint64_t r = next_random();
+        int i = (int)(r % MODEL_MAX);
+        switch ((r >> 20) % 6) {
+        case 0:
+        case 1: /* add: near deadlines, far ones, past ones */
+            if (!model[i].live) {
+                uint64_t span = (r >> 30) % 3 == 0 ? 1u << 30 : 5000;
+                uint64_t d = now + (r >> 34) % span;
+                if ((r >> 33) % 17 == 0)
+                    d = now > 100 ? now - 100 : 0;
+                EQ(cw_wheel_add(w, d, 0, (uint64_t)i, &model[i].h), CW_OK);
+                model[i].live = 1;
+                model[i].deadline = d;
+                model[i].seq = seq++;
+                model[i].value = (uint64_t)i;
+            }
+            break;
+        case 2: /* delete: a live one, or a stale one (refused) */
+            if (model[i].live) {
+                uint64_t v;
+                EQ(cw_wheel_del(w, model[i].h, &v), CW_OK);
+                EQ(v, (uint64_t)i);
+                model[i].live = 0;
+            } else {
+                EQ(cw_wheel_del(w, model[i].h, NULL), CW_ESTALE);
+            }
+            break;
+        case 3: /* reset */
+            if (model[i].live) {
+                uint64_t d = now + (r >> 34) % 5000;
+                EQ(cw_wheel_reset(w, model[i].h, d, 0), CW_OK);
+                model[i].deadline = d;
+                model[i].seq = seq++;
+            }
+            break;
+        case 4: { /* advance and pull */
+            now += (r >> 34) % 3000;
+            EQ(cw_wheel_update(w, now), CW_OK);
+            cw_expiry e;
+            while (cw_wheel_get(w, &e) == 1) {
+                int best = -1;
+                for (int j = 0; j < MODEL_MAX; j++)
+                    if (model[j].live && model[j].deadline <= now &&
+                        (best < 0 || model[j].deadline < model[best].deadline ||
+                         (model[j].deadline == model[best].deadline &&
+                          model[j].seq < model[best].seq)))
+                        best = j;
+                CHECK(best >= 0);
+                EQ(e.value, model[best].value);
+                EQ(e.deadline, model[best].deadline);
+                model[best].live = 0;
+            }
+            for (int j = 0; j < MODEL_MAX; j++)
+                CHECK(!(model[j].live && model[j].deadline <= now));
+            break;
+        }
+        default: { /* the other wheel's handles never act here */
+            cw_handle g;
+            EQ(cw_wheel_add(other, now + 1000, 0, 0, &g), CW_OK);
+            EQ(cw_wheel_del(w, g, NULL), CW_ESTALE);
+            EQ(cw_wheel_del(other, g, NULL), CW_OK);
+            uint64_t t;
+            int pending = 0;
+            uint64_t earliest = UINT64_MAX;
+            for (int j = 0; j < MODEL_MAX; j++)
+                if (model[j].live) {
+                    pending = 1;
+                    if (model[j].deadline < earliest)
+                        earliest = model[j].deadline;
+                }
+            EQ(cw_wheel_next_wakeup(w, &t), pending);
+            if (pending)
+                CHECK(t <= (earliest > now ? earliest : now));
+            break;
+        }
+        }
+        if (step % 4096 == 0)
+            expect_valid(w);
+    }
+    expect_valid(w);
+    cw_wheel_free(w);
+    cw_wheel_free(other);
+}
+
+int main(void) {
+    test_null_arguments();
+    test_order_and_windows();
+    test_handles();
+    test_periodic();
+    test_expire();
+    test_fixed_capacity();
+#ifdef __linux__
+    test_out_of_memory();
+    test_fork();
+#endif
+    test_event_loop();
+    test_against_model();
+    printf("test_wheel: all %ld checks passed\n", (long)atomic_load(&checks));
+    return 0;
+}
