@@ -42,6 +42,7 @@ use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel_schemes::ordered_list::OrderedList;
 use callwheel_schemes::straightforward::Straightforward;
 
+use crate::c_wheel::CWheel;
 use crate::cli::Workload;
 use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
 use crate::workload::{
@@ -262,6 +263,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("hierarchical-paper", "S7-paper", Role::Scheme, Complexity::CONSTANT, Caps { max_ahead: PAPER_RANGE, ..Caps::EXACT }, HierarchicalWheel::paper(Migration::Full)),
     scheme!("calendar-queue", "Brown", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, CalendarQueue::new()),
     scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
+    scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps { note: "through cw_wheel_*", ..Caps::EXACT }, CWheel::new()?),
     scheme!("heap-lazy", "peer-heap", Role::Peer, Complexity::LOGARITHMIC, Caps { note: "tombstones", ..Caps::EXACT }, HeapLazy::new()),
     scheme!("btreemap", "peer-btree", Role::Peer, Complexity::LOGARITHMIC, Caps { max_ahead: BTreeMapPeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, BTreeMapPeer::new()),
     scheme!("delayqueue", "peer-tokio", Role::Peer, Complexity::CONSTANT, Caps { max_ahead: DelayQueuePeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, DelayQueuePeer::new()?),

@@ -1,0 +1,179 @@
+//! The production wheel through its C API (`cw_wheel_*`), behind the benchmark traits: every
+//! operation of a workload crosses the C ABI into the library's `extern "C"` functions, with
+//! their argument checks, handle conversion and panic guard, exactly as a C program's call
+//! does. Measured beside the Rust wheel in one run, the ratio is the price of the C path.
+//!
+//! The only unsafe code of the tool: calling the C API is unsafe by nature (raw pointers). The
+//! wheel pointer is created here, owned by [`CWheel`] and freed once in `Drop`, and every
+//! out-pointer is a live local.
+#![allow(unsafe_code)]
+
+use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Scheme, Tick, Timers};
+use callwheel_ffi::{
+    cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_check, cw_wheel_counts, cw_wheel_del,
+    cw_wheel_free, cw_wheel_get, cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup,
+    cw_wheel_pending, cw_wheel_reset, cw_wheel_update, CW_ENOMEM, CW_OK,
+};
+
+use crate::workload::{TolerantStart, WakeupQuery};
+
+/// A `cw_wheel` owned from Rust.
+#[derive(Debug)]
+pub struct CWheel {
+    w: *mut cw_wheel,
+    /// The wheel's time, kept here so that `now` costs no call (the C wheel has it too).
+    now: Tick,
+    /// Pending timers, kept here for `len` for the same reason.
+    len: usize,
+}
+
+impl CWheel {
+    /// A growing wheel at time 0.
+    pub fn new() -> Result<CWheel, Error> {
+        let mut w = core::ptr::null_mut();
+        // SAFETY: `w` is a live local, valid for writing a pointer.
+        let rc = unsafe { cw_wheel_new(0, 0, &mut w) };
+        if rc != CW_OK || w.is_null() {
+            return Err(Error::NoMemory);
+        }
+        Ok(CWheel { w, now: 0, len: 0 })
+    }
+
+    fn info(&self) -> cw_wheel_info {
+        let mut info = cw_wheel_info::default();
+        // SAFETY: `self.w` is live (owned, freed only in Drop); `info` is a live local.
+        let rc = unsafe { cw_wheel_counts(self.w, &mut info) };
+        debug_assert_eq!(rc, CW_OK);
+        info
+    }
+}
+
+impl Drop for CWheel {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, freed once, here.
+        unsafe { cw_wheel_free(self.w) };
+    }
+}
+
+fn refusal(rc: i32) -> Error {
+    if rc == CW_ENOMEM {
+        Error::NoMemory
+    } else {
+        Error::Config {
+            reason: "the C wheel refused the call",
+        }
+    }
+}
+
+impl Timers<u64> for CWheel {
+    fn start(&mut self, expiry: Tick, value: u64) -> Result<Handle, Error> {
+        self.start_with(expiry, 0, value)
+    }
+
+    fn start_with(&mut self, deadline: Tick, tolerance: Tick, value: u64) -> Result<Handle, Error> {
+        let mut h = cw_handle::default();
+        // SAFETY: `self.w` is live; `h` is a live local.
+        let rc = unsafe { cw_wheel_add(self.w, deadline, tolerance, value, &mut h) };
+        if rc != CW_OK {
+            return Err(refusal(rc));
+        }
+        self.len += 1;
+        Ok(h.into())
+    }
+
+    fn stop(&mut self, handle: Handle) -> Option<u64> {
+        let mut value = 0;
+        // SAFETY: `self.w` is live; `value` is a live local.
+        let rc = unsafe { cw_wheel_del(self.w, handle.into(), &mut value) };
+        (rc == CW_OK).then(|| {
+            self.len -= 1;
+            value
+        })
+    }
+
+    fn reset(&mut self, handle: Handle, deadline: Tick, tolerance: Tick) -> Option<Tick> {
+        let previous = self.deadline(handle)?;
+        // SAFETY: `self.w` is live.
+        let rc = unsafe { cw_wheel_reset(self.w, handle.into(), deadline, tolerance) };
+        (rc == CW_OK).then_some(previous)
+    }
+
+    fn deadline(&self, handle: Handle) -> Option<Tick> {
+        let mut deadline = 0;
+        // SAFETY: `self.w` is live; `deadline` is a live local.
+        let rc = unsafe { cw_wheel_pending(self.w, handle.into(), &mut deadline) };
+        (rc == 1).then_some(deadline)
+    }
+
+    fn now(&self) -> Tick {
+        self.now
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn next_expiry(&self) -> Option<Tick> {
+        let mut at = 0;
+        // SAFETY: `self.w` is live; `at` is a live local.
+        let rc = unsafe { cw_wheel_next_wakeup(self.w, &mut at) };
+        (rc == 1).then_some(at)
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.info().bytes
+    }
+}
+
+impl Scheme<u64> for CWheel {
+    fn advance<F>(&mut self, now: Tick, budget: Budget, mut on_expire: F) -> Progress
+    where
+        F: FnMut(&mut dyn Timers<u64>, Expired<u64>),
+    {
+        // Time never goes back (the C wheel refuses it; the trait ignores it).
+        self.now = self.now.max(now);
+        // SAFETY: `self.w` is live.
+        let rc = unsafe { cw_wheel_update(self.w, self.now) };
+        debug_assert_eq!(rc, CW_OK);
+        let mut meter = Meter::new(budget);
+        loop {
+            if !meter.step() {
+                return meter.finish(false);
+            }
+            let mut e = cw_expiry::default();
+            // SAFETY: `self.w` is live; `e` is a live local.
+            if unsafe { cw_wheel_get(self.w, &mut e) } != 1 {
+                return meter.finish(true);
+            }
+            self.len -= 1;
+            meter.fired();
+            on_expire(
+                self,
+                Expired {
+                    handle: e.handle.into(),
+                    deadline: e.deadline,
+                    value: e.value,
+                    overruns: e.overruns,
+                },
+            );
+        }
+    }
+
+    fn check_invariants(&self) -> Result<(), &'static str> {
+        // SAFETY: `self.w` is live; a NULL buffer asks for no message.
+        let rc = unsafe { cw_wheel_check(self.w, core::ptr::null_mut(), 0) };
+        if rc != CW_OK {
+            return Err("cw_wheel_check found a broken invariant");
+        }
+        if self.info().pending != self.len {
+            return Err("the C wheel's pending count disagrees with the adapter's");
+        }
+        Ok(())
+    }
+}
+
+impl WakeupQuery for CWheel {}
+
+impl TolerantStart for CWheel {
+    const TAKES_TOLERANCE: bool = true;
+}
