@@ -1,6 +1,6 @@
 //! The benchmark workloads of `docs/workloads.md`: the SplitMix64 generator, W1 (set/cancel), W2
-//! (churn), W3 (expire), W4 (sparse advance) and W5 (coalescing), plus the two small traits the
-//! last two need ([`WakeupQuery`], [`TolerantStart`]) and the input-only reference figures the
+//! (churn), W3 (expire), W4 (sparse advance) and W5 (coalescing), plus the small trait W5 needs
+//! ([`TolerantStart`]; W4 and W5 wake at [`Timers::next_wakeup`]) and the input-only reference figures the
 //! results are checked against ([`w2_expected`], [`callwheel::stabbing_optimum`]).
 //!
 //! Each workload function runs every repetition of one measurement in the current process and
@@ -238,19 +238,6 @@ where
     })
 }
 
-/// The query a driver asks "when must I next call `advance`?" (W4's `next_expiry()`, W5's
-/// wake-up instant).
-///
-/// The default is [`Timers::next_expiry`]; the production wheel answers with its own
-/// `next_wakeup()` (the earliest window end, which is the earliest deadline for timers started
-/// without tolerance). Implemented for every structure the registry lists.
-pub trait WakeupQuery: Timers<u64> {
-    /// The instant to wake at next; `None` when nothing is pending.
-    fn wakeup(&self) -> Option<Tick> {
-        self.next_expiry()
-    }
-}
-
 /// Whether a structure honours the tolerance of [`Timers::start_with`] (calloutng's precision).
 ///
 /// Only the production wheel does; every other structure fires at the deadline (the trait's
@@ -441,13 +428,13 @@ pub struct W4Outcome {
 pub const MAX_WAKEUPS: u64 = 200_000_000;
 
 /// W4, sparse advance: `timers` starts in `[1, ticks)`, then `advance(d)` at every `d` the
-/// structure's [`WakeupQuery`] names until it is empty, all timed.
+/// structure's [`Timers::next_wakeup`] names until it is empty, all timed.
 ///
 /// Fails if the structure cannot be built, a start is refused, an unlimited advance is
 /// incomplete, the loop exceeds [`MAX_WAKEUPS`], or the counts differ between repetitions.
 pub fn w4<S, F>(p: &W4Params, make: F) -> Result<W4Outcome, String>
 where
-    S: Scheme<u64> + WakeupQuery,
+    S: Scheme<u64>,
     F: Fn() -> Result<S, Error>,
 {
     if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
@@ -468,7 +455,7 @@ where
                 return Err(start_failed(e));
             }
         }
-        while let Some(d) = s.wakeup() {
+        while let Some(d) = s.next_wakeup() {
             let progress = s.advance(d, Budget::UNLIMITED, |_, e| {
                 black_box(e);
             });
@@ -559,10 +546,10 @@ pub fn w5_windows(timers: u64, ticks: Tick, tolerance_percent: u64) -> Vec<(Tick
 }
 
 /// One W5 case: start every timer with its window, then drive the structure by its
-/// [`WakeupQuery`] until it is empty, checking every firing against the window.
+/// [`Timers::next_wakeup`] until it is empty, checking every firing against the window.
 fn w5_case<S, F>(p: &W5Params, percent: u64, make: &F) -> Result<W5Case, String>
 where
-    S: Scheme<u64> + WakeupQuery + TolerantStart,
+    S: Scheme<u64> + TolerantStart,
     F: Fn() -> Result<S, Error>,
 {
     let windows = w5_windows(p.timers, p.ticks, percent);
@@ -591,7 +578,7 @@ where
                 return Err(start_failed(e));
             }
         }
-        while let Some(t) = s.wakeup() {
+        while let Some(t) = s.next_wakeup() {
             wakeups += 1;
             let progress = s.advance(t, Budget::UNLIMITED, |timers, e| {
                 let (start, end) = windows.get(e.value as usize).copied().unwrap_or((1, 0));
@@ -646,14 +633,14 @@ where
 
 /// W5, coalescing: `timers` timers at `d = range(1, ticks)`, first with tolerance
 /// `d * pct / 100` (only for a structure that [takes one](TolerantStart::TAKES_TOLERANCE)), then
-/// with tolerance 0; each case driven by the structure's [`WakeupQuery`] until it is empty.
+/// with tolerance 0; each case driven by the structure's [`Timers::next_wakeup`] until it is empty.
 ///
 /// Fails if the structure cannot be built, a start is refused, an unlimited advance is
 /// incomplete, a case does not fire every timer, the drive exceeds [`MAX_WAKEUPS`], or the
 /// counts differ between repetitions. Window violations are reported, not judged here.
 pub fn w5<S, F>(p: &W5Params, make: F) -> Result<W5Outcome, String>
 where
-    S: Scheme<u64> + WakeupQuery + TolerantStart,
+    S: Scheme<u64> + TolerantStart,
     F: Fn() -> Result<S, Error>,
 {
     if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
@@ -676,20 +663,9 @@ use callwheel_schemes::{
     ordered_list::OrderedList, straightforward::Straightforward,
 };
 
-// The two traits for callwheel's own structures. Every scheme keeps the defaults: its own
-// `next_expiry` is its wake-up query, and it takes no tolerance. The production wheel wakes at
-// `next_wakeup` (the earliest window end) and starts with `start_with`.
+// The tolerance trait for callwheel's own structures: every scheme keeps the default (it takes
+// no tolerance); the production wheel starts with `start_with`.
 
-impl WakeupQuery for Straightforward<u64> {}
-impl WakeupQuery for OrderedList<u64> {}
-impl WakeupQuery for DifferentialList<u64> {}
-impl WakeupQuery for BinaryHeap<u64> {}
-impl WakeupQuery for BalancedTree<u64> {}
-impl WakeupQuery for BasicWheel<u64> {}
-impl WakeupQuery for HashedWheelSorted<u64> {}
-impl WakeupQuery for HashedWheel<u64> {}
-impl WakeupQuery for HierarchicalWheel<u64> {}
-impl WakeupQuery for CalendarQueue<u64> {}
 impl TolerantStart for Straightforward<u64> {}
 impl TolerantStart for OrderedList<u64> {}
 impl TolerantStart for DifferentialList<u64> {}
@@ -700,13 +676,6 @@ impl TolerantStart for HashedWheelSorted<u64> {}
 impl TolerantStart for HashedWheel<u64> {}
 impl TolerantStart for HierarchicalWheel<u64> {}
 impl TolerantStart for CalendarQueue<u64> {}
-
-impl WakeupQuery for Wheel<u64> {
-    /// `Wheel::next_wakeup`: the earliest window end among the pending timers.
-    fn wakeup(&self) -> Option<Tick> {
-        self.next_wakeup()
-    }
-}
 
 impl TolerantStart for Wheel<u64> {
     const TAKES_TOLERANCE: bool = true;

@@ -67,6 +67,8 @@ pub struct Stats {
     /// Times the backing scheme was rebuilt larger because the pending callouts outgrew it
     /// ([`Backing::load_limit`]).
     pub resizes: u64,
+    /// Calls to [`Callouts::callout_process`]: the tickless mode's event-timer interrupts.
+    pub events: u64,
 }
 
 /// A handler ready to run, taken out of the table.
@@ -274,6 +276,82 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         } else {
             true
         }
+    }
+
+    /// The tickless mode's query, calloutng's event window: `Some((first, last))` where
+    /// `first` is the earliest deadline of the pending callouts and `last` the earliest end of
+    /// their windows (a deadline plus the callout's precision, from
+    /// [`Callouts::callout_reset_sbt_on`]; plain deadlines for the other calls and for
+    /// direct-execution callouts). A one-shot event timer armed anywhere in `[first, last]`,
+    /// then [`Callouts::callout_process`] at the time it fires, runs every callout whose window
+    /// it reaches inside that window, so callouts with overlapping windows share one
+    /// interrupt; arming at `last` coalesces the most. Both are the table's ticks (`hz` of them
+    /// a second: with `hz` = 10^9 a tick is a nanosecond). `(ticks, ticks)` when work is due
+    /// now; `None` when nothing is pending. Never later than any window's end; after stops it
+    /// may be earlier than needed.
+    ///
+    /// The schemes without a wake-up query of their own answer their `next_expiry` for both,
+    /// a coarse scheme possibly earlier (a bucket boundary); only the production wheel
+    /// coalesces.
+    pub fn next_event(&mut self) -> Option<(Tick, Tick)> {
+        if self
+            .batch
+            .iter()
+            .any(|&i| self.pool.records[i as usize].sched == Sched::Due)
+        {
+            return Some((self.ticks, self.ticks));
+        }
+        let direct = self.direct_front().map(|(deadline, _)| deadline);
+        let first = match (self.scheme.next_expiry(), direct) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }?;
+        let last = match (self.scheme.next_wakeup(), direct) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(first),
+        };
+        Some((first, last.max(first)))
+    }
+
+    /// The tickless mode's interrupt, calloutng's `callout_process(now)`: moves `ticks` to
+    /// `now` in one step (any number of ticks; a `now` at or before `ticks` moves nothing),
+    /// as the one-shot event timer armed from [`Callouts::next_event`] fires. Returns `true`
+    /// when [`Callouts::softclock`] has work (due direct callouts run from
+    /// [`Callouts::process_with`] or at the start of that `softclock`); when nothing is due,
+    /// `softticks` follows `ticks` here and no software interrupt is needed.
+    ///
+    /// The tick-driven mode ([`Callouts::hardclock`] once per tick) stays for the
+    /// reproductions of Costello and Varghese; the two may be mixed (a `hardclock` is a
+    /// `callout_process(ticks + 1)` that is counted apart).
+    pub fn callout_process(&mut self, now: Tick) -> bool {
+        self.stats.events += 1;
+        let target = now.max(self.ticks);
+        self.ticks = target;
+        let nothing_due = self.batch.is_empty()
+            && self.scheme.next_expiry().is_none_or(|e| e > target)
+            && self
+                .direct_front()
+                .is_none_or(|(deadline, _)| deadline > target);
+        if nothing_due {
+            // Nothing is due up to `target` (a scheme with work left over from a budgeted
+            // advance answers its cursor): `softclock` would only move the scheme's cursor,
+            // which the next advance does anyway, as after `hardclock`'s fast path.
+            self.softticks = target;
+        }
+        !nothing_due
+    }
+
+    /// [`Callouts::callout_process`], then runs every due `C_DIRECT_EXEC` callout through
+    /// `run` right away (calloutng runs them from the event-timer interrupt itself).
+    pub fn process_with<F>(&mut self, now: Tick, mut run: F) -> bool
+    where
+        F: FnMut(&mut Self, C),
+    {
+        let needed = self.callout_process(now);
+        while let Some(ready) = self.pop_direct_counted() {
+            self.run_ready(ready, &mut run);
+        }
+        needed
     }
 
     /// [`Callouts::hardclock`], then runs every due `C_DIRECT_EXEC` callout through `run` right

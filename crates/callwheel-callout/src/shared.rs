@@ -94,9 +94,35 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::SoftclockBusy`] (after advancing the clock) when another thread is running
     /// handlers: the direct handlers then run at the start of its next `softclock`.
-    pub fn hardclock_with(&self, mut run: impl FnMut(C)) -> Result<bool, Error> {
+    pub fn hardclock_with(&self, run: impl FnMut(C)) -> Result<bool, Error> {
+        self.interrupt(Callouts::hardclock, run)
+    }
+
+    /// [`Callouts::next_event`]: the event window of the pending callouts.
+    pub fn next_event(&self) -> Option<(callwheel::Tick, callwheel::Tick)> {
+        self.lock().table.next_event()
+    }
+
+    /// [`Callouts::process_with`]: the tickless mode's interrupt at `now`; due
+    /// direct-execution handlers run on this thread, with the lock released while each runs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SoftclockBusy`] (after moving the clock) when another thread is running
+    /// handlers: the direct handlers then run at the start of its next `softclock`.
+    pub fn process_with(&self, now: callwheel::Tick, run: impl FnMut(C)) -> Result<bool, Error> {
+        self.interrupt(|t| t.callout_process(now), run)
+    }
+
+    /// A clock interrupt (`clock` moves the table's time and says whether `softclock` has
+    /// work), then the due direct-execution handlers.
+    fn interrupt(
+        &self,
+        clock: impl FnOnce(&mut Callouts<S, C>) -> bool,
+        mut run: impl FnMut(C),
+    ) -> Result<bool, Error> {
         let mut guard = self.lock();
-        let needed = guard.table.hardclock();
+        let needed = clock(&mut guard.table);
         if guard.runner.is_some() {
             return Err(Error::SoftclockBusy);
         }

@@ -15,7 +15,7 @@ use callwheel_ffi::{
     cw_wheel_pending, cw_wheel_reset, cw_wheel_update, CW_ENOMEM, CW_OK,
 };
 
-use crate::workload::{TolerantStart, WakeupQuery};
+use crate::workload::TolerantStart;
 
 /// A `cw_wheel` owned from Rust.
 #[derive(Debug)]
@@ -113,7 +113,14 @@ impl Timers<u64> for CWheel {
         self.len
     }
 
+    /// The C API has no earliest-deadline query, only the wake-up: this answers
+    /// [`Timers::next_wakeup`], which for tolerant timers may be later than a deadline (the
+    /// workloads drive every structure by its wake-up query, never by this).
     fn next_expiry(&self) -> Option<Tick> {
+        self.next_wakeup()
+    }
+
+    fn next_wakeup(&self) -> Option<Tick> {
         let mut at = 0;
         // SAFETY: `self.w` is live; `at` is a live local.
         let rc = unsafe { cw_wheel_next_wakeup(self.w, &mut at) };
@@ -171,8 +178,6 @@ impl Scheme<u64> for CWheel {
         Ok(())
     }
 }
-
-impl WakeupQuery for CWheel {}
 
 impl TolerantStart for CWheel {
     const TAKES_TOLERANCE: bool = true;

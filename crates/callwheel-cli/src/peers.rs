@@ -23,7 +23,7 @@ use callwheel::{Budget, Error, Expired, Handle, Meter, Owner, Progress, Scheme, 
 use tokio::runtime::{EnterGuard, Runtime};
 use tokio_util::time::delay_queue::{DelayQueue, Key};
 
-use crate::workload::{TolerantStart, WakeupQuery};
+use crate::workload::TolerantStart;
 
 /// A slot table: handles are `(generation << 32) | index`, so a handle whose timer has fired or
 /// been stopped is rejected even after its slot is reused.
@@ -672,11 +672,8 @@ impl Scheme<u64> for DelayQueuePeer {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The two CLI traits for the peers: no tolerance, and the default wake-up query.
+// The peers take no tolerance.
 
-impl WakeupQuery for HeapLazy {}
-impl WakeupQuery for BTreeMapPeer {}
-impl WakeupQuery for DelayQueuePeer {}
 impl TolerantStart for HeapLazy {}
 impl TolerantStart for BTreeMapPeer {}
 impl TolerantStart for DelayQueuePeer {}

@@ -25,9 +25,9 @@
 //!
 //! The macro turns the expression into a runner per workload: a plain function pointer that
 //! calls the generic, monomorphized workload code, so the timed loops never go through `dyn`.
-//! The structure's type must implement [`WakeupQuery`](crate::workload::WakeupQuery) and
-//! [`TolerantStart`](crate::workload::TolerantStart) (one line each where the defaults fit;
-//! the benchmark library implements them for callwheel's own structures).
+//! The structure's type must implement [`TolerantStart`](crate::workload::TolerantStart) (one
+//! line where the default fits; the benchmark library implements it for callwheel's own
+//! structures).
 
 use callwheel::Wheel;
 use callwheel::{Error, Tick};
@@ -269,8 +269,8 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("delayqueue", "peer-tokio", Role::Peer, Complexity::CONSTANT, Caps { max_ahead: DelayQueuePeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, DelayQueuePeer::new()?),
 ];
 
-// `WakeupQuery` and `TolerantStart` for callwheel's own structures are implemented beside the
-// traits, in the benchmark library (the orphan rule puts them there).
+// `TolerantStart` for callwheel's own structures is implemented beside the trait, in the
+// benchmark library (the orphan rule puts it there).
 
 /// The scheme called `name`, matched case-insensitively against names and labels.
 pub fn find(name: &str) -> Option<&'static SchemeInfo> {

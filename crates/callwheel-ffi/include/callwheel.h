@@ -19,9 +19,11 @@
  * - Pointer arguments are checked for NULL (CW_EINVAL), and so are function pointers. Any
  *   other pointer must be valid: a table from cw_callouts_new not yet freed, out-pointers
  *   to writable, aligned storage.
- * - Time moves only by cw_hardclock, one tick per call. A callout set for n ticks at tick t
- *   runs in the first cw_softclock after the cw_hardclock that reaches tick t + n; n <= 0
- *   counts as 1, as in BSD. Equal expiries run in the order they were set.
+ * - Time moves by cw_hardclock, one tick per call, or (the tickless mode) by
+ *   cw_callout_process(cw, now) to any later tick, at a time inside the window
+ *   cw_callout_next_event names. A callout set for n ticks at tick t runs in the first
+ *   cw_softclock after the interrupt that reaches tick t + n; n <= 0 counts as 1, as in BSD.
+ *   Equal expiries run in the order they were set.
  * - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
  *   callouts) with the table unlocked, so a handler may call any function on its own table
  *   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
@@ -386,6 +388,38 @@ void cw_callouts_free(cw_callouts *cw);
 //
 // `cw` is NULL or a live table (see the crate documentation).
 int cw_hardclock(cw_callouts *cw);
+
+// The tickless mode's interrupt (calloutng's callout_process): moves the table's tick to
+// `now` in one step (a `now` at or before the current tick moves nothing), as the one-shot
+// event timer armed from cw_callout_next_event fires, then runs the due CW_C_DIRECT_EXEC
+// handlers on this thread. With hz = 1000000000 a tick is a nanosecond, and the precision
+// given to cw_callout_reset_sbt_on decides, on a CW_BACKING_WHEEL table, which callouts share
+// an interrupt.
+//
+// Returns 1 if cw_softclock has work, 0 if not; CW_EBUSY if another thread (or this one,
+// from a handler) is running handlers (the clock still moved); CW_EINVAL for NULL.
+//
+// # Safety
+//
+// `cw` is NULL or a live table (see the crate documentation).
+int cw_callout_process(cw_callouts *cw,
+                       uint64_t now);
+
+// The event window of the pending callouts (calloutng arms its one-shot event timer inside
+// it): `first` is the earliest deadline, `last` the earliest end of a window (deadline plus
+// precision); an interrupt anywhere in [first, last] runs each callout inside its window, and
+// one at `last` coalesces the most. Both in ticks; (current tick, current tick) when work is
+// due now. Only CW_BACKING_WHEEL honours precision; the other backings answer their next
+// deadline for both.
+//
+// Returns 1 with `first` and `last` filled; 0 when nothing is pending; CW_EINVAL for NULL.
+//
+// # Safety
+//
+// `cw` is NULL or a live table; `first` and `last` are NULL or valid for writing a uint64_t.
+int cw_callout_next_event(const cw_callouts *cw,
+                          uint64_t *first,
+                          uint64_t *last);
 
 // The software interrupt: runs every due handler, in expiry order (set order among equal
 // expiries), until the table has caught up with cw_hardclock.

@@ -171,6 +171,17 @@ pub trait Timers<T> {
     /// coarse structure (a bucket or cascade boundary). `None` when nothing is pending.
     fn next_expiry(&self) -> Option<Tick>;
 
+    /// The instant a driver should next call `advance`: never later than the end of any
+    /// pending timer's window ([`Timers::start_with`]). `None` when nothing is pending.
+    ///
+    /// The default is [`Timers::next_expiry`], right for every structure that fires a timer at
+    /// its deadline; the production wheel answers with the earliest window end, which is how
+    /// timers whose windows overlap share one wake-up (the same as the earliest deadline for
+    /// timers started without tolerance).
+    fn next_wakeup(&self) -> Option<Tick> {
+        self.next_expiry()
+    }
+
     /// Bytes of memory the structure holds for its timers and buckets (capacity, not just use).
     fn memory_bytes(&self) -> usize;
 }

@@ -750,10 +750,86 @@ static void test_threads(int backing) {
     cw_callouts_free(cw);
 }
 
+/* The tickless mode: a table at hz = 10^9 (nanosecond ticks) driven only by
+ * cw_callout_process at the end of the window cw_callout_next_event names. Every callout runs
+ * inside [deadline, deadline + precision], never early; with 5 % precision the wheel needs far
+ * fewer interrupts than the distinct deadlines, which is what it needs with no precision. */
+#define TICKLESS_N 2000
+static uint64_t tickless_ran[TICKLESS_N];
+static struct tickless_ctx {
+    cw_callouts *cw;
+} tickless;
+
+static void tickless_record(void *arg) {
+    uint64_t now = 0;
+    EQ(cw_ticks(tickless.cw, &now), CW_OK);
+    size_t i = (size_t)(uintptr_t)arg;
+    CHECK(tickless_ran[i] == 0);
+    tickless_ran[i] = now;
+}
+
+static long tickless_run(int percent, uint64_t *deadline, uint64_t *end) {
+    cw_callouts *cw = NULL;
+    EQ(cw_callouts_new(CW_BACKING_WHEEL, 64, 0, 1000000000u, &cw), CW_OK);
+    tickless.cw = cw;
+    memset(tickless_ran, 0, sizeof tickless_ran);
+    const uint64_t start = 1000000000u;
+    EQ(cw_callout_process(cw, start), 0);
+    static cw_handle h[TICKLESS_N];
+    uint64_t x = 12345;
+    for (size_t i = 0; i < TICKLESS_N; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        int64_t ns = 1 + (int64_t)((x >> 20) % 100000000u);
+        int64_t sbt = (int64_t)(((int64_t)ns << 32) / 1000000000);
+        sbt += ((((int64_t)sbt * 1000000000) >> 32) < ns); /* at least ns */
+        int64_t precision = sbt / 100 * percent;
+        EQ(cw_callout_init(cw, &h[i]), CW_OK);
+        EQ(cw_callout_reset_sbt_on(cw, h[i], sbt, precision, tickless_record, (void *)(uintptr_t)i,
+                                   -1, 0), 0);
+        deadline[i] = start + (uint64_t)(((int64_t)sbt * 1000000000 + 0xffffffff) >> 32);
+        end[i] = deadline[i] + (uint64_t)(((int64_t)precision * 1000000000) >> 32);
+    }
+    long interrupts = 0;
+    uint64_t first, last;
+    int rc;
+    while ((rc = cw_callout_next_event(cw, &first, &last)) == 1) {
+        CHECK(first <= last);
+        interrupts++;
+        rc = cw_callout_process(cw, last);
+        CHECK(rc == 0 || rc == 1);
+        CHECK(cw_softclock(cw) >= 0);
+        CHECK(interrupts <= 2 * TICKLESS_N);
+    }
+    EQ(rc, 0);
+    for (size_t i = 0; i < TICKLESS_N; i++) {
+        CHECK(tickless_ran[i] != 0);
+        /* The sbt conversions may round a nanosecond either way: the window is checked to it. */
+        CHECK(tickless_ran[i] + 1 >= deadline[i]);
+        CHECK(tickless_ran[i] <= end[i] + 1);
+        EQ(cw_callout_free(cw, h[i]), CW_OK);
+    }
+    cw_callouts_free(cw);
+    return interrupts;
+}
+
+static void test_tickless(void) {
+    static uint64_t deadline[TICKLESS_N], end[TICKLESS_N];
+    long coalesced = tickless_run(5, deadline, end);
+    long exact = tickless_run(0, deadline, end);
+    CHECK(exact > TICKLESS_N * 9 / 10); /* about one interrupt per callout */
+    CHECK(coalesced * 10 < exact);
+    uint64_t a, b;
+    EQ(cw_callout_next_event(NULL, &a, &b), CW_EINVAL);
+    EQ(cw_callout_process(NULL, 1), CW_EINVAL);
+    printf("test_callouts: tickless ok (%ld interrupts at 5 %% precision, %ld at none)\n",
+           coalesced, exact);
+}
+
 int main(void) {
     test_constants();
     test_strerror();
     test_new_and_free();
+    test_tickless();
     for (int b = 0; b < 3; b++) {
         cw_callouts *cw = make(backings[b], 8, 0);
         test_null_arguments(cw);

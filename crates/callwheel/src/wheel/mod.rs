@@ -472,6 +472,11 @@ impl<T> Timers<T> for Wheel<T> {
         self.earliest_deadline()
     }
 
+    /// [`Wheel::next_wakeup`]: the earliest window end.
+    fn next_wakeup(&self) -> Option<Tick> {
+        Wheel::next_wakeup(self)
+    }
+
     fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * core::mem::size_of::<Entry<T>>()
             + self.links.capacity() * core::mem::size_of::<Link>()

@@ -1,0 +1,178 @@
+//! The tickless mode (calloutng's `callout_process` and event window): callouts armed with
+//! `callout_reset_sbt_on` and a precision, driven only by interrupts at the end of the event
+//! window [`Callouts::next_event`] names, run each inside its window, never early, in exactly
+//! as many interrupts as the fewest instants that stab every window; with no precision they
+//! need one interrupt per distinct deadline. The tick-driven mode is not used at all.
+
+use callwheel::time::Sbt;
+use callwheel::{stabbing_optimum, Tick, Wheel};
+use callwheel_callout::flags::{c_prel, C_DIRECT_EXEC};
+use callwheel_callout::{Callouts, Config};
+
+/// A nanosecond tick: the table's time is the caller's clock in nanoseconds.
+const HZ: u32 = 1_000_000_000;
+
+fn table() -> Callouts<Wheel<u32>, usize> {
+    let config = Config {
+        hz: HZ,
+        ..Config::default()
+    };
+    Callouts::with_config(Wheel::new(), config).unwrap()
+}
+
+/// SplitMix64, so each run is the same.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// What one run did: interrupts taken, and each callout's window and the tick it ran at.
+struct Run {
+    interrupts: u64,
+    windows: Vec<(Tick, Tick)>,
+    ran_at: Vec<Option<Tick>>,
+}
+
+/// Arms `n` callouts at random relative times up to 100 ms, each with the precision
+/// `precision(sbt)` (and the flags `flags(i)`), then drives the table by its event window
+/// alone, taking each interrupt at the window's end.
+fn run(n: usize, precision: impl Fn(Sbt) -> (Sbt, u32), flags: impl Fn(usize) -> u32) -> Run {
+    let mut t = table();
+    let mut rng = Rng(7);
+    let start: Tick = 5_000_000_000; // the clock need not start at 0
+    assert!(!t.callout_process(start));
+    let mut windows = Vec::with_capacity(n);
+    for i in 0..n {
+        let h = t.callout_init().unwrap();
+        let sbt = Sbt::from_nanos(1 + (rng.next() % 100_000_000) as i64);
+        let (explicit, prel) = precision(sbt);
+        let flags = flags(i) | prel;
+        assert!(!t
+            .callout_reset_sbt_on(h, sbt, explicit, i, -1, flags)
+            .unwrap());
+        // The window the documentation promises: the deadline rounded up to a tick, the
+        // precision (or interval / 2^n for C_PREL(n), if larger) rounded down.
+        let deadline = start + (sbt.to_nanos() as Tick).max(1);
+        let mut slack = explicit;
+        if let Some(n) = callwheel_callout::flags::c_prelget(flags) {
+            slack = slack.max(Sbt::from_raw(sbt.as_raw() >> n));
+        }
+        let tolerance = if flags & C_DIRECT_EXEC != 0 {
+            0
+        } else {
+            slack.to_nanos() as Tick
+        };
+        windows.push((deadline, deadline + tolerance));
+    }
+    let mut ran_at = vec![None; n];
+    let mut interrupts = 0;
+    while let Some((first, last)) = t.next_event() {
+        assert!(first <= last, "an event window ends before it starts");
+        assert!(first >= t.ticks(), "an event window in the past");
+        interrupts += 1;
+        let mut log = Vec::new();
+        t.process_with(last, |table, i| log.push((i, table.ticks())));
+        t.softclock(|table, i| log.push((i, table.ticks())));
+        for (i, at) in log {
+            assert!(ran_at[i].is_none(), "callout {i} ran twice");
+            ran_at[i] = Some(at);
+        }
+        assert!(
+            interrupts <= 2 * n as u64,
+            "the event windows do not make progress"
+        );
+    }
+    assert_eq!(t.pending(), 0);
+    assert_eq!(
+        t.stats().hardclocks,
+        0,
+        "the tickless run took a clock tick"
+    );
+    Run {
+        interrupts,
+        windows,
+        ran_at,
+    }
+}
+
+fn every_callout_ran_inside_its_window(r: &Run) {
+    for (i, (&(d, e), at)) in r.windows.iter().zip(&r.ran_at).enumerate() {
+        let at = at.unwrap_or_else(|| panic!("callout {i} never ran"));
+        assert!(at >= d, "callout {i} ran at {at}, before its deadline {d}");
+        assert!(
+            at <= e,
+            "callout {i} ran at {at}, after its window [{d}, {e}]"
+        );
+    }
+}
+
+#[test]
+fn precision_coalesces_to_the_optimum_and_keeps_every_window() {
+    let n = 5_000;
+    // 5 % of each interval as an explicit precision.
+    let r = run(n, |sbt| (Sbt::from_raw(sbt.as_raw() / 20), 0), |_| 0);
+    every_callout_ran_inside_its_window(&r);
+    assert_eq!(r.interrupts, stabbing_optimum(&r.windows));
+    // The same callouts without precision need an interrupt per distinct deadline: the
+    // precision is what removed the others.
+    let exact = run(n, |_| (Sbt::ZERO, 0), |_| 0);
+    every_callout_ran_inside_its_window(&exact);
+    let mut deadlines: Vec<Tick> = exact.windows.iter().map(|w| w.0).collect();
+    deadlines.sort_unstable();
+    deadlines.dedup();
+    assert_eq!(exact.interrupts, deadlines.len() as u64);
+    assert!(
+        r.interrupts * 10 < exact.interrupts,
+        "5 % precision took {} interrupts, no precision {}",
+        r.interrupts,
+        exact.interrupts
+    );
+}
+
+#[test]
+fn c_prel_precision_coalesces_too() {
+    // C_PREL(4): a sixteenth of each interval.
+    let r = run(3_000, |_| (Sbt::ZERO, c_prel(4)), |_| 0);
+    every_callout_ran_inside_its_window(&r);
+    assert_eq!(r.interrupts, stabbing_optimum(&r.windows));
+    assert!(r.interrupts < 300, "{} interrupts", r.interrupts);
+}
+
+#[test]
+fn direct_callouts_run_at_their_deadline_from_the_interrupt() {
+    // Every third callout runs from the interrupt itself (C_DIRECT_EXEC), exactly at its
+    // deadline; the others coalesce around them.
+    let r = run(
+        2_000,
+        |sbt| (Sbt::from_raw(sbt.as_raw() / 10), 0),
+        |i| if i % 3 == 0 { C_DIRECT_EXEC } else { 0 },
+    );
+    every_callout_ran_inside_its_window(&r);
+    assert_eq!(r.interrupts, stabbing_optimum(&r.windows));
+}
+
+#[test]
+fn an_interrupt_with_nothing_due_moves_the_clock_and_asks_for_no_softclock() {
+    let mut t = table();
+    let h = t.callout_init().unwrap();
+    t.callout_reset_sbt_on(h, Sbt::from_micros(10), Sbt::ZERO, 1, 0, 0)
+        .unwrap();
+    assert_eq!(t.next_event(), Some((10_000, 10_000)));
+    assert!(!t.callout_process(9_999));
+    assert_eq!((t.ticks(), t.softticks()), (9_999, 9_999));
+    // Time never goes back.
+    assert!(!t.callout_process(5));
+    assert_eq!(t.ticks(), 9_999);
+    assert!(t.callout_process(10_000));
+    let mut ran = Vec::new();
+    assert_eq!(t.softclock(|_, c| ran.push(c)), 1);
+    assert_eq!(ran, [1]);
+    assert_eq!(t.next_event(), None);
+    assert_eq!(t.stats().events, 3);
+}
