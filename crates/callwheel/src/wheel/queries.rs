@@ -14,6 +14,14 @@ impl<T> Wheel<T> {
         self.periodic.get(idx).map(|p| p.overruns)
     }
 
+    /// The value of the live timer `handle` names, to read or replace in place (an async
+    /// driver keeps a future's waker there and swaps it when the future moves to another
+    /// task). `None` for a stale handle. The timer's place in the wheel does not change.
+    pub fn value_mut(&mut self, handle: Handle) -> Option<&mut T> {
+        let idx = self.resolve(handle)?;
+        Some(&mut self.timer_mut(idx).value)
+    }
+
     /// The instant a driver should next wake: the earliest window end among the pending timers,
     /// or the wheel's own time when `advance` has work at it (timers already due, or an
     /// `advance` still in progress — inside a callback — or left unfinished by a budget or a

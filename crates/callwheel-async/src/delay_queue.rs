@@ -1,0 +1,271 @@
+//! [`DelayQueue`]: values that come back after their delay, in deadline order — tokio-util's
+//! `DelayQueue` on the production wheel. The queue keeps its own wheel (in the driver's clock
+//! nanoseconds) and one [`Sleep`] for its next wake-up, so the driver holds one registration
+//! per queue, not one per value.
+
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use callwheel::{Error, Handle, Timers, Wheel};
+
+use crate::driver::{Driver, Inner};
+use crate::sleep::{nanos, Sleep};
+
+/// Names one value in a [`DelayQueue`]: what `insert` returns and `remove`/`reset` take. A
+/// key whose value came back or was removed goes stale (its slot's generation moves on), and
+/// another queue's key names nothing here: either gets `None`/`false`, never another value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Key(Handle);
+
+/// A value whose delay ran out, as [`DelayQueue::poll_expired`] returns it.
+#[derive(Debug)]
+pub struct Expired<T> {
+    value: T,
+    key: Key,
+    deadline: Instant,
+}
+
+impl<T> Expired<T> {
+    /// The value.
+    pub fn get_ref(&self) -> &T {
+        &self.value
+    }
+
+    /// The value, to change.
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+
+    /// The value, taken out.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+
+    /// The key it was inserted under (now stale).
+    pub fn key(&self) -> Key {
+        self.key
+    }
+
+    /// The deadline it was due at.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+}
+
+/// A queue of values, each returned once its delay has passed: see the [module
+/// documentation](self). Insertion, removal and reset are O(1).
+#[derive(Debug)]
+pub struct DelayQueue<T> {
+    wheel: Wheel<T>,
+    /// The queue's next wake-up, on its driver.
+    sleep: Sleep,
+    /// The task waiting in `poll_expired`, woken when an insert or reset makes a value due
+    /// before the wake-up it sleeps for.
+    waiter: Option<Waker>,
+    tolerance: u64,
+    /// Where time counts from when no driver could be started.
+    base: Instant,
+}
+
+impl<T> Default for DelayQueue<T> {
+    fn default() -> Self {
+        DelayQueue::new()
+    }
+}
+
+impl<T> DelayQueue<T> {
+    /// An empty queue on the process-wide driver.
+    pub fn new() -> DelayQueue<T> {
+        DelayQueue::on(Driver::global().ok().map(Driver::inner))
+    }
+
+    fn on(driver: Option<&std::sync::Arc<Inner>>) -> DelayQueue<T> {
+        DelayQueue {
+            wheel: Wheel::new(),
+            sleep: Sleep::at(driver, Instant::now()),
+            waiter: None,
+            tolerance: 0,
+            base: Instant::now(),
+        }
+    }
+
+    /// Values may come back up to `tolerance` after their deadline (never before), so that
+    /// values with overlapping windows share one wake-up.
+    pub fn with_tolerance(mut self, tolerance: Duration) -> DelayQueue<T> {
+        self.tolerance = nanos(tolerance);
+        self
+    }
+
+    fn now(&self) -> u64 {
+        // No driver: count in nanoseconds since the queue was made.
+        self.sleep
+            .driver_now()
+            .unwrap_or_else(|| nanos(self.base.elapsed()))
+    }
+
+    /// Inserts `value`, due `timeout` from now. Aborts, as `Vec::push` does, when memory runs
+    /// out ([`DelayQueue::try_insert`] returns the error instead).
+    pub fn insert(&mut self, value: T, timeout: Duration) -> Key {
+        let deadline = self.now().saturating_add(nanos(timeout));
+        self.insert_ns(value, deadline)
+    }
+
+    /// Inserts `value`, due at `when` (at once if it has passed).
+    pub fn insert_at(&mut self, value: T, when: Instant) -> Key {
+        let deadline = self.deadline_of(when);
+        self.insert_ns(value, deadline)
+    }
+
+    /// [`DelayQueue::insert`], returning [`Error::NoMemory`] (nothing changed) when the queue
+    /// cannot grow.
+    pub fn try_insert(&mut self, value: T, timeout: Duration) -> Result<Key, Error> {
+        let deadline = self.now().saturating_add(nanos(timeout));
+        self.try_insert_ns(value, deadline)
+    }
+
+    fn deadline_of(&self, when: Instant) -> u64 {
+        let now = Instant::now();
+        let ns = self.now();
+        match when.checked_duration_since(now) {
+            Some(ahead) => ns.saturating_add(nanos(ahead)),
+            None => ns.saturating_sub(nanos(now - when)),
+        }
+    }
+
+    fn insert_ns(&mut self, value: T, deadline: u64) -> Key {
+        match self.try_insert_ns(value, deadline) {
+            Ok(key) => key,
+            Err(_) => std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>()),
+        }
+    }
+
+    fn try_insert_ns(&mut self, value: T, deadline: u64) -> Result<Key, Error> {
+        let handle = self.wheel.start_with(deadline, self.tolerance, value)?;
+        self.wake_if_sooner(deadline);
+        Ok(Key(handle))
+    }
+
+    /// A value now due before the wake-up the waiting task sleeps for: wake it to re-plan.
+    fn wake_if_sooner(&mut self, deadline: u64) {
+        if deadline.saturating_add(self.tolerance) < self.sleep.deadline_ns()
+            || self.sleep.is_elapsed()
+        {
+            if let Some(w) = self.waiter.take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Removes the value `key` names and returns it; `None` for a stale or foreign key.
+    pub fn remove(&mut self, key: &Key) -> Option<T> {
+        self.wheel.stop(key.0)
+    }
+
+    /// Moves the value `key` names to `timeout` from now; `false` for a stale or foreign key.
+    pub fn reset(&mut self, key: &Key, timeout: Duration) -> bool {
+        let deadline = self.now().saturating_add(nanos(timeout));
+        self.reset_ns(key, deadline)
+    }
+
+    /// Moves the value `key` names to `when`; `false` for a stale or foreign key.
+    pub fn reset_at(&mut self, key: &Key, when: Instant) -> bool {
+        let deadline = self.deadline_of(when);
+        self.reset_ns(key, deadline)
+    }
+
+    fn reset_ns(&mut self, key: &Key, deadline: u64) -> bool {
+        if self.wheel.reset(key.0, deadline, self.tolerance).is_none() {
+            return false;
+        }
+        self.wake_if_sooner(deadline);
+        true
+    }
+
+    /// The deadline of the value `key` names.
+    pub fn deadline(&self, key: &Key) -> Option<Instant> {
+        let ns = self.wheel.deadline(key.0)?;
+        Some(self.instant_of(ns))
+    }
+
+    fn instant_of(&self, ns: u64) -> Instant {
+        let now = self.now();
+        let base = Instant::now();
+        if ns >= now {
+            base.checked_add(Duration::from_nanos(ns - now))
+                .unwrap_or(base)
+        } else {
+            base.checked_sub(Duration::from_nanos(now - ns))
+                .unwrap_or(base)
+        }
+    }
+
+    /// Values in the queue.
+    pub fn len(&self) -> usize {
+        self.wheel.len()
+    }
+
+    /// Whether the queue is empty.
+    pub fn is_empty(&self) -> bool {
+        self.wheel.is_empty()
+    }
+
+    /// Drops every value (their keys go stale).
+    pub fn clear(&mut self) {
+        self.wheel.clear();
+    }
+
+    /// Bytes the queue's wheel holds.
+    pub fn memory_bytes(&self) -> usize {
+        self.wheel.memory_bytes()
+    }
+
+    /// The next value whose delay has passed (deadline order; insertion order among equal
+    /// deadlines): `Ready(Some(expired))`; `Ready(None)` when the queue is empty (poll again
+    /// after an insert); `Pending` until the next one is due, with the task woken then (or
+    /// when an insert or reset makes one due sooner).
+    pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        loop {
+            let now = self.now();
+            if let Some(e) = self.wheel.poll_expired(now) {
+                return Poll::Ready(Some(Expired {
+                    deadline: self.instant_of(e.deadline),
+                    key: Key(e.handle),
+                    value: e.value,
+                }));
+            }
+            let Some(next) = self.wheel.next_wakeup() else {
+                self.waiter = None;
+                return Poll::Ready(None);
+            };
+            if next != self.sleep.deadline_ns() || self.sleep.is_elapsed() {
+                self.sleep.reset_ns(next);
+            }
+            match self.sleep.poll_sleep(cx) {
+                Poll::Ready(()) => continue,
+                Poll::Pending => {
+                    match &mut self.waiter {
+                        Some(w) => w.clone_from(cx.waker()),
+                        None => self.waiter = Some(cx.waker().clone()),
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+}
+
+impl Driver {
+    /// An empty [`DelayQueue`] on this driver (its delays count on the driver's clock).
+    pub fn delay_queue<T>(&self) -> DelayQueue<T> {
+        DelayQueue::on(Some(self.inner()))
+    }
+}
+
+impl<T: Unpin> futures_core::Stream for DelayQueue<T> {
+    type Item = Expired<T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
+        self.get_mut().poll_expired(cx)
+    }
+}

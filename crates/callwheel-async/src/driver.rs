@@ -1,0 +1,432 @@
+//! The driver: the threads that wake sleeping futures. Each shard is one production wheel
+//! whose values are the futures' wakers, behind a mutex, with one thread that fires what is
+//! due, wakes the wakers with the lock released, and sleeps until the wheel's next wake-up
+//! (the earliest window end), woken early only by a registration whose window ends before
+//! that.
+//!
+//! Why not one `callwheel_rt::Timer` per future: a runtime timer carries a callback, its own
+//! state and drain machinery, and costs allocations of its own; a future needs only its waker
+//! woken. Keeping the waker as the wheel's value makes a registration one slab slot and a
+//! list link (no allocation in steady state) and a cancellation O(1). The clocks, the
+//! sleeping and the test clock are the runtime's ([`Clock`], [`Waiter`], [`ManualClock`]).
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
+use callwheel_rt::{Clock, ClockId, ManualClock, SystemClock, Tolerance, Waiter};
+
+/// Expiries a driver takes per hold of its shard's lock: the bound on how long a registration
+/// can wait for the lock behind a mass expiry (the papers' bounded lock-out).
+const BUDGET: u64 = 256;
+
+/// The most shards a driver accepts.
+pub const MAX_SHARDS: usize = 256;
+
+/// What a driver's thread is doing, as registrations need to know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plan {
+    /// Running (or about to): it will look at the wheel again before sleeping.
+    Awake,
+    /// Sleeping until this instant (`None`: until woken).
+    Asleep(Option<u64>),
+}
+
+#[derive(Debug)]
+struct State {
+    wheel: Wheel<Waker>,
+    plan: Plan,
+}
+
+#[derive(Debug)]
+struct Shard {
+    state: Mutex<State>,
+    waiter: Box<dyn Waiter>,
+}
+
+impl Shard {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A waker that panicked is caught outside the lock: a poisoned lock can only come from
+        // a bug here, and the wheel is consistent at every unlock, so carry on with it.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The state the driver's threads and every future registered on it share.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    clock: Arc<dyn Clock>,
+    shards: Box<[Shard]>,
+    tolerance: Tolerance,
+    shutdown: AtomicBool,
+    /// User handles ([`Driver`] values) alive: the last one dropped shuts the driver down.
+    handles: AtomicUsize,
+}
+
+/// Why a registration was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The driver has shut down: the future completes at once rather than wait for ever.
+    ShutDown,
+    /// The wheel could not grow: the future polls itself again until its deadline.
+    NoMemory,
+}
+
+/// Where a registered future's timer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    shard: usize,
+    handle: Handle,
+}
+
+/// Threads take shards by a number drawn once per thread, so one thread's futures share a
+/// shard (and its cache lines) and threads spread over the shards.
+fn thread_number() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static NUMBER: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    NUMBER.try_with(|n| *n).unwrap_or(0)
+}
+
+impl Inner {
+    /// The clock's reading.
+    pub(crate) fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    /// `at` in the clock's nanoseconds (exact on the monotonic clock; by distance from now on
+    /// others).
+    pub(crate) fn ns_at(&self, at: Instant) -> u64 {
+        self.clock.ns_at(at)
+    }
+
+    /// The driver's default tolerance for a wait of `interval` nanoseconds.
+    pub(crate) fn default_tolerance(&self, interval: u64) -> u64 {
+        self.tolerance.for_interval(interval)
+    }
+
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// Registers `waker` to be woken once the clock reaches `deadline`, within
+    /// `[deadline, deadline + tolerance]`.
+    pub(crate) fn register(
+        &self,
+        deadline: u64,
+        tolerance: u64,
+        waker: &Waker,
+    ) -> Result<Entry, Refused> {
+        let shard = thread_number() % self.shards.len();
+        let s = &self.shards[shard];
+        let end = deadline.saturating_add(tolerance);
+        let mut st = s.lock();
+        if self.is_shut_down() {
+            return Err(Refused::ShutDown);
+        }
+        let handle = st
+            .wheel
+            .start_with(deadline, tolerance, waker.clone())
+            .map_err(|_| Refused::NoMemory)?;
+        let wake = match st.plan {
+            Plan::Asleep(at) => at.is_none_or(|at| end < at),
+            Plan::Awake => false,
+        };
+        if wake {
+            st.plan = Plan::Awake;
+        }
+        drop(st);
+        if wake {
+            s.waiter.wake();
+        }
+        Ok(Entry { shard, handle })
+    }
+
+    /// Whether the registered timer is still pending; if so, `waker` replaces its waker
+    /// (unless it would wake the same task). `false` once it fired, or the driver shut down.
+    pub(crate) fn still_pending(&self, entry: Entry, waker: &Waker) -> bool {
+        let mut st = self.shards[entry.shard].lock();
+        if self.is_shut_down() {
+            return false;
+        }
+        match st.wheel.value_mut(entry.handle) {
+            Some(stored) => {
+                if !stored.will_wake(waker) {
+                    stored.clone_from(waker);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves a registered timer to a new window; `false` when it had already fired.
+    pub(crate) fn reset(&self, entry: Entry, deadline: u64, tolerance: u64) -> bool {
+        let s = &self.shards[entry.shard];
+        let end = deadline.saturating_add(tolerance);
+        let mut st = s.lock();
+        if st.wheel.reset(entry.handle, deadline, tolerance).is_none() {
+            return false;
+        }
+        let wake = matches!(st.plan, Plan::Asleep(at) if at.is_none_or(|at| end < at));
+        if wake {
+            st.plan = Plan::Awake;
+        }
+        drop(st);
+        if wake {
+            s.waiter.wake();
+        }
+        true
+    }
+
+    /// Cancels a registered timer (nothing when it already fired). Its waker is dropped after
+    /// the lock is released: dropping a waker is the executor's code.
+    pub(crate) fn cancel(&self, entry: Entry) {
+        let waker = self.shards[entry.shard].lock().wheel.stop(entry.handle);
+        drop(waker);
+    }
+
+    /// Pending registrations and the bytes the shards' wheels hold.
+    fn counts(&self) -> (usize, usize) {
+        self.shards.iter().fold((0, 0), |(n, b), s| {
+            let st = s.lock();
+            (n + st.wheel.len(), b + st.wheel.memory_bytes())
+        })
+    }
+
+    /// One driver thread's loop.
+    fn drive(self: Arc<Self>, i: usize) {
+        // Tolerance is the driver's to apply: ask the kernel for no slack of its own (a
+        // kernel that refuses leaves its default, which only makes wake-ups later).
+        let _ = ClockId::minimise_timer_slack();
+        let shard = &self.shards[i];
+        let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
+        loop {
+            let sleep = {
+                let mut st = shard.lock();
+                if self.is_shut_down() {
+                    // Wake every future still registered: each then sees the shutdown and
+                    // completes, so nothing waits for ever on a driver that is gone.
+                    while let Some(e) = st.wheel.poll_expired(u64::MAX) {
+                        due.push(e.value);
+                    }
+                    drop(st);
+                    wake_all(&mut due);
+                    return;
+                }
+                let now = self.clock.now();
+                let progress = st
+                    .wheel
+                    .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
+                if progress.complete && due.is_empty() {
+                    let next = st.wheel.next_wakeup();
+                    st.plan = Plan::Asleep(next);
+                    Some(next)
+                } else {
+                    st.plan = Plan::Awake;
+                    None
+                }
+            };
+            wake_all(&mut due);
+            if let Some(until) = sleep {
+                if shard.waiter.wait(until).is_err() {
+                    // Do not spin on a failing sleep: fall back to a coarse one.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    fn shut_down(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        for s in self.shards.iter() {
+            // Taking the lock orders the flag before the drivers' next look at their wheel.
+            drop(s.lock());
+            s.waiter.wake();
+        }
+    }
+}
+
+/// Wakes each waker, with no lock held; a waker that panics (executor code) is caught so the
+/// driver and the other wakers go on.
+fn wake_all(due: &mut Vec<Waker>) {
+    for w in due.drain(..) {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || w.wake()));
+    }
+}
+
+/// A set of driver threads that wake the futures of this crate (its [`Sleep`](crate::Sleep),
+/// [`Timeout`](crate::Timeout), [`Interval`](crate::Interval) and
+/// [`DelayQueue`](crate::DelayQueue)), on any executor.
+///
+/// The free functions ([`sleep`](crate::sleep), …) use the process-wide driver
+/// ([`Driver::global`]), started at first use. Build your own for another clock (a
+/// [`ManualClock`] in tests), another default tolerance or another number of shards; clones
+/// share it, and when the last clone is dropped its threads end and every future still
+/// registered on it completes at once.
+#[derive(Debug)]
+pub struct Driver {
+    inner: Arc<Inner>,
+}
+
+impl Clone for Driver {
+    fn clone(&self) -> Driver {
+        self.inner.handles.fetch_add(1, Ordering::Relaxed);
+        Driver {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if self.inner.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.inner.shut_down();
+        }
+    }
+}
+
+/// How a [`Driver`] is built.
+#[derive(Debug)]
+pub struct Builder {
+    clock: Arc<dyn Clock>,
+    shards: usize,
+    tolerance: Tolerance,
+}
+
+impl Builder {
+    /// The clock deadlines are read on: the monotonic clock by default, or a [`ManualClock`]
+    /// (whose auto-advance jumps to the next wake-up whenever every driver thread is idle, as
+    /// tokio's paused clock does).
+    pub fn clock(mut self, clock: impl Clock) -> Builder {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Shards, each a wheel with its own thread (1 to [`MAX_SHARDS`]; default 1). Threads
+    /// are spread over the shards; one shard is enough unless many threads register at once.
+    pub fn shards(mut self, shards: usize) -> Builder {
+        self.shards = shards;
+        self
+    }
+
+    /// The tolerance of every future that sets none of its own (default: exact). A sleep of
+    /// `d` may then end anywhere in `[d, d + tolerance(d)]`, which lets sleeps whose windows
+    /// overlap share one wake-up.
+    pub fn tolerance(mut self, tolerance: Tolerance) -> Builder {
+        self.tolerance = tolerance;
+        self
+    }
+
+    /// Starts the driver's threads.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a shard count outside 1 to [`MAX_SHARDS`]; the error of creating a
+    /// waiter or a thread.
+    pub fn build(self) -> io::Result<Driver> {
+        if !(1..=MAX_SHARDS).contains(&self.shards) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a driver needs between 1 and MAX_SHARDS (256) shards",
+            ));
+        }
+        let shards = (0..self.shards)
+            .map(|_| {
+                Ok(Shard {
+                    state: Mutex::new(State {
+                        wheel: Wheel::new(),
+                        plan: Plan::Awake,
+                    }),
+                    waiter: self.clock.waiter()?,
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let inner = Arc::new(Inner {
+            clock: self.clock,
+            shards: shards.into_boxed_slice(),
+            tolerance: self.tolerance,
+            shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(1),
+        });
+        // From here on, dropping `driver` on an error stops the threads already started.
+        let driver = Driver { inner };
+        for i in 0..driver.inner.shards.len() {
+            let inner = Arc::clone(&driver.inner);
+            std::thread::Builder::new()
+                .name(format!("callwheel-async-{i}"))
+                .spawn(move || inner.drive(i))?;
+        }
+        Ok(driver)
+    }
+}
+
+impl Driver {
+    /// A builder: monotonic clock, one shard, exact timers.
+    pub fn builder() -> Builder {
+        Builder {
+            clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
+            shards: 1,
+            tolerance: Tolerance::EXACT,
+        }
+    }
+
+    /// The process-wide driver, started by the first call (one shard on the monotonic clock,
+    /// exact timers). It lives until the process exits.
+    ///
+    /// # Errors
+    ///
+    /// The error of starting it (a thread or a waiter the system refused); a later call tries
+    /// again.
+    pub fn global() -> io::Result<&'static Driver> {
+        static GLOBAL: OnceLock<Driver> = OnceLock::new();
+        static STARTING: Mutex<()> = Mutex::new(());
+        if let Some(d) = GLOBAL.get() {
+            return Ok(d);
+        }
+        let _one_at_a_time = STARTING.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = GLOBAL.get() {
+            return Ok(d);
+        }
+        let driver = Driver::builder().build()?;
+        Ok(GLOBAL.get_or_init(|| driver))
+    }
+
+    /// A driver on a [`ManualClock`] starting at 0 whose time jumps to the next wake-up
+    /// whenever every driver thread is idle: for tests, timers fire in order with no real
+    /// waiting (tokio's `pause`). The clock is returned too, to read or move by hand.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Builder::build`].
+    pub fn manual() -> io::Result<(Driver, ManualClock)> {
+        let clock = ManualClock::new(0);
+        clock.set_auto_advance(true);
+        let driver = Driver::builder().clock(clock.clone()).build()?;
+        Ok((driver, clock))
+    }
+
+    /// The clock's reading, in nanoseconds.
+    pub fn now_ns(&self) -> u64 {
+        self.inner.now()
+    }
+
+    /// Futures registered and waiting now, over every shard.
+    pub fn pending(&self) -> usize {
+        self.inner.counts().0
+    }
+
+    /// Bytes the shards' wheels hold (slabs at capacity, links, summaries).
+    pub fn memory_bytes(&self) -> usize {
+        self.inner.counts().1
+    }
+
+    /// The shared state, for the futures.
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
+}

@@ -1,0 +1,65 @@
+//! Async timers on callwheel's production wheel, for any executor: [`sleep`],
+//! [`sleep_until`], [`timeout`], [`timeout_at`], [`interval`], [`interval_at`] and a
+//! [`DelayQueue`], with the shapes tokio users know, nanosecond deadlines and per-timer
+//! tolerance.
+//!
+//! ```
+//! # futures::executor::block_on(async {
+//! use std::time::Duration;
+//! use callwheel_async::{sleep, timeout};
+//!
+//! sleep(Duration::from_micros(50)).await;             // not rounded to a millisecond
+//! let slow = sleep(Duration::from_secs(60));
+//! assert!(timeout(Duration::from_millis(1), slow).await.is_err());
+//! // Many sleeps that may each end up to 1 ms late share the driver's wake-ups.
+//! sleep(Duration::from_millis(2)).tolerance(Duration::from_millis(1)).await;
+//! # });
+//! ```
+//!
+//! # How it works, and what precision to expect
+//!
+//! A [`Driver`] is one or more threads, each with a wheel whose values are the wakers of the
+//! futures waiting on it. A future registers at its first pending poll (one that completes
+//! first — a [`timeout`] whose future is ready — never registers), its waker goes into a slab
+//! slot of the wheel (no allocation per sleep once the slab has grown), and dropping it
+//! cancels in O(1). The driver sleeps until the earliest window end among its timers
+//! (`[deadline, deadline + tolerance]`), with the kernel's timer slack set to its minimum, and
+//! wakes every waker whose deadline has passed. A sleep therefore ends at its deadline plus
+//! the kernel's wake-up latency (tens of microseconds on an idle virtual machine, a few on
+//! bare metal) plus the tolerance it allows — where tokio's timer rounds every sleep up to
+//! the next millisecond. Nothing here depends on an executor: the drivers only call
+//! `Waker::wake`, so the same futures run on tokio, smol, `futures::executor` or a
+//! hand-written loop.
+//!
+//! The free functions use a process-wide driver ([`Driver::global`]), started by the first
+//! timer; [`Driver::builder`] makes others (another clock, shards, default tolerance), and
+//! [`Driver::manual`] one on a simulated clock that jumps to the next deadline whenever the
+//! driver is idle, for tests.
+//!
+//! # Edges
+//!
+//! `Duration::MAX` never completes; a deadline already passed (an `Instant` from before the
+//! process started included) completes at the first poll; a zero interval period is taken as
+//! one nanosecond; polling a completed [`Sleep`] returns `Ready` again. When no driver thread
+//! can be started, or the wheel cannot grow, a sleep falls back to polling itself until its
+//! deadline (it still completes, at a CPU cost); a sleep on a driver that was shut down
+//! completes at once. Nothing here panics on any input.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod delay_queue;
+mod driver;
+mod interval;
+mod sleep;
+mod timeout;
+
+pub use callwheel::Missed;
+pub use callwheel_rt::{ManualClock, Tolerance};
+pub use delay_queue::{DelayQueue, Expired, Key};
+pub use driver::{Builder, Driver, MAX_SHARDS};
+pub use interval::{interval, interval_at, Interval};
+pub use sleep::{sleep, sleep_until, Sleep};
+pub use timeout::{timeout, timeout_at, Elapsed, Timeout};
+
+/// tokio's name for [`Missed`]: what an [`Interval`] does about ticks it was late for.
+pub type MissedTickBehavior = Missed;

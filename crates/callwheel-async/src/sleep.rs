@@ -1,0 +1,259 @@
+//! [`Sleep`]: a future that completes once its deadline has passed, no earlier, and within
+//! its tolerance after it.
+//!
+//! A sleep registers with its driver at its first pending poll, not before: one that is
+//! polled only after its deadline (a timeout whose future finished first, a deadline already
+//! past) never takes a shard's lock. Dropping a registered sleep cancels its timer (O(1)).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use crate::driver::{Driver, Entry, Inner, Refused};
+
+/// Saturating `Duration` to nanoseconds.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// `Instant::now() + d`, saturating far in the future (`Duration::MAX` never ends).
+fn instant_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
+}
+
+/// Where a sleep stands with its driver.
+#[derive(Debug)]
+enum Registration {
+    /// Not registered (not yet polled pending, or reset since it fired).
+    Idle,
+    /// Registered: its waker is in the wheel.
+    Armed(Entry),
+    /// It completed.
+    Done,
+}
+
+/// A future that completes at its deadline: see [`sleep`] and [`sleep_until`].
+///
+/// `Unpin`: it can be polled through `&mut` and moved between tasks and threads freely (a
+/// move takes effect at the next poll, whose waker replaces the registered one).
+#[derive(Debug)]
+#[must_use = "a sleep does nothing unless polled"]
+pub struct Sleep {
+    /// `None` when no driver could be started: the sleep then polls itself until its
+    /// deadline (a degraded mode that never loses the wake-up).
+    driver: Option<Arc<Inner>>,
+    /// The deadline as the caller gave it (or as `now + duration`).
+    deadline: Instant,
+    /// The deadline in the driver's clock nanoseconds.
+    deadline_ns: u64,
+    /// The tolerance asked for, or `None` for the driver's default.
+    tolerance: Option<Duration>,
+    registration: Registration,
+}
+
+/// A future that completes `duration` from now, on the process-wide driver (see
+/// [`Driver::global`]). `Duration::MAX` never completes.
+///
+/// ```
+/// # futures::executor::block_on(async {
+/// use std::time::{Duration, Instant};
+/// let start = Instant::now();
+/// callwheel_async::sleep(Duration::from_millis(2)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(2));
+/// # });
+/// ```
+pub fn sleep(duration: Duration) -> Sleep {
+    Sleep::after(Driver::global().ok().map(Driver::inner), duration)
+}
+
+/// A future that completes at `deadline` (at once when it has passed, including an `Instant`
+/// from before the process started), on the process-wide driver.
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    Sleep::at(Driver::global().ok().map(Driver::inner), deadline)
+}
+
+impl Driver {
+    /// [`sleep`] on this driver; the duration counts on its clock (a [`ManualClock`]'s
+    /// simulated time included).
+    ///
+    /// [`ManualClock`]: callwheel_rt::ManualClock
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        Sleep::after(Some(self.inner()), duration)
+    }
+
+    /// [`sleep_until`] on this driver (on a clock other than the monotonic one, `deadline`
+    /// converts by its distance from now).
+    pub fn sleep_until(&self, deadline: Instant) -> Sleep {
+        Sleep::at(Some(self.inner()), deadline)
+    }
+}
+
+impl Sleep {
+    pub(crate) fn after(driver: Option<&Arc<Inner>>, duration: Duration) -> Sleep {
+        let deadline_ns = driver.map_or(0, |d| d.now().saturating_add(nanos(duration)));
+        Sleep {
+            driver: driver.cloned(),
+            deadline: instant_after(duration),
+            deadline_ns,
+            tolerance: None,
+            registration: Registration::Idle,
+        }
+    }
+
+    pub(crate) fn at(driver: Option<&Arc<Inner>>, deadline: Instant) -> Sleep {
+        Sleep {
+            deadline_ns: driver.map_or(0, |d| d.ns_at(deadline)),
+            driver: driver.cloned(),
+            deadline,
+            tolerance: None,
+            registration: Registration::Idle,
+        }
+    }
+
+    /// This sleep may complete up to `tolerance` after its deadline (never before): sleeps
+    /// whose windows overlap then share one wake-up of the driver. Without it the driver's
+    /// default applies ([`Builder::tolerance`](crate::Builder::tolerance); exact for the
+    /// process-wide driver). Takes effect at the next registration (the first poll, or
+    /// after a reset).
+    pub fn tolerance(mut self, tolerance: Duration) -> Sleep {
+        self.tolerance = Some(tolerance);
+        self
+    }
+
+    /// The deadline.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the deadline has passed (on the driver's clock).
+    pub fn is_elapsed(&self) -> bool {
+        match (&self.registration, &self.driver) {
+            (Registration::Done, _) => true,
+            (_, Some(d)) => d.now() >= self.deadline_ns,
+            (_, None) => Instant::now() >= self.deadline,
+        }
+    }
+
+    /// Moves the deadline to `deadline`, whether the sleep completed or not: a completed sleep
+    /// becomes pending again. The timer keeps its place in the driver when it is still
+    /// registered (no new registration).
+    pub fn reset(&mut self, deadline: Instant) {
+        let ns = self.driver.as_ref().map_or(0, |d| d.ns_at(deadline));
+        self.set_deadline(deadline, ns);
+    }
+
+    /// [`Sleep::reset`] to `duration` after now on the driver's clock.
+    pub(crate) fn reset_after(&mut self, duration: Duration) {
+        let ns = self
+            .driver
+            .as_ref()
+            .map_or(0, |d| d.now().saturating_add(nanos(duration)));
+        self.set_deadline(instant_after(duration), ns);
+    }
+
+    /// The driver's clock now, if there is a driver.
+    pub(crate) fn driver_now(&self) -> Option<u64> {
+        self.driver.as_ref().map(|d| d.now())
+    }
+
+    /// The deadline in the driver's nanoseconds.
+    pub(crate) fn deadline_ns(&self) -> u64 {
+        self.deadline_ns
+    }
+
+    /// Resets to a deadline given in the driver's nanoseconds.
+    pub(crate) fn reset_ns(&mut self, ns: u64) {
+        let now = self.driver.as_ref().map_or(0, |d| d.now());
+        let ahead = Duration::from_nanos(ns.saturating_sub(now));
+        self.set_deadline(instant_after(ahead), ns);
+    }
+
+    /// Resets to a deadline given both ways (an interval keeps its grid exact in both).
+    pub(crate) fn set_deadline(&mut self, deadline: Instant, ns: u64) {
+        self.deadline = deadline;
+        self.deadline_ns = ns;
+        match (&self.registration, &self.driver) {
+            (Registration::Armed(entry), Some(d)) => {
+                let tolerance = self.tolerance_ns(d);
+                if !d.reset(*entry, ns, tolerance) {
+                    self.registration = Registration::Idle;
+                }
+            }
+            _ => self.registration = Registration::Idle,
+        }
+    }
+
+    fn tolerance_ns(&self, d: &Inner) -> u64 {
+        match self.tolerance {
+            Some(t) => nanos(t),
+            None => d.default_tolerance(self.deadline_ns.saturating_sub(d.now())),
+        }
+    }
+
+    /// Polls as a `Future` does, through `&mut` (a `Sleep` is `Unpin`).
+    pub fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(d) = self.driver.clone() else {
+            // No driver: check the clock and ask to be polled again.
+            if Instant::now() >= self.deadline {
+                self.registration = Registration::Done;
+                return Poll::Ready(());
+            }
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        };
+        match self.registration {
+            Registration::Done => Poll::Ready(()),
+            Registration::Armed(entry) => {
+                if d.still_pending(entry, cx.waker()) {
+                    Poll::Pending
+                } else {
+                    self.registration = Registration::Done;
+                    Poll::Ready(())
+                }
+            }
+            Registration::Idle => {
+                if d.now() >= self.deadline_ns {
+                    self.registration = Registration::Done;
+                    return Poll::Ready(());
+                }
+                let tolerance = self.tolerance_ns(&d);
+                match d.register(self.deadline_ns, tolerance, cx.waker()) {
+                    Ok(entry) => {
+                        self.registration = Registration::Armed(entry);
+                        Poll::Pending
+                    }
+                    Err(Refused::ShutDown) => {
+                        self.registration = Registration::Done;
+                        Poll::Ready(())
+                    }
+                    Err(Refused::NoMemory) => {
+                        // The wheel could not grow: poll again until the deadline rather
+                        // than lose the wake-up.
+                        cx.waker().wake_by_ref();
+                        Poll::Pending
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().poll_sleep(cx)
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let (Registration::Armed(entry), Some(d)) = (&self.registration, &self.driver) {
+            d.cancel(*entry);
+        }
+    }
+}
