@@ -396,16 +396,18 @@ impl Driver {
         Ok(GLOBAL.get_or_init(|| driver))
     }
 
-    /// A driver on a [`ManualClock`] starting at 0 whose time jumps to the next wake-up
-    /// whenever every driver thread is idle: for tests, timers fire in order with no real
-    /// waiting (tokio's `pause`). The clock is returned too, to read or move by hand.
+    /// A one-shard driver on a [`ManualClock`] starting at 0, for tests: time moves only when
+    /// the test moves it. Register the futures (poll them once), then either move the clock
+    /// by hand ([`ManualClock::advance`], then [`ManualClock::wait_idle`]`(1)` for the driver
+    /// to have fired what is due) or turn on [`ManualClock::set_auto_advance`], which jumps
+    /// the clock to the driver's next wake-up whenever it is idle (tokio's `pause`): timers
+    /// then fire in order with no real waiting.
     ///
     /// # Errors
     ///
     /// As for [`Builder::build`].
     pub fn manual() -> io::Result<(Driver, ManualClock)> {
         let clock = ManualClock::new(0);
-        clock.set_auto_advance(true);
         let driver = Driver::builder().clock(clock.clone()).build()?;
         Ok((driver, clock))
     }

@@ -33,8 +33,8 @@
 //!
 //! The free functions use a process-wide driver ([`Driver::global`]), started by the first
 //! timer; [`Driver::builder`] makes others (another clock, shards, default tolerance), and
-//! [`Driver::manual`] one on a simulated clock that jumps to the next deadline whenever the
-//! driver is idle, for tests.
+//! [`Driver::manual`] one on a simulated clock that moves only when a test moves it (by
+//! hand, or to the driver's next wake-up whenever it is idle), for tests.
 //!
 //! # Edges
 //!
@@ -54,7 +54,7 @@ mod sleep;
 mod timeout;
 
 pub use callwheel::Missed;
-pub use callwheel_rt::{ManualClock, Tolerance};
+pub use callwheel_rt::{Clock, ManualClock, Tolerance};
 pub use delay_queue::{DelayQueue, Expired, Key};
 pub use driver::{Builder, Driver, MAX_SHARDS};
 pub use interval::{interval, interval_at, Interval};

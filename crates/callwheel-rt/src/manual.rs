@@ -35,6 +35,20 @@ struct State {
 }
 
 impl State {
+    /// Every waiter is asleep and will stay so until the clock moves: none has been woken,
+    /// none has a clock set to report, none has a deadline the clock has reached (a waiter
+    /// whose deadline `advance` just passed has not yet run, but is about to), and no
+    /// deferred callback runs.
+    fn quiescent(&self) -> bool {
+        self.busy == 0
+            && self.slots.iter().all(|w| {
+                w.waiting
+                    && !w.woken
+                    && w.sets_seen == self.sets
+                    && w.until.is_none_or(|t| t > self.now)
+            })
+    }
+
     /// Jumps to the earliest requested wake-up when nothing can happen before it.
     fn auto_advance(&mut self) -> bool {
         if !self.auto || self.busy > 0 || self.slots.is_empty() {
@@ -122,19 +136,13 @@ impl ManualClock {
     /// Whether every waiter is asleep with no early wake-up pending and no deferred callback
     /// runs: the runtime is quiescent until the clock moves.
     pub fn idle(&self) -> bool {
-        let s = self.shared.lock();
-        s.busy == 0 && s.slots.iter().all(|w| w.waiting && !w.woken)
+        self.shared.lock().quiescent()
     }
 
     /// Blocks until [`ManualClock::idle`] holds (with at least `waiters` waiters created).
     pub fn wait_idle(&self, waiters: usize) {
         let mut s = self.shared.lock();
-        while !(s.slots.len() >= waiters
-            && s.busy == 0
-            && s.slots
-                .iter()
-                .all(|w| w.waiting && !w.woken && w.sets_seen == s.sets))
-        {
+        while !(s.slots.len() >= waiters && s.quiescent()) {
             s = self
                 .shared
                 .changed
