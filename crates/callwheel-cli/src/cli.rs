@@ -60,7 +60,7 @@ pub enum Command {
     /// `clock_nanosleep(TIMER_ABSTIME)` loop, interleaved in one run.
     Latency(crate::latency::LatencyArgs),
     /// calloutng's Figures 4–7: requested against actual sleep from 1 µs to 10 ms for
-    /// callwheel-rt (exact and 5 % tolerance), raw `clock_nanosleep` and `tokio::time::sleep`,
+    /// callwheel-rt (exact and 5 % tolerance), raw `clock_nanosleep`, `tokio::time::sleep`, `callwheel_async::sleep` and `async_io::Timer`,
     /// interleaved; and the runtime's wake-ups at 0 % and 5 % tolerance against the optimum.
     Sweep(crate::sweep::SweepArgs),
     /// Threads starting and stopping timers while a mass expiry of a million timers runs:
