@@ -18,6 +18,20 @@ use crate::sleep::{nanos, Sleep};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Key(Handle);
 
+/// A key is the wheel's handle: the conversions let a caller keep keys in a table of handles.
+impl From<Key> for Handle {
+    fn from(key: Key) -> Handle {
+        key.0
+    }
+}
+
+/// The key a handle from [`Key`]'s conversion names (any other handle names no value).
+impl From<Handle> for Key {
+    fn from(handle: Handle) -> Key {
+        Key(handle)
+    }
+}
+
 /// A value whose delay ran out, as [`DelayQueue::poll_expired`] returns it.
 #[derive(Debug)]
 pub struct Expired<T> {
@@ -238,7 +252,21 @@ impl<T> DelayQueue<T> {
                 self.waiter = None;
                 return Poll::Ready(None);
             };
-            if next != self.sleep.deadline_ns() || self.sleep.is_elapsed() {
+            // The common case, a task polling again before anything changed: the sleep is
+            // registered for this very wake-up, with a waker of this task, and its time has
+            // not come (had the driver fired it since `now` was read, the task has been woken
+            // and polls again). Nothing to do, and no lock to take.
+            if next == self.sleep.deadline_ns()
+                && now < next
+                && self.sleep.is_registered()
+                && self
+                    .waiter
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                return Poll::Pending;
+            }
+            if next != self.sleep.deadline_ns() || now >= self.sleep.deadline_ns() {
                 self.sleep.reset_ns(next);
             }
             match self.sleep.poll_sleep(cx) {

@@ -155,6 +155,12 @@ impl Sleep {
         self.set_deadline(instant_after(duration), ns);
     }
 
+    /// Whether the sleep is registered with its driver (polled pending, not since completed
+    /// or reset past its firing).
+    pub(crate) fn is_registered(&self) -> bool {
+        matches!(self.registration, Registration::Armed(_))
+    }
+
     /// The driver's clock now, if there is a driver.
     pub(crate) fn driver_now(&self) -> Option<u64> {
         self.driver.as_ref().map(|d| d.now())

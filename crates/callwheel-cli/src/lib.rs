@@ -4,6 +4,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`cli`] | argument parsing and the `bench` driver |
+//! | [`async_queue`] | callwheel-async's `DelayQueue` behind the benchmark traits, beside tokio-util's |
 //! | [`c_wheel`] | the production wheel through its C API (`cw_wheel_*`), for the C path's figures |
 //! | [`repro`] | `callwheel repro`: every experiment, the report, the plots and the JSON |
 //! | [`compare`] | `callwheel compare`: ratios between two `results.json` |
@@ -22,6 +23,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_queue;
 pub mod c_wheel;
 pub mod cli;
 pub mod compare;

@@ -42,6 +42,7 @@ use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel_schemes::ordered_list::OrderedList;
 use callwheel_schemes::straightforward::Straightforward;
 
+use crate::async_queue::AsyncQueue;
 use crate::c_wheel::CWheel;
 use crate::cli::Workload;
 use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
@@ -264,6 +265,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("calendar-queue", "Brown", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, CalendarQueue::new()),
     scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
     scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps { note: "through cw_wheel_*", ..Caps::EXACT }, CWheel::new()?),
+    scheme!("async-queue", "facility-async", Role::Facility, Complexity::CONSTANT, Caps { note: "callwheel-async DelayQueue, 1 ms ticks", max_ahead: AsyncQueue::MAX_DEADLINE, ..Caps::TICKING }, AsyncQueue::new()?),
     scheme!("heap-lazy", "peer-heap", Role::Peer, Complexity::LOGARITHMIC, Caps { note: "tombstones", ..Caps::EXACT }, HeapLazy::new()),
     scheme!("btreemap", "peer-btree", Role::Peer, Complexity::LOGARITHMIC, Caps { max_ahead: BTreeMapPeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, BTreeMapPeer::new()),
     scheme!("delayqueue", "peer-tokio", Role::Peer, Complexity::CONSTANT, Caps { max_ahead: DelayQueuePeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, DelayQueuePeer::new()?),

@@ -155,8 +155,8 @@ fn registry_roles_and_flags() {
         .filter(|s| s.role == Role::Facility)
         .map(|s| s.name)
         .collect();
-    // The production wheel, and the same wheel through its C API.
-    assert_eq!(facilities, ["wheel", "c-wheel"]);
+    // The production wheel, the same wheel through its C API, and the async delay queue.
+    assert_eq!(facilities, ["wheel", "c-wheel", "async-queue"]);
     assert_eq!(find("facility").name, "wheel");
     let peers: Vec<&str> = SCHEMES
         .iter()
