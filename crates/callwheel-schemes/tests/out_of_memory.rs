@@ -6,7 +6,8 @@
 use std::process::Command;
 
 use callwheel::Wheel;
-use callwheel::{Error, Handle, Scheme};
+use callwheel::{Error, Handle, Scheme, Timers};
+use callwheel_schemes::balanced_tree::BalancedTree;
 use callwheel_schemes::binary_heap::BinaryHeap;
 use callwheel_schemes::calendar_queue::CalendarQueue;
 use callwheel_schemes::hashed_wheel::HashedWheel;
@@ -41,13 +42,13 @@ fn in_child(test: &str, which: &str) {
     );
 }
 
-/// Limits the address space to what is mapped now plus `HEADROOM`.
-fn limit_memory() {
+/// Limits the address space to what is mapped now plus `headroom`.
+fn limit_memory(headroom: u64) {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = statm.split_whitespace().next().unwrap().parse().unwrap();
     let mapped = pages * rustix::param::page_size() as u64;
     let old = getrlimit(Resource::As);
-    let limit = mapped + HEADROOM;
+    let limit = mapped + headroom;
     setrlimit(
         Resource::As,
         Rlimit {
@@ -60,8 +61,13 @@ fn limit_memory() {
 
 /// Starts timers until `start` refuses; then checks the refusal is `NoMemory`, that every
 /// timer started before is still pending, and that stopping works and frees room again.
-fn exhaust<S: Scheme<u64>>(mut s: S) {
-    limit_memory();
+fn exhaust<S: Scheme<u64>>(s: S) {
+    exhaust_within(s, HEADROOM);
+}
+
+/// [`exhaust`] with `headroom` bytes of address space beyond what is mapped when it begins.
+fn exhaust_within<S: Scheme<u64>>(mut s: S, headroom: u64) {
+    limit_memory(headroom);
     let mut first: Vec<Handle> = Vec::with_capacity(1024);
     let mut n = 0u64;
     let err = loop {
@@ -117,5 +123,42 @@ fn a_scheme_slab_returns_no_memory_and_keeps_its_timers() {
             // before any timer moves, are smaller than the slab's doubling).
             in_child(test, "calendar");
         }
+    }
+}
+
+/// Slots the balanced tree's slab is grown to before its limit is set.
+const TREE_SLAB: u64 = 1 << 22;
+
+/// Address space the balanced tree's child may use beyond its grown slab: less than the 192 MiB
+/// the slab's next doubling needs, and far less than any per-timer allocation would need for
+/// `TREE_SLAB` timers.
+const TREE_HEADROOM: u64 = 16 << 20;
+
+/// The red-black tree lives in the slab's nodes, so the slab's refusal is the only one a start
+/// can meet. Under the plain [`exhaust`] a tree that allocated per insert (the standard B-tree
+/// this scheme used to be) can still pass: its slab happens to hit the limit first. So nothing
+/// else is allowed to grow here: the slab is first grown to `TREE_SLAB` slots with overdue
+/// timers (which never enter the tree) and emptied, then the address space is limited to
+/// `TREE_HEADROOM` beyond it. The `TREE_SLAB` starts that reuse those slots must allocate
+/// nothing (a B-tree would need at least 21 bytes a timer, 84 MiB, more than the headroom and
+/// what the allocator's arena keeps in reserve, and abort); the next start needs the slab to
+/// double and gets `NoMemory`.
+#[test]
+fn the_balanced_tree_returns_no_memory_and_keeps_its_timers() {
+    match std::env::var(CHILD).as_deref() {
+        Ok("tree") => {
+            let mut tree = BalancedTree::<u64>::new();
+            let handles: Vec<Handle> = (0..TREE_SLAB).map(|v| tree.start(0, v).unwrap()).collect();
+            for (v, h) in handles.into_iter().enumerate() {
+                assert_eq!(tree.stop(h), Some(v as u64));
+            }
+            assert_eq!(tree.len(), 0);
+            exhaust_within(tree, TREE_HEADROOM);
+        }
+        Ok(_) => {}
+        Err(_) => in_child(
+            "the_balanced_tree_returns_no_memory_and_keeps_its_timers",
+            "tree",
+        ),
     }
 }
