@@ -998,7 +998,7 @@ int cw_timerset_set_signal(cw_timerset *set,
 //
 // - `capacity`: 0 for a wheel that grows as timers are added (a refused allocation is
 //   CW_ENOMEM with nothing changed); otherwise the most timers it holds, reserved now (adding
-//   more is CW_ENOMEM), at most 2^32 - 2.
+//   more is CW_ENOMEM), below 2^32 - 707 (the wheel's index space).
 // - `out`: receives the wheel, or NULL on failure.
 //
 // Returns 0; CW_EINVAL (NULL `out`, capacity too large); CW_ENOMEM when a fixed capacity
@@ -1134,9 +1134,19 @@ int cw_wheel_pending(const cw_wheel *w,
 int cw_wheel_update(cw_wheel *w,
                     uint64_t now);
 
-// Pulls the next timer due by the wheel's time: in deadline order, timers with equal
-// deadlines in the order they were added. A one-shot timer is removed; a periodic one is
-// re-armed for its next period before it is returned.
+// Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
+// is re-armed for its next period before it is returned.
+//
+// Order: by deadline, timers with equal deadlines in the order they were added — except for
+// *overdue* timers, those added, reset or re-armed (a periodic timer catching up missed
+// periods with CW_MISSED_BURST, one period per pull) with a deadline at or before the time
+// of the wheel's latest pull. Overdue timers come out first in, first out, at the start of
+// the next round of pulls: a round is the run of cw_wheel_get calls the wheel's time allows
+// and ends at the first call that finds the current round done (that call starts the next
+// one). This keeps every call bounded, whatever the callers add meanwhile.
+//
+// Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
+// wheel's time); CW_EINVAL for NULL `w` or `out`.
 //
 // Returns 1 with `out` filled; 0 when nothing more is due; CW_EINVAL for NULL `w` or `out`.
 //
@@ -1148,9 +1158,10 @@ int cw_wheel_get(cw_wheel *w,
                  cw_expiry *out);
 
 // cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
-// cw_wheel_get would return them, at most `max` times (0: no limit; a callback that keeps
-// adding timers already due would otherwise never let the call return). The wheel is not
-// borrowed while a callback runs: it may call any function on this wheel but cw_wheel_free.
+// cw_wheel_get would return them, until none is due or `max` calls were made (0: no limit —
+// but a callback that keeps adding timers already due, or a CW_MISSED_BURST timer catching
+// up many missed periods, then keeps the call going). The wheel is not borrowed while a
+// callback runs: it may call any function on this wheel but cw_wheel_free.
 //
 // Returns the number of callbacks made (at most INT_MAX is reported); CW_ERANGE for a `now`
 // earlier than the wheel's time (nothing fires); CW_EINVAL for NULL `w` or `fn`.

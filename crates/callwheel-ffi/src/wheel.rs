@@ -136,9 +136,32 @@ impl cw_wheel {
         }
     }
 
+    /// Whether a timer may be due at the wheel's time (the core's earliest deadline, which may
+    /// be early after deletes and resets, never late).
+    fn due_now(&self) -> bool {
+        self.wheel.next_expiry().is_some_and(|d| d <= self.now)
+    }
+
+    /// The instant to wake at: the wheel's time when a timer is due, else the earliest window
+    /// end.
+    fn wakeup(&self) -> Option<u64> {
+        if self.due_now() {
+            return Some(self.now);
+        }
+        self.wheel.next_wakeup().map(|d| d.max(self.now))
+    }
+
     /// The next due timer, up to the wheel's time.
     fn pull(&mut self) -> Option<cw_expiry> {
-        let e = self.wheel.poll_expired(self.now)?;
+        let e = match self.wheel.poll_expired(self.now) {
+            Some(e) => e,
+            // The core fires timers made overdue during a round of pulls (added or reset with
+            // their deadline passed, or a periodic timer re-armed into the past) in the next
+            // round, so that no round runs for ever. Start it now: 0 then means that nothing
+            // is due. At most one retry: a new round fires what it finds overdue first.
+            None if self.due_now() => self.wheel.poll_expired(self.now)?,
+            None => return None,
+        };
         Some(cw_expiry {
             handle: e.handle.into(),
             value: e.value,
@@ -153,7 +176,7 @@ impl cw_wheel {
 ///
 /// - `capacity`: 0 for a wheel that grows as timers are added (a refused allocation is
 ///   CW_ENOMEM with nothing changed); otherwise the most timers it holds, reserved now (adding
-///   more is CW_ENOMEM), at most 2^32 - 2.
+///   more is CW_ENOMEM), below 2^32 - 707 (the wheel's index space).
 /// - `out`: receives the wheel, or NULL on failure.
 ///
 /// Returns 0; CW_EINVAL (NULL `out`, capacity too large); CW_ENOMEM when a fixed capacity
@@ -415,9 +438,19 @@ pub unsafe extern "C" fn cw_wheel_update(w: *mut cw_wheel, now: u64) -> c_int {
     })
 }
 
-/// Pulls the next timer due by the wheel's time: in deadline order, timers with equal
-/// deadlines in the order they were added. A one-shot timer is removed; a periodic one is
-/// re-armed for its next period before it is returned.
+/// Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
+/// is re-armed for its next period before it is returned.
+///
+/// Order: by deadline, timers with equal deadlines in the order they were added — except for
+/// *overdue* timers, those added, reset or re-armed (a periodic timer catching up missed
+/// periods with CW_MISSED_BURST, one period per pull) with a deadline at or before the time
+/// of the wheel's latest pull. Overdue timers come out first in, first out, at the start of
+/// the next round of pulls: a round is the run of cw_wheel_get calls the wheel's time allows
+/// and ends at the first call that finds the current round done (that call starts the next
+/// one). This keeps every call bounded, whatever the callers add meanwhile.
+///
+/// Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
+/// wheel's time); CW_EINVAL for NULL `w` or `out`.
 ///
 /// Returns 1 with `out` filled; 0 when nothing more is due; CW_EINVAL for NULL `w` or `out`.
 ///
@@ -443,9 +476,10 @@ pub unsafe extern "C" fn cw_wheel_get(w: *mut cw_wheel, out: *mut cw_expiry) -> 
 }
 
 /// cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
-/// cw_wheel_get would return them, at most `max` times (0: no limit; a callback that keeps
-/// adding timers already due would otherwise never let the call return). The wheel is not
-/// borrowed while a callback runs: it may call any function on this wheel but cw_wheel_free.
+/// cw_wheel_get would return them, until none is due or `max` calls were made (0: no limit —
+/// but a callback that keeps adding timers already due, or a CW_MISSED_BURST timer catching
+/// up many missed periods, then keeps the call going). The wheel is not borrowed while a
+/// callback runs: it may call any function on this wheel but cw_wheel_free.
 ///
 /// Returns the number of callbacks made (at most INT_MAX is reported); CW_ERANGE for a `now`
 /// earlier than the wheel's time (nothing fires); CW_EINVAL for NULL `w` or `fn`.
@@ -505,10 +539,10 @@ pub unsafe extern "C" fn cw_wheel_next_wakeup(w: *const cw_wheel, deadline: *mut
         need(deadline)?;
         // SAFETY: by this function's contract.
         let w = unsafe { wheel_ref(w) }?;
-        match w.wheel.next_wakeup() {
+        match w.wakeup() {
             Some(d) => {
                 // SAFETY: non-NULL and valid for writes by this function's contract.
-                unsafe { deadline.write(d.max(w.now)) };
+                unsafe { deadline.write(d) };
                 Ok(1)
             }
             None => Ok(0),
@@ -530,10 +564,10 @@ pub unsafe extern "C" fn cw_wheel_timeout(w: *const cw_wheel, ns: *mut u64) -> c
         need(ns)?;
         // SAFETY: by this function's contract.
         let w = unsafe { wheel_ref(w) }?;
-        match w.wheel.next_wakeup() {
+        match w.wakeup() {
             Some(d) => {
                 // SAFETY: non-NULL and valid for writes by this function's contract.
-                unsafe { ns.write(d.saturating_sub(w.now)) };
+                unsafe { ns.write(d - w.now) };
                 Ok(1)
             }
             None => Ok(0),

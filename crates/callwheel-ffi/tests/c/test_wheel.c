@@ -258,6 +258,40 @@ static void test_periodic(void) {
     cw_wheel_free(w);
 }
 
+/* A CW_MISSED_BURST timer far behind replays each missed period, one per pull, and 0 comes
+ * only once it has caught up; a due timer makes the wake-up the wheel's time at once, before
+ * any pull (the wheel's time is the latest update). */
+static void test_catching_up(void) {
+    cw_wheel *w = make(0, 100);
+    cw_handle h, late;
+    cw_expiry e;
+    uint64_t t;
+    EQ(cw_wheel_add_periodic(w, 50, 1, 0, CW_MISSED_BURST, 1, &h), CW_OK);
+    uint64_t expected = 50;
+    while (cw_wheel_get(w, &e) == 1) {
+        EQ(e.deadline, expected);
+        expected++;
+    }
+    EQ(expected, 101); /* 50, 51, ..., 100 */
+    EQ(cw_wheel_pending(w, h, &t), 1);
+    EQ(t, 101);
+    EQ(cw_wheel_del(w, h, NULL), CW_OK);
+    EQ(cw_wheel_add(w, 150, 1000, 2, &late), CW_OK); /* window [150, 1150] */
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    EQ(t, 1150);
+    EQ(cw_wheel_update(w, 200), CW_OK);
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    EQ(t, 200); /* due now: pull */
+    EQ(cw_wheel_timeout(w, &t), 1);
+    EQ(t, 0);
+    PULL(w, 2);
+    /* Timers added already overdue come out first in, first out. */
+    EQ(cw_wheel_add(w, 190, 0, 3, &h), CW_OK);
+    EQ(cw_wheel_add(w, 180, 0, 4, &h), CW_OK);
+    PULL(w, 3, 4);
+    cw_wheel_free(w);
+}
+
 /* cw_wheel_expire's callback may call back into its wheel: it re-adds, deletes, resets. */
 struct ctx {
     cw_wheel *w;
@@ -542,6 +576,7 @@ int main(void) {
     test_order_and_windows();
     test_handles();
     test_periodic();
+    test_catching_up();
     test_expire();
     test_fixed_capacity();
 #ifdef __linux__
