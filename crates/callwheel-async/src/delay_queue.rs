@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use callwheel::{Error, Handle, Timers, Wheel};
 
-use crate::driver::{Driver, Inner};
+use crate::driver::{Driver, Link};
 use crate::sleep::{nanos, Sleep};
 
 /// Names one value in a [`DelayQueue`]: what `insert` returns and `remove`/`reset` take. A
@@ -91,10 +91,10 @@ impl<T> Default for DelayQueue<T> {
 impl<T> DelayQueue<T> {
     /// An empty queue on the process-wide driver.
     pub fn new() -> DelayQueue<T> {
-        DelayQueue::on(Driver::global().ok().map(Driver::inner))
+        DelayQueue::on(Driver::global_link())
     }
 
-    fn on(driver: Option<&std::sync::Arc<Inner>>) -> DelayQueue<T> {
+    fn on(driver: Option<Link>) -> DelayQueue<T> {
         DelayQueue {
             wheel: Wheel::new(),
             sleep: Sleep::at(driver, Instant::now()),
@@ -286,7 +286,7 @@ impl<T> DelayQueue<T> {
 impl Driver {
     /// An empty [`DelayQueue`] on this driver (its delays count on the driver's clock).
     pub fn delay_queue<T>(&self) -> DelayQueue<T> {
-        DelayQueue::on(Some(self.inner()))
+        DelayQueue::on(Some(self.link()))
     }
 }
 

@@ -55,10 +55,32 @@ impl Shard {
     }
 }
 
+/// How a future refers to its driver: the process-wide one by a plain reference (no reference
+/// count to move per future), others by a counted one.
+#[derive(Clone, Debug)]
+pub(crate) enum Link {
+    Global(&'static Inner),
+    Own(Arc<Inner>),
+}
+
+impl std::ops::Deref for Link {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        match self {
+            Link::Global(inner) => inner,
+            Link::Own(inner) => inner,
+        }
+    }
+}
+
 /// The state the driver's threads and every future registered on it share.
 #[derive(Debug)]
 pub(crate) struct Inner {
     clock: Arc<dyn Clock>,
+    /// The clock is the monotonic one, on which an `Instant` converts exactly with no clock
+    /// read: a sleep's deadline then costs one `Instant::now()`.
+    monotonic: bool,
     shards: Box<[Shard]>,
     tolerance: Tolerance,
     shutdown: AtomicBool,
@@ -104,9 +126,36 @@ impl Inner {
         self.clock.ns_at(at)
     }
 
-    /// The driver's default tolerance for a wait of `interval` nanoseconds.
-    pub(crate) fn default_tolerance(&self, interval: u64) -> u64 {
-        self.tolerance.for_interval(interval)
+    /// The deadline `duration` from now, as an `Instant` and in the clock's nanoseconds (one
+    /// clock read on the monotonic clock; a reading of the driver's own clock otherwise, so
+    /// that a simulated clock's deadlines are exact).
+    pub(crate) fn deadline_after(&self, duration: Duration) -> (Instant, u64) {
+        let now = Instant::now();
+        let at = now
+            .checked_add(duration)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
+        let ns = if self.monotonic {
+            if at - now == duration {
+                self.clock.ns_at(at)
+            } else {
+                u64::MAX
+            }
+        } else {
+            self.clock
+                .now()
+                .saturating_add(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+        };
+        (at, ns)
+    }
+
+    /// The driver's default tolerance for a wait until `deadline` (no clock read when it is
+    /// exact, the default).
+    pub(crate) fn default_tolerance(&self, deadline: u64) -> u64 {
+        if self.tolerance == Tolerance::EXACT {
+            return 0;
+        }
+        self.tolerance
+            .for_interval(deadline.saturating_sub(self.clock.now()))
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {
@@ -294,6 +343,7 @@ impl Drop for Driver {
 #[derive(Debug)]
 pub struct Builder {
     clock: Arc<dyn Clock>,
+    monotonic: bool,
     shards: usize,
     tolerance: Tolerance,
 }
@@ -304,6 +354,7 @@ impl Builder {
     /// tokio's paused clock does).
     pub fn clock(mut self, clock: impl Clock) -> Builder {
         self.clock = Arc::new(clock);
+        self.monotonic = false;
         self
     }
 
@@ -348,6 +399,7 @@ impl Builder {
             .collect::<io::Result<Vec<_>>>()?;
         let inner = Arc::new(Inner {
             clock: self.clock,
+            monotonic: self.monotonic,
             shards: shards.into_boxed_slice(),
             tolerance: self.tolerance,
             shutdown: AtomicBool::new(false),
@@ -370,13 +422,14 @@ impl Driver {
     pub fn builder() -> Builder {
         Builder {
             clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
+            monotonic: true,
             shards: 1,
             tolerance: Tolerance::EXACT,
         }
     }
 
-    /// The process-wide driver, started by the first call (one shard on the monotonic clock,
-    /// exact timers). It lives until the process exits.
+    /// The process-wide driver, started by the first call (one shard per CPU, at most 8, on
+    /// the monotonic clock; exact timers). It lives until the process exits.
     ///
     /// # Errors
     ///
@@ -392,7 +445,9 @@ impl Driver {
         if let Some(d) = GLOBAL.get() {
             return Ok(d);
         }
-        let driver = Driver::builder().build()?;
+        // One shard per CPU (at most 8): threads registering at once then rarely share a lock.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let driver = Driver::builder().shards(cpus.min(8)).build()?;
         Ok(GLOBAL.get_or_init(|| driver))
     }
 
@@ -427,8 +482,14 @@ impl Driver {
         self.inner.counts().1
     }
 
-    /// The shared state, for the futures.
-    pub(crate) fn inner(&self) -> &Arc<Inner> {
-        &self.inner
+    /// How a future refers to this driver.
+    pub(crate) fn link(&self) -> Link {
+        Link::Own(Arc::clone(&self.inner))
+    }
+
+    /// How a future refers to the process-wide driver (none when it cannot be started).
+    pub(crate) fn global_link() -> Option<Link> {
+        let d: &'static Driver = Driver::global().ok()?;
+        Some(Link::Global(&d.inner))
     }
 }

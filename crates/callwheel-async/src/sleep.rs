@@ -7,11 +7,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::driver::{Driver, Entry, Inner, Refused};
+use crate::driver::{Driver, Entry, Inner, Link, Refused};
 
 /// Saturating `Duration` to nanoseconds.
 pub(crate) fn nanos(d: Duration) -> u64 {
@@ -45,7 +44,7 @@ enum Registration {
 pub struct Sleep {
     /// `None` when no driver could be started: the sleep then polls itself until its
     /// deadline (a degraded mode that never loses the wake-up).
-    driver: Option<Arc<Inner>>,
+    driver: Option<Link>,
     /// The deadline as the caller gave it (or as `now + duration`).
     deadline: Instant,
     /// The deadline in the driver's clock nanoseconds.
@@ -67,13 +66,13 @@ pub struct Sleep {
 /// # });
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::after(Driver::global().ok().map(Driver::inner), duration)
+    Sleep::after(Driver::global_link(), duration)
 }
 
 /// A future that completes at `deadline` (at once when it has passed, including an `Instant`
 /// from before the process started), on the process-wide driver.
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::at(Driver::global().ok().map(Driver::inner), deadline)
+    Sleep::at(Driver::global_link(), deadline)
 }
 
 impl Driver {
@@ -82,32 +81,35 @@ impl Driver {
     ///
     /// [`ManualClock`]: callwheel_rt::ManualClock
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::after(Some(self.inner()), duration)
+        Sleep::after(Some(self.link()), duration)
     }
 
     /// [`sleep_until`] on this driver (on a clock other than the monotonic one, `deadline`
     /// converts by its distance from now).
     pub fn sleep_until(&self, deadline: Instant) -> Sleep {
-        Sleep::at(Some(self.inner()), deadline)
+        Sleep::at(Some(self.link()), deadline)
     }
 }
 
 impl Sleep {
-    pub(crate) fn after(driver: Option<&Arc<Inner>>, duration: Duration) -> Sleep {
-        let deadline_ns = driver.map_or(0, |d| d.now().saturating_add(nanos(duration)));
+    pub(crate) fn after(driver: Option<Link>, duration: Duration) -> Sleep {
+        let (deadline, deadline_ns) = match &driver {
+            Some(d) => d.deadline_after(duration),
+            None => (instant_after(duration), 0),
+        };
         Sleep {
-            driver: driver.cloned(),
-            deadline: instant_after(duration),
+            driver,
+            deadline,
             deadline_ns,
             tolerance: None,
             registration: Registration::Idle,
         }
     }
 
-    pub(crate) fn at(driver: Option<&Arc<Inner>>, deadline: Instant) -> Sleep {
+    pub(crate) fn at(driver: Option<Link>, deadline: Instant) -> Sleep {
         Sleep {
-            deadline_ns: driver.map_or(0, |d| d.ns_at(deadline)),
-            driver: driver.cloned(),
+            deadline_ns: driver.as_ref().map_or(0, |d| d.ns_at(deadline)),
+            driver,
             deadline,
             tolerance: None,
             registration: Registration::Idle,
@@ -148,11 +150,11 @@ impl Sleep {
 
     /// [`Sleep::reset`] to `duration` after now on the driver's clock.
     pub(crate) fn reset_after(&mut self, duration: Duration) {
-        let ns = self
-            .driver
-            .as_ref()
-            .map_or(0, |d| d.now().saturating_add(nanos(duration)));
-        self.set_deadline(instant_after(duration), ns);
+        let (at, ns) = match &self.driver {
+            Some(d) => d.deadline_after(duration),
+            None => (instant_after(duration), 0),
+        };
+        self.set_deadline(at, ns);
     }
 
     /// Whether the sleep is registered with its driver (polled pending, not since completed
@@ -196,12 +198,23 @@ impl Sleep {
     fn tolerance_ns(&self, d: &Inner) -> u64 {
         match self.tolerance {
             Some(t) => nanos(t),
-            None => d.default_tolerance(self.deadline_ns.saturating_sub(d.now())),
+            None => d.default_tolerance(self.deadline_ns),
         }
     }
 
     /// Polls as a `Future` does, through `&mut` (a `Sleep` is `Unpin`).
     pub fn poll_sleep(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_with(cx, true)
+    }
+
+    /// The first poll of a sleep made this instant for a positive duration (a timeout's, made
+    /// at the first poll its future was pending): its deadline cannot have passed, so the
+    /// clock is not read again.
+    pub(crate) fn poll_fresh(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_with(cx, false)
+    }
+
+    fn poll_with(&mut self, cx: &mut Context<'_>, check: bool) -> Poll<()> {
         let Some(d) = self.driver.clone() else {
             // No driver: check the clock and ask to be polled again.
             if Instant::now() >= self.deadline {
@@ -222,7 +235,7 @@ impl Sleep {
                 }
             }
             Registration::Idle => {
-                if d.now() >= self.deadline_ns {
+                if check && d.now() >= self.deadline_ns {
                     self.registration = Registration::Done;
                     return Poll::Ready(());
                 }

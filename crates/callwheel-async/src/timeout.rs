@@ -1,8 +1,9 @@
 //! [`Timeout`]: a future with a deadline.
 //!
-//! The inner future is polled first, so one that is ready at once (or before the deadline's
-//! first pending poll) completes without its timer ever being registered: no shard lock is
-//! taken, no wheel slot used.
+//! The inner future is polled first, and the deadline's sleep is made only at the first poll
+//! where the inner future is pending: a timeout whose future is ready at its first poll reads
+//! no clock, takes no lock and registers nothing — the common case of a timeout around an
+//! operation that usually completes at once.
 
 use std::fmt;
 use std::future::Future;
@@ -10,8 +11,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::driver::Driver;
-use crate::sleep::{sleep, sleep_until, Sleep};
+use crate::driver::{Driver, Link};
+use crate::sleep::Sleep;
 
 /// The error of a [`Timeout`] whose deadline passed before its future completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,6 +26,15 @@ impl fmt::Display for Elapsed {
 
 impl std::error::Error for Elapsed {}
 
+/// When a timeout's deadline is, before its sleep exists.
+#[derive(Clone, Copy, Debug)]
+enum When {
+    /// This long after the first poll at which the future is pending.
+    After(Duration),
+    /// At this instant.
+    At(Instant),
+}
+
 pin_project_lite::pin_project! {
     /// A future that completes with its inner future's output, or with [`Elapsed`] once its
     /// deadline passes first: see [`timeout`].
@@ -33,12 +43,19 @@ pin_project_lite::pin_project! {
     pub struct Timeout<F> {
         #[pin]
         future: F,
-        sleep: Sleep,
+        when: When,
+        driver: Option<Link>,
+        tolerance: Option<Duration>,
+        sleep: Option<Sleep>,
     }
 }
 
 /// Runs `future` for at most `duration`: `Ok(output)` if it completes first, `Err(Elapsed)`
 /// otherwise (the future is then dropped with the `Timeout`). On the process-wide driver.
+///
+/// The duration counts from the first poll at which `future` is pending (a `Timeout` does
+/// nothing before it is polled); a future that is ready at its first poll costs no clock
+/// read and no timer.
 ///
 /// ```
 /// # futures::executor::block_on(async {
@@ -49,39 +66,49 @@ pin_project_lite::pin_project! {
 /// # });
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout {
-        future,
-        sleep: sleep(duration),
-    }
+    Timeout::new(Driver::global_link(), When::After(duration), future)
 }
 
 /// [`timeout`] with a deadline instead of a duration.
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout {
-        future,
-        sleep: sleep_until(deadline),
-    }
+    Timeout::new(Driver::global_link(), When::At(deadline), future)
 }
 
 impl Driver {
     /// [`timeout`] on this driver.
     pub fn timeout<F: Future>(&self, duration: Duration, future: F) -> Timeout<F> {
-        Timeout {
-            future,
-            sleep: self.sleep(duration),
-        }
+        Timeout::new(Some(self.link()), When::After(duration), future)
     }
 
     /// [`timeout_at`] on this driver.
     pub fn timeout_at<F: Future>(&self, deadline: Instant, future: F) -> Timeout<F> {
-        Timeout {
-            future,
-            sleep: self.sleep_until(deadline),
-        }
+        Timeout::new(Some(self.link()), When::At(deadline), future)
+    }
+}
+
+/// The deadline's sleep, made now.
+fn make_sleep(driver: &Option<Link>, when: When, tolerance: Option<Duration>) -> Sleep {
+    let sleep = match when {
+        When::After(d) => Sleep::after(driver.clone(), d),
+        When::At(at) => Sleep::at(driver.clone(), at),
+    };
+    match tolerance {
+        Some(t) => sleep.tolerance(t),
+        None => sleep,
     }
 }
 
 impl<F> Timeout<F> {
+    fn new(driver: Option<Link>, when: When, future: F) -> Timeout<F> {
+        Timeout {
+            future,
+            when,
+            driver,
+            tolerance: None,
+            sleep: None,
+        }
+    }
+
     /// The inner future.
     pub fn get_ref(&self) -> &F {
         &self.future
@@ -97,15 +124,19 @@ impl<F> Timeout<F> {
         self.future
     }
 
-    /// The deadline's sleep, to read or reset.
+    /// The deadline's sleep, to read or reset (made now if the timeout has not yet needed
+    /// it, so a duration then counts from this call).
     pub fn sleep(&mut self) -> &mut Sleep {
-        &mut self.sleep
+        let (driver, when, tolerance) = (&self.driver, self.when, self.tolerance);
+        self.sleep
+            .get_or_insert_with(|| make_sleep(driver, when, tolerance))
     }
 
     /// This timeout may fire up to `tolerance` after its deadline (see
     /// [`Sleep::tolerance`]).
     pub fn tolerance(mut self, tolerance: Duration) -> Timeout<F> {
-        self.sleep = self.sleep.tolerance(tolerance);
+        self.tolerance = Some(tolerance);
+        self.sleep = self.sleep.map(|s| s.tolerance(tolerance));
         self
     }
 }
@@ -118,7 +149,19 @@ impl<F: Future> Future for Timeout<F> {
         if let Poll::Ready(v) = this.future.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        match this.sleep.poll_sleep(cx) {
+        let (driver, when, tolerance) = (&*this.driver, *this.when, *this.tolerance);
+        let polled = match this.sleep {
+            Some(sleep) => sleep.poll_sleep(cx),
+            None => {
+                let sleep = this.sleep.insert(make_sleep(driver, when, tolerance));
+                match when {
+                    // Made from the clock just now, for a positive duration: not yet due.
+                    When::After(d) if !d.is_zero() => sleep.poll_fresh(cx),
+                    _ => sleep.poll_sleep(cx),
+                }
+            }
+        };
+        match polled {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
             Poll::Pending => Poll::Pending,
         }

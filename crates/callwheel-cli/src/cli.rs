@@ -63,6 +63,10 @@ pub enum Command {
     /// callwheel-rt (exact and 5 % tolerance), raw `clock_nanosleep`, `tokio::time::sleep`, `callwheel_async::sleep` and `async_io::Timer`,
     /// interleaved; and the runtime's wake-ups at 0 % and 5 % tolerance against the optimum.
     Sweep(crate::sweep::SweepArgs),
+    /// callwheel-async against tokio's and async-io's timers: timeout churn (operations per
+    /// second with K tasks, the future ready at once or pending once) and a sleep storm (a
+    /// million sleeping tasks: time to register, memory per task, last wake-up).
+    Async(crate::async_timers::AsyncArgs),
     /// Threads starting and stopping timers while a mass expiry of a million timers runs:
     /// `start` latency p50 / p99 / max, the expiry's duration and the count check (every timer
     /// fired exactly once or was stopped).
@@ -193,6 +197,7 @@ pub fn run() -> ExitCode {
         Command::Compare { a, b } => compare(&a, &b),
         Command::Latency(args) => crate::latency::command(&args),
         Command::Sweep(args) => crate::sweep::command(&args),
+        Command::Async(args) => crate::async_timers::command(&args),
         Command::Stress(args) => crate::stress::command(&args),
     }
 }

@@ -4,6 +4,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`cli`] | argument parsing and the `bench` driver |
+//! | [`async_timers`] | `callwheel async`: callwheel-async against tokio's and async-io's timers (timeout churn, sleep storm) |
 //! | [`async_queue`] | callwheel-async's `DelayQueue` behind the benchmark traits, beside tokio-util's |
 //! | [`c_wheel`] | the production wheel through its C API (`cw_wheel_*`), for the C path's figures |
 //! | [`repro`] | `callwheel repro`: every experiment, the report, the plots and the JSON |
@@ -24,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod async_queue;
+pub mod async_timers;
 pub mod c_wheel;
 pub mod cli;
 pub mod compare;
