@@ -12,7 +12,7 @@
 //! # Sleep storm
 //!
 //! In a child process per case (so that each measures its own memory), N tasks (by default
-//! 1,000,000) each sleep until a deadline drawn over the next second: on tokio's multi-thread
+//! 1,000,000) each sleep until a deadline drawn over one second: on tokio's multi-thread
 //! runtime with `tokio::time::sleep` and with `callwheel_async::sleep`, and on smol's executor
 //! with async-io's `Timer` and with `callwheel_async::sleep`. Reported: the time to spawn every
 //! task and have it registered (each task signals its first poll), the resident memory per
@@ -67,6 +67,9 @@ pub struct AsyncPlan {
     pub ops: u64,
     /// Sleeping tasks per storm.
     pub sleepers: u64,
+    /// The span the storm's deadlines are drawn over, in ms (they start a fifth of it after
+    /// the first spawn, so that registering does not run into them).
+    pub span_ms: u64,
 }
 
 impl AsyncArgs {
@@ -87,6 +90,7 @@ impl AsyncArgs {
             },
             ops: self.ops.unwrap_or(ops),
             sleepers: self.sleepers.unwrap_or(sleepers),
+            span_ms: if self.tiny { 50 } else { 1_000 },
         }
     }
 }
@@ -280,11 +284,12 @@ fn resident_bytes() -> u64 {
 }
 
 /// Runs one storm in this process.
-fn storm_here(case: StormCase, n: u64) -> StormResult {
+fn storm_here(case: StormCase, n: u64, span_ms: u64) -> StormResult {
     let mut rng = SplitMix64::new(crate::workload::SEED);
-    let base = Instant::now() + Duration::from_millis(200);
+    let base = Instant::now() + Duration::from_millis(span_ms / 5);
+    let span_ns = span_ms * 1_000_000;
     let delays: Vec<Duration> = (0..n)
-        .map(|_| Duration::from_nanos(rng.next_u64() % 1_000_000_000))
+        .map(|_| Duration::from_nanos(rng.next_u64() % span_ns))
         .collect();
     let latest = base + delays.iter().copied().max().unwrap_or_default();
     let polled = Arc::new(AtomicU64::new(0));
@@ -428,6 +433,11 @@ pub fn measure(plan: &AsyncPlan) -> Result<AsyncReport, String> {
         let out = Command::new(&exe)
             .args(["async", "--storm-child", case.key(), "--sleepers"])
             .arg(plan.sleepers.to_string())
+            .args(if plan.span_ms < 1_000 {
+                &["--tiny"][..]
+            } else {
+                &[]
+            })
             .output()
             .map_err(|e| format!("cannot run the storm child: {e}"))?;
         if !out.status.success() {
@@ -509,8 +519,8 @@ pub fn render(report: &AsyncReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\n## Sleep storm: {} tasks each sleeping until a deadline over the next second\n",
-        report.plan.sleepers
+        "\n## Sleep storm: {} tasks each sleeping until a deadline drawn over {} ms\n",
+        report.plan.sleepers, report.plan.span_ms
     );
     let _ = writeln!(
         out,
@@ -586,7 +596,8 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
             eprintln!("error: unknown storm case {key}");
             return ExitCode::from(2);
         };
-        let result = storm_here(case, args.plan().sleepers);
+        let plan = args.plan();
+        let result = storm_here(case, plan.sleepers, plan.span_ms);
         match serde_json::to_string(&result) {
             Ok(line) => {
                 println!("{line}");
