@@ -67,8 +67,10 @@ impl<T> Expired<T> {
     }
 }
 
-/// A queue of values, each returned once its delay has passed: see the [module
-/// documentation](self). Insertion, removal and reset are O(1).
+/// A queue of values, each returned once its delay has passed, in deadline order:
+/// tokio-util's `DelayQueue` on the production wheel. The queue keeps its own wheel and one
+/// [`Sleep`] for its next wake-up, so its driver holds one registration per queue, not one per
+/// value. Insertion, removal and reset are O(1).
 #[derive(Debug)]
 pub struct DelayQueue<T> {
     wheel: Wheel<T>,
