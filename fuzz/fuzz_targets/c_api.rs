@@ -14,6 +14,24 @@
 //! that did not issue it is CW_ESTALE and changes nothing there; ticks never go back. The
 //! table's own invariants are checked after every call, inside handlers too. Any panic in the
 //! library (caught at the boundary or not) aborts the run: libfuzzer's hook sees it first.
+//!
+//! The same input then drives the caller-driven wheel (`cw_wheel_*`, in `c_wheel_model.rs`) on
+//! two wheels, growing or of a small fixed capacity, whose time starts anywhere up to u64::MAX,
+//! against a model of each (its time and its pending timers by handle: deadline, window end,
+//! value, periodic schedule). It checks: cw_wheel_get and cw_wheel_expire's callbacks fire only
+//! pending timers that are due, with their value and handle, in the documented order where the
+//! documentation pins it down (timers not overdue by (deadline, arm order), overdue ones first
+//! in, first out: see `c_wheel_model.rs` for what is left open), and nothing only when nothing
+//! is due; a periodic timer is re-armed and reports its overruns as `callwheel::Missed::next`
+//! says at the wheel's time; expire returns the number of callbacks, which call back into the
+//! wheel (add, delete, reset, pull, expire again); del, reset and pending see exactly the
+//! pending timers, and a fired, deleted, forged or other wheel's handle is CW_ESTALE; relative
+//! times past the end of time and updates back in time are CW_ERANGE, zero periods, unknown
+//! policies, capacities of 2^32 - 707 or more and NULL arguments CW_EINVAL, a full fixed
+//! capacity CW_ENOMEM, each changing nothing; the wake-up is the wheel's time when a timer is
+//! due, otherwise between the wheel's time and the earliest window end (that end exactly while
+//! nothing was deleted or reset and no round of pulls is unfinished); the counts follow the
+//! model, and cw_wheel_check passes after every call.
 #![no_main]
 
 use core::cell::{Cell, RefCell};
@@ -31,6 +49,9 @@ use callwheel_ffi::{
     CW_ESTALE, CW_OK, CW_SBT_1MS, CW_SBT_1S,
 };
 use libfuzzer_sys::fuzz_target;
+
+#[path = "c_wheel_model.rs"]
+mod c_wheel_model;
 
 /// The flag bits the API accepts (C_PREL's field is bits 1 to 7).
 const KNOWN_FLAGS: u32 = (CW_C_DIRECT_EXEC | CW_C_ABSOLUTE | CW_C_HARDCLOCK) as u32 | 0xfe;
@@ -741,4 +762,7 @@ fn run(data: &[u8]) {
     STATE.with(|p| p.set(null()));
 }
 
-fuzz_target!(|data: &[u8]| run(data));
+fuzz_target!(|data: &[u8]| {
+    run(data);
+    c_wheel_model::run(data);
+});

@@ -1137,18 +1137,18 @@ int cw_wheel_update(cw_wheel *w,
 // Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
 // is re-armed for its next period before it is returned.
 //
-// Order: by deadline, timers with equal deadlines in the order they were added — except for
-// *overdue* timers, those added, reset or re-armed (a periodic timer catching up missed
-// periods with CW_MISSED_BURST, one period per pull) with a deadline at or before the time
-// of the wheel's latest pull. Overdue timers come out first in, first out, at the start of
-// the next round of pulls: a round is the run of cw_wheel_get calls the wheel's time allows
-// and ends at the first call that finds the current round done (that call starts the next
-// one). This keeps every call bounded, whatever the callers add meanwhile.
+// Order: by deadline, timers with equal deadlines in the order they were armed (added or
+// reset) — except for *overdue* timers: those armed, or re-armed (a periodic timer catching
+// up missed periods with CW_MISSED_BURST, one period per pull), with a deadline at or before
+// the point the pulls have reached (the deadline of the latest timer pulled, or the wheel's
+// time after a pull that found nothing; never later than the wheel's time). Overdue timers
+// armed by add or reset come out in the order they were armed; where overdue timers come out
+// among the other due timers is not specified, only that each comes out within a bounded
+// number of pulls and never before its deadline. This keeps every call bounded, whatever the
+// callers add meanwhile.
 //
 // Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
 // wheel's time); CW_EINVAL for NULL `w` or `out`.
-//
-// Returns 1 with `out` filled; 0 when nothing more is due; CW_EINVAL for NULL `w` or `out`.
 //
 // # Safety
 //
@@ -1178,8 +1178,9 @@ int cw_wheel_expire(cw_wheel *w,
 
 // The absolute time the caller should next wake: the earliest window end among the pending
 // timers, or the wheel's time when timers are already due (pull them now). Never later than
-// any window's end; after deletes or resets it may be earlier than needed (a wake-up that
-// finds nothing due costs one empty cw_wheel_get).
+// any window's end; it may be earlier than needed after deletes or resets, and is the
+// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0): a
+// wake-up that finds nothing due costs one empty cw_wheel_get.
 //
 // Returns 1 with `deadline` filled; 0 when no timer is pending (sleep as long as you like);
 // CW_EINVAL for NULL `w` or `deadline`.
