@@ -115,13 +115,24 @@ fn count(n: u64) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
 }
 
+/// A deadline as the caller gave it: absolute, or relative to the wheel's time.
+#[derive(Clone, Copy)]
+enum When {
+    At(u64),
+    After(u64),
+}
+
 impl cw_wheel {
-    /// `delay` after the wheel's time, or CW_ERANGE past the end of time.
-    fn after(&self, delay: u64) -> Result<u64, c_int> {
-        self.now.checked_add(delay).ok_or(CW_ERANGE)
+    /// The absolute deadline, or CW_ERANGE for a relative one past the end of time.
+    fn deadline(&self, when: When) -> Result<u64, c_int> {
+        match when {
+            When::At(deadline) => Ok(deadline),
+            When::After(delay) => self.now.checked_add(delay).ok_or(CW_ERANGE),
+        }
     }
 
-    fn add(&mut self, deadline: u64, tolerance: u64, value: u64) -> Result<cw_handle, c_int> {
+    fn add(&mut self, when: When, tolerance: u64, value: u64) -> Result<cw_handle, c_int> {
+        let deadline = self.deadline(when)?;
         let h = self
             .wheel
             .start_with(deadline, tolerance, value)
@@ -129,7 +140,8 @@ impl cw_wheel {
         Ok(h.into())
     }
 
-    fn reset(&mut self, handle: cw_handle, deadline: u64, tolerance: u64) -> Result<c_int, c_int> {
+    fn reset(&mut self, handle: cw_handle, when: When, tolerance: u64) -> Result<c_int, c_int> {
+        let deadline = self.deadline(when)?;
         match self.wheel.reset(Handle::from(handle), deadline, tolerance) {
             Some(_) => Ok(CW_OK),
             None => Err(CW_ESTALE),
@@ -169,6 +181,42 @@ impl cw_wheel {
             overruns: e.overruns,
         })
     }
+}
+
+/// cw_wheel_add and cw_wheel_add_in.
+///
+/// # Safety
+///
+/// As for cw_wheel_add.
+unsafe fn add_when(
+    w: *mut cw_wheel,
+    when: When,
+    tolerance: u64,
+    value: u64,
+    out: *mut cw_handle,
+) -> c_int {
+    guard(|| {
+        need(out)?;
+        // SAFETY: by the callers' contract.
+        let w = unsafe { wheel_mut(w) }?;
+        let h = w.add(when, tolerance, value)?;
+        // SAFETY: `out` is non-NULL and valid for writes by the callers' contract.
+        unsafe { out.write(h) };
+        Ok(CW_OK)
+    })
+}
+
+/// cw_wheel_reset and cw_wheel_reset_in.
+///
+/// # Safety
+///
+/// As for cw_wheel_reset.
+unsafe fn reset_when(w: *mut cw_wheel, handle: cw_handle, when: When, tolerance: u64) -> c_int {
+    guard(|| {
+        // SAFETY: by the callers' contract.
+        let w = unsafe { wheel_mut(w) }?;
+        w.reset(handle, when, tolerance)
+    })
 }
 
 /// Creates a wheel whose time starts at `now` (nanoseconds on any clock the caller chooses,
@@ -242,15 +290,8 @@ pub unsafe extern "C" fn cw_wheel_add(
     value: u64,
     out: *mut cw_handle,
 ) -> c_int {
-    guard(|| {
-        need(out)?;
-        // SAFETY: by this function's contract.
-        let w = unsafe { wheel_mut(w) }?;
-        let h = w.add(deadline, tolerance, value)?;
-        // SAFETY: `out` is non-NULL and valid for writes by this function's contract.
-        unsafe { out.write(h) };
-        Ok(CW_OK)
-    })
+    // SAFETY: this function's contract is the helper's.
+    unsafe { add_when(w, When::At(deadline), tolerance, value, out) }
 }
 
 /// Adds a timer due `delay` nanoseconds after the wheel's time (the latest cw_wheel_update),
@@ -269,16 +310,8 @@ pub unsafe extern "C" fn cw_wheel_add_in(
     value: u64,
     out: *mut cw_handle,
 ) -> c_int {
-    guard(|| {
-        need(out)?;
-        // SAFETY: by this function's contract.
-        let w = unsafe { wheel_mut(w) }?;
-        let deadline = w.after(delay)?;
-        let h = w.add(deadline, tolerance, value)?;
-        // SAFETY: `out` is non-NULL and valid for writes by this function's contract.
-        unsafe { out.write(h) };
-        Ok(CW_OK)
-    })
+    // SAFETY: this function's contract is the helper's.
+    unsafe { add_when(w, When::After(delay), tolerance, value, out) }
 }
 
 /// Adds a periodic timer: first due at the absolute time `first`, then every `period`
@@ -358,11 +391,8 @@ pub unsafe extern "C" fn cw_wheel_reset(
     deadline: u64,
     tolerance: u64,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: by this function's contract.
-        let w = unsafe { wheel_mut(w) }?;
-        w.reset(handle, deadline, tolerance)
-    })
+    // SAFETY: this function's contract is the helper's.
+    unsafe { reset_when(w, handle, When::At(deadline), tolerance) }
 }
 
 /// cw_wheel_reset to `delay` nanoseconds after the wheel's time.
@@ -379,12 +409,8 @@ pub unsafe extern "C" fn cw_wheel_reset_in(
     delay: u64,
     tolerance: u64,
 ) -> c_int {
-    guard(|| {
-        // SAFETY: by this function's contract.
-        let w = unsafe { wheel_mut(w) }?;
-        let deadline = w.after(delay)?;
-        w.reset(handle, deadline, tolerance)
-    })
+    // SAFETY: this function's contract is the helper's.
+    unsafe { reset_when(w, handle, When::After(delay), tolerance) }
 }
 
 /// Whether `handle` names a pending timer of this wheel: 1 (and its deadline in `deadline`,

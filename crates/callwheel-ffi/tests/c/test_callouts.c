@@ -31,17 +31,7 @@
 #define RLIMIT_TESTS 1
 #endif
 
-#define EQ(actual, expected)                                                            \
-    do {                                                                                \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);                 \
-        checks++;                                                                       \
-        if (a_ != e_) {                                                                 \
-            fprintf(stderr, "%s:%d: %s is %lld, expected %s = %lld (%s)\n", __FILE__,   \
-                    __LINE__, #actual, a_, #expected, e_,                               \
-                    a_ < 0 ? cw_strerror((int)a_) : "not an error");                    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#define EQ EQ_CODE
 
 static const int backings[] = {CW_BACKING_LIST, CW_BACKING_HASHED, CW_BACKING_WHEEL};
 static const char *const backing_names[] = {"list", "hashed", "wheel"};
@@ -404,15 +394,6 @@ static void oom_count(void *arg) {
 }
 
 /* Bytes of address space the process uses now. */
-static unsigned long long address_space_in_use(void) {
-    unsigned long long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    CHECK(f != NULL);
-    CHECK(fscanf(f, "%llu", &pages) == 1);
-    fclose(f);
-    return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
-}
-
 /* In a child process with its address space capped a little above what it uses: a growing
  * table is filled until it reports CW_ENOMEM (not an abort), and then every callout set
  * before is still there: a sample cancels, all the others run once. */

@@ -28,17 +28,7 @@
 #define RLIMIT_TESTS 1
 #endif
 
-#define EQ(actual, expected)                                                            \
-    do {                                                                                \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);                 \
-        checks++;                                                                       \
-        if (a_ != e_) {                                                                 \
-            fprintf(stderr, "%s:%d: %s is %lld, expected %s = %lld (%s)\n", __FILE__,   \
-                    __LINE__, #actual, a_, #expected, e_,                               \
-                    a_ < 0 ? cw_strerror((int)a_) : "not an error");                    \
-            exit(1);                                                                    \
-        }                                                                               \
-    } while (0)
+#define EQ EQ_CODE
 
 static cw_wheel *make(size_t capacity, uint64_t now) {
     cw_wheel *w = NULL;
@@ -359,15 +349,6 @@ static void test_fixed_capacity(void) {
 }
 
 #ifdef __linux__
-static unsigned long long address_space_in_use(void) {
-    unsigned long long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    CHECK(f != NULL);
-    CHECK(fscanf(f, "%llu", &pages) == 1);
-    fclose(f);
-    return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
-}
-
 /* In a child with its address space capped: a growing wheel is filled until it reports
  * CW_ENOMEM (not an abort); every timer added before is still there and fires once. */
 static void test_out_of_memory(void) {
