@@ -11,13 +11,14 @@
 //! sleeping and the test clock are the runtime's ([`Clock`], [`Waiter`], [`ManualClock`]).
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
 use callwheel_rt::{Clock, ClockId, ManualClock, SystemClock, Tolerance, Waiter};
+
+use crate::sync::{AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// Expiries a driver takes per hold of its shard's lock: the bound on how long a registration
 /// can wait for the lock behind a mass expiry (the papers' bounded lock-out).
@@ -88,6 +89,17 @@ pub(crate) struct Inner {
     handles: AtomicUsize,
 }
 
+/// What a driver thread does after a [`Inner::turn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Look at the wheel again at once (it fired something, or its budget ran out).
+    Again,
+    /// Sleep until the clock reads this (`None`: until woken).
+    Sleep(Option<u64>),
+    /// The driver shut down.
+    Exit,
+}
+
 /// Why a registration was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Refused {
@@ -107,9 +119,10 @@ pub(crate) struct Entry {
 /// Threads take shards by a number drawn once per thread, so one thread's futures share a
 /// shard (and its cache lines) and threads spread over the shards.
 fn thread_number() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    // A plain counter, outside any model: it only spreads threads over shards.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     thread_local! {
-        static NUMBER: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+        static NUMBER: usize = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     NUMBER.try_with(|n| *n).unwrap_or(0)
 }
@@ -240,7 +253,7 @@ impl Inner {
     }
 
     /// Pending registrations and the bytes the shards' wheels hold.
-    fn counts(&self) -> (usize, usize) {
+    pub(crate) fn counts(&self) -> (usize, usize) {
         self.shards.iter().fold((0, 0), |(n, b), s| {
             let st = s.lock();
             (n + st.wheel.len(), b + st.wheel.memory_bytes())
@@ -252,45 +265,85 @@ impl Inner {
         // Tolerance is the driver's to apply: ask the kernel for no slack of its own (a
         // kernel that refuses leaves its default, which only makes wake-ups later).
         let _ = ClockId::minimise_timer_slack();
-        let shard = &self.shards[i];
         let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
         loop {
-            let sleep = {
-                let mut st = shard.lock();
-                if self.is_shut_down() {
-                    // Wake every future still registered: each then sees the shutdown and
-                    // completes, so nothing waits for ever on a driver that is gone.
-                    while let Some(e) = st.wheel.poll_expired(u64::MAX) {
-                        due.push(e.value);
+            match self.turn(i, &mut due) {
+                Next::Exit => return,
+                Next::Again => {}
+                Next::Sleep(until) => {
+                    if self.shards[i].waiter.wait(until).is_err() {
+                        // Do not spin on a failing sleep: fall back to a coarse one.
+                        std::thread::sleep(Duration::from_millis(1));
                     }
-                    drop(st);
-                    wake_all(&mut due);
-                    return;
-                }
-                let now = self.clock.now();
-                let progress = st
-                    .wheel
-                    .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
-                if progress.complete && due.is_empty() {
-                    let next = st.wheel.next_wakeup();
-                    st.plan = Plan::Asleep(next);
-                    Some(next)
-                } else {
-                    st.plan = Plan::Awake;
-                    None
-                }
-            };
-            wake_all(&mut due);
-            if let Some(until) = sleep {
-                if shard.waiter.wait(until).is_err() {
-                    // Do not spin on a failing sleep: fall back to a coarse one.
-                    std::thread::sleep(Duration::from_millis(1));
                 }
             }
         }
     }
 
-    fn shut_down(&self) {
+    /// One look of shard `i`'s thread at its wheel: takes what is due (at most [`BUDGET`]
+    /// expiries per hold of the lock), wakes it with the lock released, and says what the
+    /// thread does next. The plan it leaves in the shard is what a registration reads to
+    /// decide whether the thread must be woken early.
+    pub(crate) fn turn(&self, i: usize, due: &mut Vec<Waker>) -> Next {
+        let shard = &self.shards[i];
+        let next = {
+            let mut st = shard.lock();
+            if self.is_shut_down() {
+                // Wake every future still registered: each then sees the shutdown and
+                // completes, so nothing waits for ever on a driver that is gone.
+                while let Some(e) = st.wheel.poll_expired(u64::MAX) {
+                    due.push(e.value);
+                }
+                drop(st);
+                wake_all(due);
+                return Next::Exit;
+            }
+            let now = self.clock.now();
+            let progress = st
+                .wheel
+                .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
+            if progress.complete && due.is_empty() {
+                let next = st.wheel.next_wakeup();
+                st.plan = Plan::Asleep(next);
+                Next::Sleep(next)
+            } else {
+                st.plan = Plan::Awake;
+                Next::Again
+            }
+        };
+        wake_all(due);
+        next
+    }
+
+    /// The shared state of a driver with `shards` shards on `clock` (no thread started).
+    pub(crate) fn new(
+        clock: Arc<dyn Clock>,
+        monotonic: bool,
+        shards: usize,
+        tolerance: Tolerance,
+    ) -> io::Result<Inner> {
+        let shards = (0..shards)
+            .map(|_| {
+                Ok(Shard {
+                    state: Mutex::new(State {
+                        wheel: Wheel::new(),
+                        plan: Plan::Awake,
+                    }),
+                    waiter: clock.waiter()?,
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Inner {
+            clock,
+            monotonic,
+            shards: shards.into_boxed_slice(),
+            tolerance,
+            shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(1),
+        })
+    }
+
+    pub(crate) fn shut_down(&self) {
         self.shutdown.store(true, Ordering::Release);
         for s in self.shards.iter() {
             // Taking the lock orders the flag before the drivers' next look at their wheel.
@@ -386,25 +439,12 @@ impl Builder {
                 "a driver needs between 1 and MAX_SHARDS (256) shards",
             ));
         }
-        let shards = (0..self.shards)
-            .map(|_| {
-                Ok(Shard {
-                    state: Mutex::new(State {
-                        wheel: Wheel::new(),
-                        plan: Plan::Awake,
-                    }),
-                    waiter: self.clock.waiter()?,
-                })
-            })
-            .collect::<io::Result<Vec<_>>>()?;
-        let inner = Arc::new(Inner {
-            clock: self.clock,
-            monotonic: self.monotonic,
-            shards: shards.into_boxed_slice(),
-            tolerance: self.tolerance,
-            shutdown: AtomicBool::new(false),
-            handles: AtomicUsize::new(1),
-        });
+        let inner = Arc::new(Inner::new(
+            self.clock,
+            self.monotonic,
+            self.shards,
+            self.tolerance,
+        )?);
         // From here on, dropping `driver` on an error stops the threads already started.
         let driver = Driver { inner };
         for i in 0..driver.inner.shards.len() {
@@ -437,7 +477,8 @@ impl Driver {
     /// again.
     pub fn global() -> io::Result<&'static Driver> {
         static GLOBAL: OnceLock<Driver> = OnceLock::new();
-        static STARTING: Mutex<()> = Mutex::new(());
+        // A plain lock, outside any model: it only serialises the first calls.
+        static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
         if let Some(d) = GLOBAL.get() {
             return Ok(d);
         }

@@ -50,7 +50,10 @@
 mod delay_queue;
 mod driver;
 mod interval;
+#[cfg(all(test, callwheel_loom))]
+mod loom_tests;
 mod sleep;
+mod sync;
 mod timeout;
 
 pub use callwheel::Missed;

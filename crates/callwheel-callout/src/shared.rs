@@ -4,13 +4,13 @@
 
 use core::hash::Hash;
 
-#[cfg(loom)]
+#[cfg(callwheel_loom)]
 use loom::sync::{Condvar, Mutex, MutexGuard};
-#[cfg(loom)]
+#[cfg(callwheel_loom)]
 use loom::thread::{self, ThreadId};
-#[cfg(not(loom))]
+#[cfg(not(callwheel_loom))]
 use std::sync::{Condvar, Mutex, MutexGuard};
-#[cfg(not(loom))]
+#[cfg(not(callwheel_loom))]
 use std::thread::{self, ThreadId};
 
 use callwheel::time::Sbt;

@@ -1,8 +1,8 @@
 //! Loom models of the shared table: every interleaving of `callout_drain` against a
 //! `softclock` running the callout's handler, and of a stop racing the handler's re-arm.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p callwheel-callout --test loom --release`.
-#![cfg(loom)]
+//! Run with `RUSTFLAGS="--cfg callwheel_loom" cargo test -p callwheel-callout --test loom --release`.
+#![cfg(callwheel_loom)]
 
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;

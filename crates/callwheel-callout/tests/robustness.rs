@@ -2,7 +2,7 @@
 //! one table acting on another, a growing pool aborting the process when memory runs out, a
 //! hashed table whose per-tick work grows with its pool, and a panicking handler leaving the
 //! table stuck.
-#![cfg(all(not(loom), target_os = "linux"))]
+#![cfg(all(not(callwheel_loom), target_os = "linux"))]
 
 use std::panic::{self, AssertUnwindSafe};
 

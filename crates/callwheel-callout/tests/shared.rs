@@ -1,7 +1,7 @@
 //! The shared table across threads: drain waits for a handler running elsewhere, handlers
 //! re-enter the table, one softclock at a time, a panicking handler leaves the table usable,
 //! and a stress run where every callout either runs once or is cancelled once.
-#![cfg(not(loom))]
+#![cfg(not(callwheel_loom))]
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

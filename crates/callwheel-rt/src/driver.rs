@@ -65,7 +65,7 @@ impl Scratch {
 
 impl Shared {
     /// [`Shared::step_with`] with fresh buffers (the tests' and models' step).
-    #[cfg(any(test, loom))]
+    #[cfg(test)]
     pub(crate) fn step(self: &Arc<Self>, i: usize) -> Step {
         self.step_with(i, &mut Scratch::default())
     }

@@ -110,11 +110,11 @@ mod sys;
 pub mod timer;
 mod tolerance;
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(callwheel_loom)))]
 mod drop_tests;
-#[cfg(all(test, loom))]
+#[cfg(all(test, callwheel_loom))]
 mod loom_tests;
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(callwheel_loom)))]
 mod step_tests;
 
 pub use callwheel::Missed;

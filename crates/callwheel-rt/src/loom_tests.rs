@@ -1,8 +1,8 @@
 //! Loom models of one shard: `stop`, `drain` and re-arming racing the driver's expiry step.
-//! The shard code is the real one, built on loom's locks and atomics (`--cfg loom`); the clock
+//! The shard code is the real one, built on loom's locks and atomics (`--cfg callwheel_loom`); the clock
 //! is a constant and there is no worker pool, so the driver step runs every callback itself.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p callwheel-rt --lib --release loom`.
+//! Run with `RUSTFLAGS="--cfg callwheel_loom" cargo test -p callwheel-rt --lib --release loom`.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};

@@ -1,18 +1,18 @@
-//! The synchronisation primitives, from `loom` when the crate is model-checked (`--cfg loom`)
+//! The synchronisation primitives, from `loom` when the crate is model-checked (`--cfg callwheel_loom`)
 //! and from `std` otherwise, so the same shard code runs under both.
 
-#[cfg(loom)]
+#[cfg(callwheel_loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-#[cfg(loom)]
+#[cfg(callwheel_loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
-#[cfg(loom)]
+#[cfg(callwheel_loom)]
 pub(crate) use loom::thread::{current, ThreadId};
 
-#[cfg(not(loom))]
+#[cfg(not(callwheel_loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-#[cfg(not(loom))]
+#[cfg(not(callwheel_loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
-#[cfg(not(loom))]
+#[cfg(not(callwheel_loom))]
 pub(crate) use std::thread::{current, ThreadId};
 
 /// Takes a lock, taking over a poisoned one: every structure behind the runtime's locks is

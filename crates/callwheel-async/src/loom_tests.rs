@@ -1,0 +1,253 @@
+//! Loom models of a sleep racing its driver's thread: registration, firing, cancellation by
+//! drop, a re-poll that brings a new waker, a reset, and shutdown. Each runs the crate's own
+//! code (the shard lock and flags come from `loom` under `--cfg callwheel_loom`) over every
+//! interleaving loom explores, on a clock the model sets by hand.
+//!
+//! What they check: a wake-up is never lost (the last waker a pending poll stored is woken
+//! once the deadline has passed, and a registration the driver did not see when it planned
+//! its sleep wakes it), never doubled (one firing, at most one wake), and never leaked (when
+//! the models end, no clone of a waker is left in the wheel).
+//!
+//! Run with `RUSTFLAGS="--cfg callwheel_loom" cargo test -p callwheel-async --lib --release loom`.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use callwheel_rt::{Clock, Tolerance, Waiter};
+use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crate::driver::{Inner, Link, Next};
+use crate::sleep::Sleep;
+
+/// The model's clock: a reading the model sets; its waiters only count `wake` calls.
+struct ModelClock {
+    now: Arc<AtomicU64>,
+    wakes: Arc<AtomicUsize>,
+}
+
+impl fmt::Debug for ModelClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ModelClock")
+    }
+}
+
+impl Clock for ModelClock {
+    fn now(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
+        Ok(Box::new(ModelWaiter {
+            wakes: Arc::clone(&self.wakes),
+        }))
+    }
+}
+
+/// A waiter whose `wake` calls are counted (the models never sleep: they call
+/// [`Inner::turn`] themselves and read the plan it returns).
+struct ModelWaiter {
+    wakes: Arc<AtomicUsize>,
+}
+
+impl fmt::Debug for ModelWaiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ModelWaiter")
+    }
+}
+
+impl Waiter for ModelWaiter {
+    fn wait(&self, _until: Option<u64>) -> io::Result<callwheel_rt::Wake> {
+        Err(io::Error::other("the models never sleep"))
+    }
+
+    fn wake(&self) {
+        self.wakes.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A task's waker: counts its wakes.
+struct Flag {
+    woken: AtomicUsize,
+}
+
+impl Wake for Flag {
+    fn wake(self: Arc<Self>) {
+        self.woken.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Flag {
+    fn new() -> (Arc<Flag>, Waker) {
+        let flag = Arc::new(Flag {
+            woken: AtomicUsize::new(0),
+        });
+        let waker = Waker::from(Arc::clone(&flag));
+        (flag, waker)
+    }
+
+    fn woken(&self) -> usize {
+        self.woken.load(Ordering::SeqCst)
+    }
+}
+
+/// A one-shard driver on a model clock reading 0, with the clock's reading and the count of
+/// the shard thread's early wake-ups.
+fn driver() -> (Arc<Inner>, Arc<AtomicU64>, Arc<AtomicUsize>) {
+    let now = Arc::new(AtomicU64::new(0));
+    let wakes = Arc::new(AtomicUsize::new(0));
+    let clock = ModelClock {
+        now: Arc::clone(&now),
+        wakes: Arc::clone(&wakes),
+    };
+    let inner = Inner::new(Arc::new(clock), false, 1, Tolerance::EXACT).expect("model driver");
+    (Arc::new(inner), now, wakes)
+}
+
+fn sleep_on(inner: &Arc<Inner>, ns: u64) -> Sleep {
+    Sleep::after(Some(Link::Own(Arc::clone(inner))), Duration::from_nanos(ns))
+}
+
+fn poll(sleep: &mut Sleep, waker: &Waker) -> Poll<()> {
+    sleep.poll_sleep(&mut Context::from_waker(waker))
+}
+
+/// The shard thread's look at its wheel, on another thread.
+fn turn_on_thread(inner: &Arc<Inner>) -> loom::thread::JoinHandle<Next> {
+    let inner = Arc::clone(inner);
+    loom::thread::spawn(move || inner.turn(0, &mut Vec::new()))
+}
+
+/// A registered sleep moves to another task (its next poll brings a new waker) while the
+/// driver fires it: whichever waker the sleep held when it fired is woken, once; a re-poll
+/// that stored the new waker is answered by a wake of that waker, not the old one.
+#[test]
+fn loom_repoll_with_a_new_waker_races_the_firing() {
+    loom::model(|| {
+        let (inner, now, _) = driver();
+        let (a, wa) = Flag::new();
+        let (b, wb) = Flag::new();
+        let mut sleep = sleep_on(&inner, 10);
+        assert!(poll(&mut sleep, &wa).is_pending());
+        now.store(10, Ordering::SeqCst);
+        let t = turn_on_thread(&inner);
+        let second = poll(&mut sleep, &wb);
+        t.join().unwrap();
+        assert_eq!(a.woken() + b.woken(), 1, "one firing, one wake");
+        if second.is_pending() {
+            assert_eq!(b.woken(), 1, "the waker stored last is the one woken");
+        } else {
+            assert_eq!(
+                a.woken(),
+                1,
+                "fired before the re-poll: the first waker was woken"
+            );
+        }
+        assert!(poll(&mut sleep, &wb).is_ready());
+        assert_eq!(inner.counts().0, 0);
+        drop((sleep, wa, wb));
+        assert_eq!(Arc::strong_count(&a), 1, "no clone of a waker left behind");
+        assert_eq!(Arc::strong_count(&b), 1, "no clone of a waker left behind");
+    });
+}
+
+/// A registered sleep is dropped while the driver fires it: the timer is gone either way,
+/// woken at most once, and no clone of its waker stays in the wheel.
+#[test]
+fn loom_drop_races_the_firing() {
+    loom::model(|| {
+        let (inner, now, _) = driver();
+        let (a, wa) = Flag::new();
+        let mut sleep = sleep_on(&inner, 10);
+        assert!(poll(&mut sleep, &wa).is_pending());
+        now.store(10, Ordering::SeqCst);
+        let t = turn_on_thread(&inner);
+        drop(sleep);
+        t.join().unwrap();
+        assert!(a.woken() <= 1);
+        assert_eq!(inner.counts().0, 0);
+        drop(wa);
+        assert_eq!(
+            Arc::strong_count(&a),
+            1,
+            "no clone of the waker left behind"
+        );
+    });
+}
+
+/// A sleep is reset to a later deadline while the driver fires its first one, then polled
+/// again: it is pending on the new deadline whichever came first, and when the clock reaches
+/// that deadline it is woken and completes.
+#[test]
+fn loom_reset_races_the_firing() {
+    loom::model(|| {
+        let (inner, now, _) = driver();
+        let (a, wa) = Flag::new();
+        let mut sleep = sleep_on(&inner, 10);
+        assert!(poll(&mut sleep, &wa).is_pending());
+        now.store(10, Ordering::SeqCst);
+        let t = turn_on_thread(&inner);
+        sleep.reset_ns(20);
+        assert!(
+            poll(&mut sleep, &wa).is_pending(),
+            "pending on the new deadline"
+        );
+        t.join().unwrap();
+        let before = a.woken();
+        assert!(before <= 1, "the old deadline fires at most once");
+        now.store(20, Ordering::SeqCst);
+        inner.turn(0, &mut Vec::new());
+        assert_eq!(a.woken(), before + 1, "the new deadline wakes the task");
+        assert!(poll(&mut sleep, &wa).is_ready());
+        assert_eq!(inner.counts().0, 0);
+    });
+}
+
+/// A registration races the driver thread's decision to sleep (with an earlier timer at 100
+/// already registered): when the plan the thread returns would sleep past the new deadline,
+/// the registration must have woken it.
+#[test]
+fn loom_registration_races_the_driver_going_to_sleep() {
+    loom::model(|| {
+        let (inner, _, wakes) = driver();
+        let (_far_flag, far_waker) = Flag::new();
+        let mut far = sleep_on(&inner, 100);
+        assert!(poll(&mut far, &far_waker).is_pending());
+        let (_a, wa) = Flag::new();
+        let mut near = sleep_on(&inner, 10);
+        let t = turn_on_thread(&inner);
+        assert!(poll(&mut near, &wa).is_pending());
+        match t.join().unwrap() {
+            Next::Sleep(Some(until)) if until <= 10 => {}
+            Next::Sleep(planned) => assert!(
+                wakes.load(Ordering::SeqCst) >= 1,
+                "the driver planned to sleep until {planned:?} and was not woken for 10"
+            ),
+            other => panic!("an idle driver returned {other:?}"),
+        }
+    });
+}
+
+/// A registration races the driver's shutdown: the sleep either completes at its poll or is
+/// woken by the shutting-down thread; nothing waits for a driver that is gone.
+#[test]
+fn loom_registration_races_shutdown() {
+    loom::model(|| {
+        let (inner, _, _) = driver();
+        let (a, wa) = Flag::new();
+        let mut sleep = sleep_on(&inner, 10);
+        let d = Arc::clone(&inner);
+        let t = loom::thread::spawn(move || {
+            d.shut_down();
+            d.turn(0, &mut Vec::new())
+        });
+        let first = poll(&mut sleep, &wa);
+        assert_eq!(t.join().unwrap(), Next::Exit);
+        if first.is_pending() {
+            assert_eq!(a.woken(), 1, "registered before the shutdown: woken by it");
+        }
+        assert!(poll(&mut sleep, &wa).is_ready());
+    });
+}
