@@ -1,5 +1,9 @@
 //! `callwheel async`: callwheel-async's timers against tokio's and async-io's, in one run.
 //!
+//! # Precision
+//!
+//! Requested against actual sleep on three executors: see [`crate::async_precision`].
+//!
 //! # Timeout churn
 //!
 //! K tasks (by default 1, 64 and 1,024) on a tokio multi-thread runtime with 2 workers each
@@ -30,6 +34,10 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::async_precision::{self, Precision};
+use crate::report::{verdict, Verdict};
+use crate::repro::plots;
+use crate::smol_pool::SmolPool;
 use crate::workload::SplitMix64;
 
 /// The options of `callwheel async`.
@@ -41,6 +49,9 @@ pub struct AsyncArgs {
     /// Timeouts per churn measurement, over all tasks [default: 2000000; --quick: 200000; --tiny: 2000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub ops: Option<u64>,
+    /// Samples per source and requested sleep in the precision sweep [default: 100; --quick: 20; --tiny: 3].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub samples: Option<u64>,
     /// Sleeping tasks in each storm [default: 1000000; --quick: 100000; --tiny: 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub sleepers: Option<u64>,
@@ -53,6 +64,9 @@ pub struct AsyncArgs {
     /// Print the figures as JSON instead of the tables.
     #[arg(long)]
     pub json: bool,
+    /// Also draw the precision sweep's log-log figure as DIR/async-precision.svg and .png.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
     /// Run one storm case in this process and print its result line (the parent's child).
     #[arg(long, hide = true, value_name = "CASE")]
     pub storm_child: Option<String>,
@@ -61,6 +75,10 @@ pub struct AsyncArgs {
 /// The sizes of one run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AsyncPlan {
+    /// Samples per source and request of the precision sweep.
+    pub samples: u64,
+    /// The precision sweep's requests, µs.
+    pub requests_us: Vec<u64>,
     /// Task counts of the churn.
     pub tasks: Vec<u64>,
     /// Timeouts per churn measurement.
@@ -75,14 +93,20 @@ pub struct AsyncPlan {
 impl AsyncArgs {
     /// The sizes these options ask for.
     pub fn plan(&self) -> AsyncPlan {
-        let (ops, sleepers) = if self.tiny {
-            (2_000, 1_000)
+        let (ops, sleepers, samples) = if self.tiny {
+            (2_000, 1_000, 3)
         } else if self.quick {
-            (200_000, 100_000)
+            (200_000, 100_000, 20)
         } else {
-            (2_000_000, 1_000_000)
+            (2_000_000, 1_000_000, 100)
         };
         AsyncPlan {
+            samples: self.samples.unwrap_or(samples),
+            requests_us: if self.tiny {
+                vec![10, 1_000]
+            } else {
+                crate::async_precision::REQUESTS_US.to_vec()
+            },
             tasks: if self.tasks.is_empty() {
                 vec![1, 64, 1_024]
             } else {
@@ -109,7 +133,8 @@ pub enum Timer {
 impl Timer {
     const ALL: [Timer; 3] = [Timer::Tokio, Timer::AsyncIo, Timer::Callwheel];
 
-    fn name(self) -> &'static str {
+    /// The name in tables and figures.
+    pub fn name(self) -> &'static str {
         match self {
             Timer::Tokio => "tokio::time::timeout",
             Timer::AsyncIo => "async-io Timer (raced)",
@@ -231,15 +256,27 @@ pub enum StormCase {
     SmolAsyncIo,
     /// smol's executor, `callwheel_async::sleep`.
     SmolCallwheel,
+    /// tokio multi-thread, no timer: each task signals its first poll and waits for ever (the
+    /// floor of spawning and first polls, and of a task's own memory).
+    TokioNone,
+    /// smol's executor, no timer: the same floor.
+    SmolNone,
 }
 
 impl StormCase {
-    const ALL: [StormCase; 4] = [
+    const ALL: [StormCase; 6] = [
+        StormCase::TokioNone,
         StormCase::TokioTokio,
         StormCase::TokioCallwheel,
+        StormCase::SmolNone,
         StormCase::SmolAsyncIo,
         StormCase::SmolCallwheel,
     ];
+
+    /// Whether the tasks sleep (the floor cases do not).
+    fn sleeps(self) -> bool {
+        !matches!(self, StormCase::TokioNone | StormCase::SmolNone)
+    }
 
     fn key(self) -> &'static str {
         match self {
@@ -247,15 +284,20 @@ impl StormCase {
             StormCase::TokioCallwheel => "tokio-callwheel",
             StormCase::SmolAsyncIo => "smol-async-io",
             StormCase::SmolCallwheel => "smol-callwheel",
+            StormCase::TokioNone => "tokio-none",
+            StormCase::SmolNone => "smol-none",
         }
     }
 
-    fn labels(self) -> (&'static str, &'static str) {
+    /// (executor, timer) as tables name them.
+    pub fn labels(self) -> (&'static str, &'static str) {
         match self {
             StormCase::TokioTokio => ("tokio (2 workers)", "tokio::time::sleep"),
             StormCase::TokioCallwheel => ("tokio (2 workers)", "callwheel_async::sleep"),
             StormCase::SmolAsyncIo => ("smol", "async_io::Timer"),
             StormCase::SmolCallwheel => ("smol", "callwheel_async::sleep"),
+            StormCase::TokioNone => ("tokio (2 workers)", "no timer (the floor)"),
+            StormCase::SmolNone => ("smol", "no timer (the floor)"),
         }
     }
 }
@@ -272,7 +314,7 @@ pub struct StormResult {
     /// Resident bytes per sleeping task.
     pub bytes_per_task: f64,
     /// Milliseconds from the latest deadline to the last wake-up.
-    pub last_wake_after_ms: f64,
+    pub last_wake_after_ms: Option<f64>,
 }
 
 fn resident_bytes() -> u64 {
@@ -284,112 +326,125 @@ fn resident_bytes() -> u64 {
 }
 
 /// Runs one storm in this process.
+/// What every task of a storm reports to the parent, in one allocation shared by all.
+struct Counters {
+    /// Tasks polled once (registered).
+    polled: AtomicU64,
+    /// Tasks woken after their sleep.
+    woke: AtomicU64,
+    /// Nanoseconds after `origin` of the latest wake-up: one atomic, not a lock a million
+    /// tasks would queue on.
+    last_wake: AtomicU64,
+    origin: Instant,
+}
+
+/// One storm task: counts its first poll, awaits `wait` (a timer, or nothing for ever), counts
+/// its wake-up. Generic, so each case's task holds its own timer's future and nothing else
+/// (one async block matching on the case would size every task for the largest timer).
+async fn sleeper<F: Future<Output = ()>>(wait: F, counters: Arc<Counters>) {
+    counters.polled.fetch_add(1, Ordering::Relaxed);
+    wait.await;
+    let after = u64::try_from(counters.origin.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    counters.last_wake.fetch_max(after, Ordering::Relaxed);
+    counters.woke.fetch_add(1, Ordering::Relaxed);
+}
+
 fn storm_here(case: StormCase, n: u64, span_ms: u64) -> StormResult {
     let mut rng = SplitMix64::new(crate::workload::SEED);
     // The deadlines start after registering can be over (3 µs a task is generous on this
     // kind of machine), so the last wake-up is measured against deadlines still ahead.
     let base = Instant::now() + Duration::from_millis(span_ms / 5) + Duration::from_micros(3 * n);
     let span_ns = span_ms * 1_000_000;
-    let delays: Vec<Duration> = (0..n)
-        .map(|_| Duration::from_nanos(rng.next_u64() % span_ns))
+    let deadlines: Vec<Instant> = (0..n)
+        .map(|_| base + Duration::from_nanos(rng.next_u64() % span_ns))
         .collect();
-    let latest = base + delays.iter().copied().max().unwrap_or_default();
-    let polled = Arc::new(AtomicU64::new(0));
-    let woke = Arc::new(AtomicU64::new(0));
-    // Nanoseconds after `origin` of the latest wake-up: one atomic, not a lock a million
-    // tasks would queue on.
-    let origin = Instant::now();
-    let last_wake = Arc::new(AtomicU64::new(0));
-    let before = resident_bytes();
-    let start = Instant::now();
-    let task = {
-        let polled = Arc::clone(&polled);
-        let woke = Arc::clone(&woke);
-        let last_wake = Arc::clone(&last_wake);
-        move |d: Duration| {
-            let polled = Arc::clone(&polled);
-            let woke = Arc::clone(&woke);
-            let last_wake = Arc::clone(&last_wake);
-            async move {
-                let at = base + d;
-                polled.fetch_add(1, Ordering::Relaxed);
-                match case {
-                    StormCase::TokioTokio => tokio::time::sleep_until(at.into()).await,
-                    StormCase::SmolAsyncIo => {
-                        async_io::Timer::at(at).await;
-                    }
-                    StormCase::TokioCallwheel | StormCase::SmolCallwheel => {
-                        callwheel_async::sleep_until(at).await
-                    }
-                }
-                let after = u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                last_wake.fetch_max(after, Ordering::Relaxed);
-                woke.fetch_add(1, Ordering::Relaxed);
-            }
+    let latest = deadlines.iter().copied().max().unwrap_or(base);
+    let counters = Arc::new(Counters {
+        polled: AtomicU64::new(0),
+        woke: AtomicU64::new(0),
+        last_wake: AtomicU64::new(0),
+        origin: Instant::now(),
+    });
+    let c = || Arc::clone(&counters);
+    // Registered, then every sleeper woke (the floor cases never wake: their tasks are
+    // cancelled with the executor).
+    let registered = || {
+        while counters.polled.load(Ordering::Relaxed) < n {
+            std::thread::yield_now();
         }
     };
+    let all_woke = || {
+        while case.sleeps() && counters.woke.load(Ordering::Relaxed) < n {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    let before = resident_bytes();
+    let start = Instant::now();
     let (register_s, bytes) = match case {
-        StormCase::TokioTokio | StormCase::TokioCallwheel => {
+        StormCase::TokioTokio | StormCase::TokioCallwheel | StormCase::TokioNone => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_time()
                 .build()
                 .expect("a tokio runtime starts");
-            for &d in &delays {
-                rt.spawn(task(d));
+            // tokio's sleeps are made inside the runtime, which owns their wheel.
+            let _inside = rt.enter();
+            for &at in &deadlines {
+                match case {
+                    StormCase::TokioTokio => {
+                        rt.spawn(sleeper(tokio::time::sleep_until(at.into()), c()))
+                    }
+                    StormCase::TokioCallwheel => {
+                        rt.spawn(sleeper(callwheel_async::sleep_until(at), c()))
+                    }
+                    _ => rt.spawn(sleeper(std::future::pending(), c())),
+                };
             }
-            while polled.load(Ordering::Relaxed) < n {
-                std::thread::yield_now();
-            }
+            registered();
             let register_s = start.elapsed().as_secs_f64();
             let bytes = resident_bytes().saturating_sub(before);
-            while woke.load(Ordering::Relaxed) < n {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            all_woke();
+            drop(_inside);
             drop(rt);
             (register_s, bytes)
         }
-        StormCase::SmolAsyncIo | StormCase::SmolCallwheel => {
-            let ex = Arc::new(async_executor::Executor::new());
-            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            // Two threads run the executor (as tokio has two workers), until told to stop.
-            let runners: Vec<_> = (0..2)
-                .map(|_| {
-                    let ex = Arc::clone(&ex);
-                    let stop = Arc::clone(&stop);
-                    std::thread::spawn(move || {
-                        async_io::block_on(ex.run(async move {
-                            while !stop.load(Ordering::Acquire) {
-                                async_io::Timer::after(Duration::from_millis(5)).await;
-                            }
-                        }));
-                    })
+        StormCase::SmolAsyncIo | StormCase::SmolCallwheel | StormCase::SmolNone => {
+            // Two threads run the executor (as tokio has two workers).
+            let pool = SmolPool::new(2, || {}).expect("smol's runner threads start");
+            let ex = pool.executor();
+            let tasks: Vec<_> = deadlines
+                .iter()
+                .map(|&at| match case {
+                    StormCase::SmolAsyncIo => ex.spawn(sleeper(
+                        async move {
+                            async_io::Timer::at(at).await;
+                        },
+                        c(),
+                    )),
+                    StormCase::SmolCallwheel => {
+                        ex.spawn(sleeper(callwheel_async::sleep_until(at), c()))
+                    }
+                    _ => ex.spawn(sleeper(std::future::pending(), c())),
                 })
                 .collect();
-            let tasks: Vec<_> = delays.iter().map(|&d| ex.spawn(task(d))).collect();
-            while polled.load(Ordering::Relaxed) < n {
-                std::thread::yield_now();
-            }
+            registered();
             let register_s = start.elapsed().as_secs_f64();
             let bytes = resident_bytes().saturating_sub(before);
-            while woke.load(Ordering::Relaxed) < n {
-                std::thread::sleep(Duration::from_millis(2));
-            }
+            all_woke();
             drop(tasks);
-            stop.store(true, Ordering::Release);
-            for r in runners {
-                let _ = r.join();
-            }
+            drop(pool);
             (register_s, bytes)
         }
     };
-    let last = origin + Duration::from_nanos(last_wake.load(Ordering::Relaxed));
+    let last = counters.origin + Duration::from_nanos(counters.last_wake.load(Ordering::Relaxed));
     StormResult {
         case,
         sleepers: n,
         register_s,
         bytes_per_task: bytes as f64 / n as f64,
-        last_wake_after_ms: last.saturating_duration_since(latest).as_secs_f64() * 1e3,
+        last_wake_after_ms: case
+            .sleeps()
+            .then(|| last.saturating_duration_since(latest).as_secs_f64() * 1e3),
     }
 }
 
@@ -398,6 +453,8 @@ fn storm_here(case: StormCase, n: u64, span_ms: u64) -> StormResult {
 pub struct AsyncReport {
     /// The sizes.
     pub plan: AsyncPlan,
+    /// The precision sweep.
+    pub precision: Precision,
     /// The churn cells.
     pub churn: Vec<ChurnCell>,
     /// The storms.
@@ -409,7 +466,9 @@ pub struct AsyncReport {
 /// # Errors
 ///
 /// When a runtime cannot start or a storm child fails.
-pub fn measure(plan: &AsyncPlan) -> Result<AsyncReport, String> {
+pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String> {
+    // First, while nothing else of this run loads the CPUs.
+    let precision = async_precision::measure(plan.samples, &plan.requests_us, tick)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
@@ -456,6 +515,7 @@ pub fn measure(plan: &AsyncPlan) -> Result<AsyncReport, String> {
     }
     Ok(AsyncReport {
         plan: plan.clone(),
+        precision,
         churn: churn_cells,
         storms,
     })
@@ -473,13 +533,105 @@ fn storm(report: &AsyncReport, case: StormCase) -> Option<&StormResult> {
     report.storms.iter().find(|s| s.case == case)
 }
 
-/// The report as Markdown, with the verdicts against the targets.
+/// The verdicts against the targets: (what, figures and "met" or "missed").
+pub fn verdicts(report: &AsyncReport) -> Vec<Verdict> {
+    let mut out: Vec<Verdict> = async_precision::verdicts(&report.precision)
+        .into_iter()
+        .map(|v| Verdict {
+            what: format!("precision: {}", v.what),
+            result: v.result,
+        })
+        .collect();
+    for variant in ['A', 'B'] {
+        for &tasks in &report.plan.tasks {
+            let (t, a, c) = (
+                cell(report, variant, tasks, Timer::Tokio),
+                cell(report, variant, tasks, Timer::AsyncIo),
+                cell(report, variant, tasks, Timer::Callwheel),
+            );
+            let (vt, va) = (c / t.max(1.0), c / a.max(1.0));
+            let (target, met) = if variant == 'A' {
+                ("no slower than tokio or async-io", vt >= 1.0 && va >= 1.0)
+            } else {
+                (">= 2x tokio and >= async-io", vt >= 2.0 && va >= 1.0)
+            };
+            out.push(Verdict {
+                what: format!("churn {variant}, {tasks} tasks: {target}"),
+                result: format!("{vt:.2}x tokio, {va:.2}x async-io: {}", verdict(met)),
+            });
+        }
+    }
+    if let (Some(tt), Some(tc)) = (
+        storm(report, StormCase::TokioTokio),
+        storm(report, StormCase::TokioCallwheel),
+    ) {
+        let ratio = tt.register_s / tc.register_s.max(1e-9);
+        out.push(Verdict {
+            what: "storm on tokio: registration >= 2x faster than tokio's".into(),
+            result: format!("{ratio:.2}x: {}", verdict(ratio >= 2.0)),
+        });
+        if let Some(floor) = storm(report, StormCase::TokioNone) {
+            // What spawning and first polls cost with no timer bounds every timer's ratio.
+            let timer_share =
+                |r: &StormResult| (r.register_s - floor.register_s) / r.sleepers as f64;
+            out.push(Verdict {
+                what: "storm on tokio: the timers' own registration cost (less the no-timer floor), no target".into(),
+                result: format!(
+                    "tokio {:.0} ns, callwheel {:.0} ns per task; with a free timer the ratio could reach at most {:.2}x",
+                    timer_share(tt) * 1e9,
+                    timer_share(tc) * 1e9,
+                    tt.register_s / floor.register_s.max(1e-9)
+                ),
+            });
+            out.push(Verdict {
+                what: "storm on tokio: the timers' own bytes per task (less the floor), no target"
+                    .into(),
+                result: format!(
+                    "tokio {:.0}, callwheel {:.0}",
+                    tt.bytes_per_task - floor.bytes_per_task,
+                    tc.bytes_per_task - floor.bytes_per_task
+                ),
+            });
+        }
+        out.push(Verdict {
+            what: "storm on tokio: bytes per task <= tokio's own timer".into(),
+            result: format!(
+                "{:.0} against {:.0}: {}",
+                tc.bytes_per_task,
+                tt.bytes_per_task,
+                verdict(tc.bytes_per_task <= tt.bytes_per_task)
+            ),
+        });
+    }
+    if let (Some(sa), Some(sc)) = (
+        storm(report, StormCase::SmolAsyncIo),
+        storm(report, StormCase::SmolCallwheel),
+    ) {
+        out.push(Verdict {
+            what: "storm on smol: bytes per task <= async-io's own timer".into(),
+            result: format!(
+                "{:.0} against {:.0}: {}",
+                sc.bytes_per_task,
+                sa.bytes_per_task,
+                verdict(sc.bytes_per_task <= sa.bytes_per_task)
+            ),
+        });
+    }
+    out
+}
+
+/// The report as Markdown (without the verdicts: see [`verdicts`]).
 pub fn render(report: &AsyncReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## Timeout churn: timeouts per second ({} per measurement), tokio multi-thread runtime with 2 workers\n",
+        "## Precision: requested against actual sleep on three executors"
+    );
+    out.push_str(&async_precision::render(&report.precision));
+    let _ = writeln!(
+        out,
+        "\n## Timeout churn: timeouts per second ({} per measurement), tokio multi-thread runtime with 2 workers\n",
         report.plan.ops
     );
     let _ = writeln!(
@@ -494,7 +646,6 @@ pub fn render(report: &AsyncReport) -> String {
         Timer::Callwheel.name()
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
-    let mut verdicts = Vec::new();
     for variant in ['A', 'B'] {
         for &tasks in &report.plan.tasks {
             let (t, a, c) = (
@@ -511,12 +662,6 @@ pub fn render(report: &AsyncReport) -> String {
                 c / t.max(1.0),
                 c / a.max(1.0)
             );
-            let met = if variant == 'A' {
-                c >= t && c >= a
-            } else {
-                c >= 2.0 * t && c >= a
-            };
-            verdicts.push((variant, tasks, c / t.max(1.0), c / a.max(1.0), met));
         }
     }
     let _ = writeln!(
@@ -533,59 +678,11 @@ pub fn render(report: &AsyncReport) -> String {
         let (ex, timer) = s.case.labels();
         let _ = writeln!(
             out,
-            "| {ex} | {timer} | {:.3} | {:.0} | {:.2} |",
-            s.register_s, s.bytes_per_task, s.last_wake_after_ms
-        );
-    }
-    let _ = writeln!(out, "\n| verdict | result |\n|---|---|");
-    for (variant, tasks, vt, va, met) in verdicts {
-        let target = if variant == 'A' {
-            "no slower than tokio or async-io"
-        } else {
-            ">= 2x tokio and >= async-io"
-        };
-        let _ = writeln!(
-            out,
-            "| churn {variant}, {tasks} tasks: {target} | {vt:.2}x tokio, {va:.2}x async-io: {} |",
-            if met { "met" } else { "missed" }
-        );
-    }
-    if let (Some(tt), Some(tc)) = (
-        storm(report, StormCase::TokioTokio),
-        storm(report, StormCase::TokioCallwheel),
-    ) {
-        let ratio = tt.register_s / tc.register_s.max(1e-9);
-        let _ = writeln!(
-            out,
-            "| storm on tokio: registration >= 2x faster than tokio's | {ratio:.2}x: {} |",
-            if ratio >= 2.0 { "met" } else { "missed" }
-        );
-        let _ = writeln!(
-            out,
-            "| storm on tokio: bytes per task <= tokio's own timer | {:.0} against {:.0}: {} |",
-            tc.bytes_per_task,
-            tt.bytes_per_task,
-            if tc.bytes_per_task <= tt.bytes_per_task {
-                "met"
-            } else {
-                "missed"
-            }
-        );
-    }
-    if let (Some(sa), Some(sc)) = (
-        storm(report, StormCase::SmolAsyncIo),
-        storm(report, StormCase::SmolCallwheel),
-    ) {
-        let _ = writeln!(
-            out,
-            "| storm on smol: bytes per task <= async-io's own timer | {:.0} against {:.0}: {} |",
-            sc.bytes_per_task,
-            sa.bytes_per_task,
-            if sc.bytes_per_task <= sa.bytes_per_task {
-                "met"
-            } else {
-                "missed"
-            }
+            "| {ex} | {timer} | {:.3} | {:.0} | {} |",
+            s.register_s,
+            s.bytes_per_task,
+            s.last_wake_after_ms
+                .map_or_else(|| "–".to_string(), |ms| format!("{ms:.2}"))
         );
     }
     out
@@ -616,8 +713,36 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
             "warning: this is a debug build; its figures are not representative (use --release)"
         );
     }
-    match measure(&args.plan()) {
+    // A figure directory that cannot be made is refused before the measurements, not after.
+    if let Some(dir) = &args.out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    let plan = args.plan();
+    let bar = crate::sections::progress_bar(plan.samples as usize);
+    bar.set_message("precision sweep");
+    let measured = measure(&plan, &|| bar.inc(1));
+    bar.finish_and_clear();
+    match measured {
         Ok(report) => {
+            if let Some(dir) = &args.out {
+                let charts = async_precision::charts(&report.precision);
+                match plots::write_panels(
+                    async_precision::CHART_TITLE,
+                    &charts,
+                    dir,
+                    "async-precision",
+                ) {
+                    Ok(paths) => {
+                        for p in paths {
+                            eprintln!("wrote {}", p.display());
+                        }
+                    }
+                    Err(e) => eprintln!("warning: the figure was not drawn: {e}"),
+                }
+            }
             if args.json {
                 match serde_json::to_string_pretty(&report) {
                     Ok(text) => println!("{text}"),
@@ -628,6 +753,10 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
                 }
             } else {
                 print!("{}", render(&report));
+                println!("\n| verdict | result |\n|---|---|");
+                for v in verdicts(&report) {
+                    println!("| {} | {} |", v.what, v.result);
+                }
             }
             ExitCode::SUCCESS
         }

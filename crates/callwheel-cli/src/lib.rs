@@ -24,6 +24,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_precision;
 pub mod async_queue;
 pub mod async_timers;
 pub mod c_wheel;
@@ -37,6 +38,7 @@ pub mod report;
 pub mod repro;
 pub mod runner;
 pub mod sections;
+pub mod smol_pool;
 pub mod stress;
 pub mod sweep;
 pub mod table1;

@@ -3,6 +3,8 @@
 //! they show, and the ratio tables (each peer's median over the facility's). Tables are Markdown
 //! with padded, aligned columns, readable as they are in a terminal and pastable into a document.
 
+use serde::Serialize;
+
 use crate::registry::{Role, SchemeInfo};
 use crate::runner::Report;
 
@@ -591,4 +593,22 @@ pub fn ratio_table(entries: &[RatioEntry], columns: &[String]) -> Option<String>
         table.push(cells);
     }
     Some(table.render())
+}
+
+/// One line of an experiment's verdicts: what was checked and the outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// What was compared, with its target.
+    pub what: String,
+    /// The figure and `met` / `missed` (or a plain observation).
+    pub result: String,
+}
+
+/// A verdict word: `met` or `missed`.
+pub fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "missed"
+    }
 }

@@ -4,7 +4,7 @@
 //!
 //! # The sleep sweep
 //!
-//! For every requested sleep `r` (log-spaced, 1, 2, 5, 10, … 10,000 µs) seven sources sleep
+//! For every requested sleep `r` (log-spaced, 1, 2, 5, 10, … 10,000 µs) five sources sleep
 //! `r`, one sample each in turn, in a fresh seeded shuffle of the sources every turn, so all
 //! of them see the same host noise (the sources are interleaved sample by sample, never run one
 //! after another). The shuffle matters for short sleeps: a fixed order, even rotated, always
@@ -19,8 +19,6 @@
 //! | clock_nanosleep, 1 ns slack | `clock_nanosleep(TIMER_ABSTIME)` on this thread, timer slack 1 ns | … right after the sleep returns |
 //! | clock_nanosleep, 5 % slack | the same with `PR_SET_TIMERSLACK` = `r × 5 %`: the kernel's own tolerance | … right after the sleep returns |
 //! | tokio::time::sleep | `block_on(sleep(r))` on a current-thread tokio runtime (1 ms timer wheel) | … when `block_on` returns |
-//! | callwheel_async::sleep | `block_on(callwheel_async::sleep(r))` on the same tokio runtime: only the timer differs | … when `block_on` returns |
-//! | async_io::Timer | `async_io::block_on(Timer::after(r))`: smol's timer (one ordered map, woken through its reactor) | … when `block_on` returns |
 //!
 //! The runtime's driver sleeps until the earliest window *end*, so a lone timer with 5 %
 //! tolerance fires near `1.05 r`, as a lone kernel hrtimer with 5 % slack does: tolerance buys
@@ -52,6 +50,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::latency::Row;
+use crate::report::{verdict, Verdict};
 use crate::repro::plots::{self, Chart, Series};
 use crate::workload::{SplitMix64, SEED};
 use callwheel::stabbing_optimum;
@@ -86,22 +85,16 @@ pub enum Source {
     RawSlack,
     /// `tokio::time::sleep` on a current-thread runtime.
     Tokio,
-    /// `callwheel_async::sleep` awaited on the same current-thread tokio runtime.
-    Async,
-    /// async-io's `Timer` (smol's timer) awaited with `async_io::block_on`.
-    AsyncIo,
 }
 
 impl Source {
     /// Every source, in table order.
-    pub const ALL: [Source; 7] = [
+    pub const ALL: [Source; 5] = [
         Source::CallwheelExact,
         Source::CallwheelTolerant,
         Source::RawExact,
         Source::RawSlack,
         Source::Tokio,
-        Source::Async,
-        Source::AsyncIo,
     ];
 
     /// The name in tables, legends and the JSON.
@@ -112,8 +105,6 @@ impl Source {
             Source::RawExact => "clock_nanosleep, 1 ns slack",
             Source::RawSlack => "clock_nanosleep, 5 % slack",
             Source::Tokio => "tokio::time::sleep",
-            Source::Async => "callwheel_async::sleep (on tokio)",
-            Source::AsyncIo => "async_io::Timer",
         }
     }
 }
@@ -421,20 +412,6 @@ impl Sleepers {
                 let t1 = self.read()?;
                 Ok(t1.saturating_sub(t0))
             }
-            Source::Async => {
-                let t0 = self.read()?;
-                // The same executor as tokio's sample: only the timer differs.
-                self.tokio
-                    .block_on(callwheel_async::sleep(Duration::from_nanos(request)));
-                let t1 = self.read()?;
-                Ok(t1.saturating_sub(t0))
-            }
-            Source::AsyncIo => {
-                let t0 = self.read()?;
-                async_io::block_on(async_io::Timer::after(Duration::from_nanos(request)));
-                let t1 = self.read()?;
-                Ok(t1.saturating_sub(t0))
-            }
         }
     }
 }
@@ -667,24 +644,6 @@ fn us(ns: u64) -> String {
     }
 }
 
-/// A verdict word: `met` or `missed`.
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "met"
-    } else {
-        "missed"
-    }
-}
-
-/// One line of the sweep's verdicts: what was checked and the outcome.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Verdict {
-    /// What was compared, with its target.
-    pub what: String,
-    /// The figure and `met` / `missed` (or a plain observation).
-    pub result: String,
-}
-
 /// The verdicts against the runtime's targets, from the same run's figures.
 pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
     let mut out = Vec::new();
@@ -745,49 +704,6 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
                 "from {:+.2} us (at {} us) to {:+.2} us (at {} us)",
                 lo.1, lo.0, hi.1, hi.0
             ),
-        });
-    }
-    // Async: callwheel_async::sleep against the raw sleep and async-io's timer, per request.
-    let mut async_gaps = Vec::new();
-    let mut async_io_worse = Vec::new();
-    for &r in requests {
-        if let (Some(a), Some(raw)) = (
-            report.cell(Source::Async, r),
-            report.cell(Source::RawExact, r),
-        ) {
-            async_gaps.push((r, a.actual.p50 as i64 - raw.actual.p50 as i64));
-            if let Some(io) = report.cell(Source::AsyncIo, r) {
-                if a.actual.p50 > io.actual.p50 {
-                    async_io_worse.push((r, a.actual.p50 - io.actual.p50));
-                }
-            }
-        }
-    }
-    if let Some(&(wr, worst)) = async_gaps.iter().max_by_key(|g| g.1) {
-        let met = async_gaps.iter().filter(|g| g.1 <= 10_000).count();
-        out.push(Verdict {
-            what: "async: callwheel_async::sleep p50 - raw p50 per request (target <= +10 us)"
-                .into(),
-            result: format!(
-                "{met} of {} requests; worst {:+.3} us at {wr} us: {}",
-                async_gaps.len(),
-                worst as f64 / 1_000.0,
-                verdict(met == async_gaps.len())
-            ),
-        });
-        let worst_io = async_io_worse.iter().max_by_key(|g| g.1);
-        out.push(Verdict {
-            what: "async: callwheel_async::sleep p50 no later than async_io::Timer p50".into(),
-            result: match worst_io {
-                None => format!("every request: {}", verdict(true)),
-                Some(&(r, by)) => format!(
-                    "later at {} of {} requests, worst by {:.3} us at {r} us: {}",
-                    async_io_worse.len(),
-                    async_gaps.len(),
-                    by as f64 / 1_000.0,
-                    verdict(false)
-                ),
-            },
         });
     }
     // tokio's 1 ms granularity.

@@ -40,6 +40,9 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "| sweep | idle runtime",
         "| stress | start p99 during a mass expiry",
         "| stress | every timer fired exactly once or was stopped |",
+        "| async | precision: callwheel sleep, smol: p50 <= clock_nanosleep p50 + 10 us |",
+        "| async | churn B, 1024 tasks: >= 2x tokio and >= async-io |",
+        "| async | storm on tokio: registration >= 2x faster than tokio's |",
     ] {
         assert!(stdout.contains(name), "summary lacks {name}:\n{stdout}");
     }
@@ -58,6 +61,8 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "| request µs | callwheel-rt, exact |",
         "## Stress: `start` latency",
         "| start, during the mass expiry |",
+        "# Async timers: callwheel-async against tokio and async-io",
+        "| requested µs | clock_nanosleep | clock_nanosleep + hand-off |",
     ] {
         assert!(report.contains(part), "report lacks {part:?}");
     }
@@ -73,6 +78,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "coalescing",
         "sweep",
         "latency_histogram",
+        "async-precision",
     ] {
         for ext in ["svg", "png"] {
             let path = dir.join(format!("{stem}.{ext}"));

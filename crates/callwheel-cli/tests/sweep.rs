@@ -90,8 +90,8 @@ fn the_command_prints_json_and_rejects_bad_input() {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // Seven sources by three requests.
-    assert_eq!(json["cells"].as_array().unwrap().len(), 21);
+    // Five sources by three requests.
+    assert_eq!(json["cells"].as_array().unwrap().len(), 15);
     assert_eq!(json["batches"].as_array().unwrap().len(), 2);
     assert_eq!(json["cells"][0]["actual"]["samples"], 3);
     assert!(json["idle"]["wakeups"].is_u64());

@@ -11,7 +11,9 @@
 //! | `latency` | callwheel-rt timers' lateness against a bare `clock_nanosleep(TIMER_ABSTIME)` loop, idle and loaded |
 //! | `sweep` | requested against actual sleep from 1 µs to 10 ms (calloutng Figures 4–7) for callwheel-rt, raw `clock_nanosleep` and tokio, and the runtime's wake-ups at 0 % and 5 % tolerance |
 //! | `stress` | `start` latency while a mass expiry runs, and the count check (every timer fired once or was stopped) |
+//! | `async` | callwheel-async's sleep precision on three executors (log-log figure), timeout churn and a sleep storm, against tokio's and async-io's timers |
 
+mod async_timers;
 mod coalescing;
 mod latency;
 pub mod machine;
@@ -49,11 +51,13 @@ pub enum Experiment {
     Sweep,
     /// `start` latency during a mass expiry, and the count check.
     Stress,
+    /// callwheel-async against tokio's and async-io's timers.
+    Async,
 }
 
 impl Experiment {
     /// Every experiment, in report order.
-    pub const ALL: [Experiment; 7] = [
+    pub const ALL: [Experiment; 8] = [
         Experiment::Family,
         Experiment::Table1,
         Experiment::Peers,
@@ -61,6 +65,7 @@ impl Experiment {
         Experiment::Latency,
         Experiment::Sweep,
         Experiment::Stress,
+        Experiment::Async,
     ];
 
     /// The name on the command line and in the JSON.
@@ -73,6 +78,7 @@ impl Experiment {
             Experiment::Latency => "latency",
             Experiment::Sweep => "sweep",
             Experiment::Stress => "stress",
+            Experiment::Async => "async",
         }
     }
 
@@ -317,6 +323,7 @@ pub fn run(args: &ReproArgs) -> u8 {
             Experiment::Latency => latency::latency(size, &args.out),
             Experiment::Sweep => sweep::sweep(size, &args.out),
             Experiment::Stress => stress::stress(size),
+            Experiment::Async => async_timers::async_timers(size, &args.out),
         };
         all.markdown.push_str(&done.markdown);
         all.markdown.push('\n');

@@ -1,0 +1,80 @@
+//! callwheel-async against tokio's and async-io's timers: sleep precision on three executors
+//! (with the log-log figure), timeout churn and the sleep storm.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::async_precision;
+use crate::async_timers::{self as at, AsyncArgs};
+use crate::sections;
+
+use super::{Done, Size};
+
+pub(super) fn async_timers(size: Size, out: &Path) -> Done {
+    let mut done = Done::default();
+    let mut plan = AsyncArgs {
+        tiny: matches!(size, Size::Tiny),
+        quick: matches!(size, Size::Default),
+        ..AsyncArgs::default()
+    }
+    .plan();
+    if let Size::Default = size {
+        // 50 samples: a p99 that is not simply the maximum, in about 8 s.
+        plan.samples = 50;
+    }
+    let _ = writeln!(
+        done.markdown,
+        "\n# Async timers: callwheel-async against tokio and async-io\n"
+    );
+    let bar = sections::progress_bar(plan.samples as usize);
+    bar.set_message("async precision sweep, then churn and storms");
+    let measured = at::measure(&plan, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let report = match measured {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: async: {e}");
+            let _ = writeln!(done.markdown, "async timers failed: {e}\n");
+            done.failures += 1;
+            return done;
+        }
+    };
+    done.markdown.push_str(&at::render(&report));
+    for c in &report.precision.cells {
+        let case = format!("sleep {} us", c.request_us);
+        for (metric, v) in [("p50_ns", c.actual.p50), ("p99_ns", c.actual.p99)] {
+            done.figure("async", c.source.name(), &case, metric, v as f64);
+        }
+    }
+    for c in &report.churn {
+        let case = format!("churn {}, {} tasks", c.variant, c.tasks);
+        done.figure("async", c.timer.name(), &case, "ops_per_sec", c.ops_per_sec);
+    }
+    for s in &report.storms {
+        let (ex, timer) = s.case.labels();
+        let structure = format!("{timer} on {ex}");
+        let case = format!("storm of {}", s.sleepers);
+        done.figure("async", &structure, &case, "register_s", s.register_s);
+        done.figure(
+            "async",
+            &structure,
+            &case,
+            "bytes_per_task",
+            s.bytes_per_task,
+        );
+        if let Some(ms) = s.last_wake_after_ms {
+            done.figure("async", &structure, &case, "last_wake_after_ms", ms);
+        }
+    }
+    for v in at::verdicts(&report) {
+        done.find("async", v.what, v.result);
+    }
+    let panels = async_precision::charts(&report.precision);
+    done.plot_panels(
+        async_precision::CHART_TITLE,
+        &panels,
+        out,
+        "async-precision",
+    );
+    done
+}
