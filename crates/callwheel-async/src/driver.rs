@@ -16,9 +16,9 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::{Clock, ClockId, ManualClock, SystemClock, Tolerance, Waiter};
+use callwheel_rt::{Clock, ClockId, ManualClock, SystemClock, Tolerance, Waiter, Wake};
 
-use crate::sync::{AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// Expiries a driver takes per hold of its shard's lock: the bound on how long a registration
 /// can wait for the lock behind a mass expiry (the papers' bounded lock-out).
@@ -40,12 +40,59 @@ enum Plan {
 struct State {
     wheel: Wheel<Waker>,
     plan: Plan,
+    /// How long before a window's end the thread aims its sleep: a running estimate of how
+    /// long after a planned instant the thread has woken the futures due then (the kernel's
+    /// wake-up latency, the advance and the wakes; see [`next_lead`]), so that a tolerant
+    /// timer fires inside its window rather than that long after it. 0 on a simulated clock.
+    lead: u64,
+}
+
+/// The most a driver aims early, ns: a kernel that wakes later than this is not compensated.
+const MAX_LEAD: u64 = 1_000_000;
+
+/// The lead after a wake-up `late` ns after its planned instant: it follows a later wake-up at
+/// once and forgets it slowly (an eighth per wake-up), so that it covers most recent
+/// overshoots rather than their mean.
+fn next_lead(lead: u64, late: u64) -> u64 {
+    late.min(MAX_LEAD).max(lead - lead / 8)
+}
+
+impl State {
+    /// The instant to sleep until: `lead` before the earliest window end, but not before the
+    /// earliest deadline (nothing would be due) nor at or before `now` (the earliest-deadline
+    /// bound is stale after cancellations; then the window end itself).
+    fn aim(&self, now: u64) -> Option<u64> {
+        let end = self.wheel.next_wakeup()?;
+        let earliest = self.wheel.next_expiry().unwrap_or(end);
+        let aim = end.saturating_sub(self.lead).max(earliest).min(end);
+        Some(if aim <= now { end } else { aim })
+    }
+
+    /// Whether a timer whose window is `[deadline, end]`, registered now, needs the sleeping
+    /// thread woken: its own aim falls before the planned wake-up.
+    fn must_wake(&mut self, deadline: u64, end: u64) -> bool {
+        let wake = match self.plan {
+            Plan::Asleep(at) => {
+                let aim = end.saturating_sub(self.lead).max(deadline);
+                at.is_none_or(|at| aim < at)
+            }
+            Plan::Awake => false,
+        };
+        if wake {
+            self.plan = Plan::Awake;
+        }
+        wake
+    }
 }
 
 #[derive(Debug)]
 struct Shard {
     state: Mutex<State>,
     waiter: Box<dyn Waiter>,
+    /// Sleeps that ended at their planned instant (not early for a registration).
+    wakeups: AtomicU64,
+    /// Futures woken because their deadline passed.
+    fired: AtomicU64,
 }
 
 impl Shard {
@@ -194,13 +241,7 @@ impl Inner {
             .wheel
             .start_with(deadline, tolerance, waker.clone())
             .map_err(|_| Refused::NoMemory)?;
-        let wake = match st.plan {
-            Plan::Asleep(at) => at.is_none_or(|at| end < at),
-            Plan::Awake => false,
-        };
-        if wake {
-            st.plan = Plan::Awake;
-        }
+        let wake = st.must_wake(deadline, end);
         drop(st);
         if wake {
             s.waiter.wake();
@@ -234,10 +275,7 @@ impl Inner {
         if st.wheel.reset(entry.handle, deadline, tolerance).is_none() {
             return false;
         }
-        let wake = matches!(st.plan, Plan::Asleep(at) if at.is_none_or(|at| end < at));
-        if wake {
-            st.plan = Plan::Awake;
-        }
+        let wake = st.must_wake(deadline, end);
         drop(st);
         if wake {
             s.waiter.wake();
@@ -266,16 +304,29 @@ impl Inner {
         // kernel that refuses leaves its default, which only makes wake-ups later).
         let _ = ClockId::minimise_timer_slack();
         let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
+        // The instant the sleep that just ended was planned for, when it ended there; and how
+        // late, after it, the turn it served had woken its futures.
+        let mut planned: Option<u64> = None;
+        let mut late: Option<u64> = None;
         loop {
-            match self.turn(i, &mut due) {
+            let next = self.turn(i, &mut due, late.take());
+            if let Some(at) = planned.take() {
+                late = Some(self.clock.now().saturating_sub(at));
+            }
+            match next {
                 Next::Exit => return,
                 Next::Again => {}
-                Next::Sleep(until) => {
-                    if self.shards[i].waiter.wait(until).is_err() {
+                Next::Sleep(until) => match self.shards[i].waiter.wait(until) {
+                    Ok(Wake::Deadline) => {
+                        self.shards[i].wakeups.fetch_add(1, Ordering::Relaxed);
+                        planned = until;
+                    }
+                    Ok(_) => {}
+                    Err(_) => {
                         // Do not spin on a failing sleep: fall back to a coarse one.
                         std::thread::sleep(Duration::from_millis(1));
                     }
-                }
+                },
             }
         }
     }
@@ -283,8 +334,9 @@ impl Inner {
     /// One look of shard `i`'s thread at its wheel: takes what is due (at most [`BUDGET`]
     /// expiries per hold of the lock), wakes it with the lock released, and says what the
     /// thread does next. The plan it leaves in the shard is what a registration reads to
-    /// decide whether the thread must be woken early.
-    pub(crate) fn turn(&self, i: usize, due: &mut Vec<Waker>) -> Next {
+    /// decide whether the thread must be woken early. `late` is how long after a planned
+    /// wake-up's instant the turn it served had woken its futures: it trains the lead.
+    pub(crate) fn turn(&self, i: usize, due: &mut Vec<Waker>, late: Option<u64>) -> Next {
         let shard = &self.shards[i];
         let next = {
             let mut st = shard.lock();
@@ -299,11 +351,14 @@ impl Inner {
                 return Next::Exit;
             }
             let now = self.clock.now();
+            if let Some(late) = late {
+                st.lead = next_lead(st.lead, late);
+            }
             let progress = st
                 .wheel
                 .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
             if progress.complete && due.is_empty() {
-                let next = st.wheel.next_wakeup();
+                let next = st.aim(now);
                 st.plan = Plan::Asleep(next);
                 Next::Sleep(next)
             } else {
@@ -311,6 +366,7 @@ impl Inner {
                 Next::Again
             }
         };
+        shard.fired.fetch_add(due.len() as u64, Ordering::Relaxed);
         wake_all(due);
         next
     }
@@ -328,8 +384,11 @@ impl Inner {
                     state: Mutex::new(State {
                         wheel: Wheel::new(),
                         plan: Plan::Awake,
+                        lead: 0,
                     }),
                     waiter: clock.waiter()?,
+                    wakeups: AtomicU64::new(0),
+                    fired: AtomicU64::new(0),
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
@@ -390,6 +449,17 @@ impl Drop for Driver {
             self.inner.shut_down();
         }
     }
+}
+
+/// What a [`Driver`] has done since it started ([`Driver::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DriverStats {
+    /// Wake-ups of the driver's threads at a planned instant (a sleep that ended at its
+    /// deadline, not early for a new registration): the wake-ups tolerance coalesces.
+    pub wakeups: u64,
+    /// Futures woken because their deadline passed.
+    pub fired: u64,
 }
 
 /// How a [`Driver`] is built.
@@ -523,6 +593,17 @@ impl Driver {
         self.inner.counts().1
     }
 
+    /// What the driver has done since it started, over every shard.
+    pub fn stats(&self) -> DriverStats {
+        self.inner
+            .shards
+            .iter()
+            .fold(DriverStats::default(), |t, s| DriverStats {
+                wakeups: t.wakeups + s.wakeups.load(Ordering::Relaxed),
+                fired: t.fired + s.fired.load(Ordering::Relaxed),
+            })
+    }
+
     /// How a future refers to this driver.
     pub(crate) fn link(&self) -> Link {
         Link::Own(Arc::clone(&self.inner))
@@ -532,5 +613,74 @@ impl Driver {
     pub(crate) fn global_link() -> Option<Link> {
         let d: &'static Driver = Driver::global().ok()?;
         Some(Link::Global(&d.inner))
+    }
+}
+
+#[cfg(all(test, not(callwheel_loom)))]
+mod tests {
+    use super::*;
+
+    fn state(lead: u64, windows: &[(u64, u64)]) -> State {
+        let mut wheel = Wheel::new();
+        for &(deadline, end) in windows {
+            wheel
+                .start_with(deadline, end - deadline, Waker::noop().clone())
+                .unwrap();
+        }
+        State {
+            wheel,
+            plan: Plan::Awake,
+            lead,
+        }
+    }
+
+    #[test]
+    fn the_aim_is_lead_before_the_earliest_window_end_but_never_before_a_deadline() {
+        assert_eq!(state(0, &[]).aim(0), None);
+        // Exact timers: the deadline, whatever the lead.
+        assert_eq!(state(50, &[(1_000, 1_000)]).aim(0), Some(1_000));
+        // A window of 200: 30 before its end.
+        assert_eq!(state(30, &[(1_000, 1_200)]).aim(0), Some(1_170));
+        // A lead longer than the window: the deadline.
+        assert_eq!(state(500, &[(1_000, 1_200)]).aim(0), Some(1_000));
+        // The earliest end among several, bounded by the earliest deadline.
+        assert_eq!(
+            state(100, &[(1_000, 1_500), (1_100, 1_150)]).aim(0),
+            Some(1_050)
+        );
+        // An aim already passed (a stale bound): the window end itself.
+        assert_eq!(state(30, &[(1_000, 1_200)]).aim(1_180), Some(1_200));
+    }
+
+    #[test]
+    fn the_lead_follows_a_late_wake_up_at_once_and_forgets_it_slowly() {
+        assert_eq!(next_lead(0, 40_000), 40_000);
+        assert_eq!(next_lead(40_000, 0), 35_000);
+        assert_eq!(next_lead(40_000, 50_000), 50_000);
+        assert_eq!(next_lead(0, u64::MAX), MAX_LEAD);
+        let mut lead = MAX_LEAD;
+        for _ in 0..200 {
+            lead = next_lead(lead, 0);
+        }
+        assert!(lead < 10, "{lead}");
+    }
+
+    #[test]
+    fn a_registration_wakes_the_thread_only_when_its_own_aim_comes_first() {
+        let mut st = state(30, &[]);
+        st.plan = Plan::Asleep(Some(1_170));
+        // Aim max(1_150 - 30, 1_000) = 1_120 < 1_170: wake.
+        assert!(st.must_wake(1_000, 1_150));
+        assert_eq!(st.plan, Plan::Awake);
+        // Awake: nothing to wake.
+        assert!(!st.must_wake(0, 0));
+        st.plan = Plan::Asleep(Some(1_170));
+        // Aim max(1_190 - 30, 1_000) = 1_160 < 1_170: wake; 1_210 - 30 = 1_180: not.
+        assert!(st.must_wake(1_000, 1_190));
+        st.plan = Plan::Asleep(Some(1_170));
+        assert!(!st.must_wake(1_000, 1_210));
+        assert_eq!(st.plan, Plan::Asleep(Some(1_170)));
+        st.plan = Plan::Asleep(None);
+        assert!(st.must_wake(u64::MAX, u64::MAX));
     }
 }

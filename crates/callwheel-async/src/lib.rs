@@ -59,7 +59,7 @@ mod timeout;
 pub use callwheel::Missed;
 pub use callwheel_rt::{Clock, ManualClock, Tolerance};
 pub use delay_queue::{DelayQueue, Expired, Key};
-pub use driver::{Builder, Driver, MAX_SHARDS};
+pub use driver::{Builder, Driver, DriverStats, MAX_SHARDS};
 pub use interval::{interval, interval_at, Interval};
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};

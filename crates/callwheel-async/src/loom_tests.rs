@@ -117,7 +117,7 @@ fn poll(sleep: &mut Sleep, waker: &Waker) -> Poll<()> {
 /// The shard thread's look at its wheel, on another thread.
 fn turn_on_thread(inner: &Arc<Inner>) -> loom::thread::JoinHandle<Next> {
     let inner = Arc::clone(inner);
-    loom::thread::spawn(move || inner.turn(0, &mut Vec::new()))
+    loom::thread::spawn(move || inner.turn(0, &mut Vec::new(), None))
 }
 
 /// A registered sleep moves to another task (its next poll brings a new waker) while the
@@ -198,7 +198,7 @@ fn loom_reset_races_the_firing() {
         let before = a.woken();
         assert!(before <= 1, "the old deadline fires at most once");
         now.store(20, Ordering::SeqCst);
-        inner.turn(0, &mut Vec::new());
+        inner.turn(0, &mut Vec::new(), None);
         assert_eq!(a.woken(), before + 1, "the new deadline wakes the task");
         assert!(poll(&mut sleep, &wa).is_ready());
         assert_eq!(inner.counts().0, 0);
@@ -241,7 +241,7 @@ fn loom_registration_races_shutdown() {
         let d = Arc::clone(&inner);
         let t = loom::thread::spawn(move || {
             d.shut_down();
-            d.turn(0, &mut Vec::new())
+            d.turn(0, &mut Vec::new(), None)
         });
         let first = poll(&mut sleep, &wa);
         assert_eq!(t.join().unwrap(), Next::Exit);

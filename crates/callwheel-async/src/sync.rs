@@ -3,11 +3,11 @@
 //! registration, firing and cancellation code as every executor does.
 
 #[cfg(callwheel_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(callwheel_loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
 
 #[cfg(not(callwheel_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(callwheel_loom))]
 pub(crate) use std::sync::{Mutex, MutexGuard};

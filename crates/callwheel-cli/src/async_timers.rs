@@ -4,6 +4,10 @@
 //!
 //! Requested against actual sleep on three executors: see [`crate::async_precision`].
 //!
+//! # Coalescing
+//!
+//! Intervals with tolerance on the real clock: see [`crate::async_coalescing`].
+//!
 //! # Timeout churn
 //!
 //! K tasks (by default 1, 64 and 1,024) on a tokio multi-thread runtime with 2 workers each
@@ -34,11 +38,15 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use crate::async_coalescing::{self, Coalescing};
 use crate::async_precision::{self, Precision};
 use crate::report::{verdict, Verdict};
 use crate::repro::plots;
 use crate::smol_pool::SmolPool;
 use crate::workload::SplitMix64;
+
+/// The tolerance of the tolerant coalescing run, in per cent of each interval's period.
+pub const COALESCING_PERCENT: u64 = 5;
 
 /// The options of `callwheel async`.
 #[derive(Clone, Debug, Default, Args)]
@@ -79,6 +87,10 @@ pub struct AsyncPlan {
     pub samples: u64,
     /// The precision sweep's requests, µs.
     pub requests_us: Vec<u64>,
+    /// Intervals in the coalescing runs.
+    pub intervals: u64,
+    /// How long each coalescing run lasts, ms.
+    pub coalescing_ms: u64,
     /// Task counts of the churn.
     pub tasks: Vec<u64>,
     /// Timeouts per churn measurement.
@@ -93,14 +105,16 @@ pub struct AsyncPlan {
 impl AsyncArgs {
     /// The sizes these options ask for.
     pub fn plan(&self) -> AsyncPlan {
-        let (ops, sleepers, samples) = if self.tiny {
-            (2_000, 1_000, 3)
+        let (ops, sleepers, samples, intervals, coalescing_ms) = if self.tiny {
+            (2_000, 1_000, 3, 50, 100)
         } else if self.quick {
-            (200_000, 100_000, 20)
+            (200_000, 100_000, 20, 1_000, 1_000)
         } else {
-            (2_000_000, 1_000_000, 100)
+            (2_000_000, 1_000_000, 100, 1_000, 2_000)
         };
         AsyncPlan {
+            intervals,
+            coalescing_ms,
             samples: self.samples.unwrap_or(samples),
             requests_us: if self.tiny {
                 vec![10, 1_000]
@@ -455,6 +469,8 @@ pub struct AsyncReport {
     pub plan: AsyncPlan,
     /// The precision sweep.
     pub precision: Precision,
+    /// The coalescing runs, at 0 % and at [`COALESCING_PERCENT`] tolerance.
+    pub coalescing: Vec<Coalescing>,
     /// The churn cells.
     pub churn: Vec<ChurnCell>,
     /// The storms.
@@ -469,6 +485,10 @@ pub struct AsyncReport {
 pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String> {
     // First, while nothing else of this run loads the CPUs.
     let precision = async_precision::measure(plan.samples, &plan.requests_us, tick)?;
+    let coalescing = [0, COALESCING_PERCENT]
+        .into_iter()
+        .map(|pct| async_coalescing::measure(plan.intervals, pct, plan.coalescing_ms))
+        .collect::<Result<Vec<_>, _>>()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
@@ -516,6 +536,7 @@ pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String>
     Ok(AsyncReport {
         plan: plan.clone(),
         precision,
+        coalescing,
         churn: churn_cells,
         storms,
     })
@@ -542,6 +563,39 @@ pub fn verdicts(report: &AsyncReport) -> Vec<Verdict> {
             result: v.result,
         })
         .collect();
+    for c in &report.coalescing {
+        if c.percent == 0 {
+            continue;
+        }
+        out.push(Verdict {
+            what: format!(
+                "coalescing, {} intervals at {} %: wake-ups <= 1.05 x optimum",
+                c.intervals, c.percent
+            ),
+            result: format!(
+                "{} against {} ({:.3}x): {}",
+                c.wakeups,
+                c.optimum,
+                c.ratio(),
+                verdict(c.ratio() <= 1.05)
+            ),
+        });
+        out.push(Verdict {
+            what: format!(
+                "coalescing, {} intervals at {} %: every tick inside its window",
+                c.intervals, c.percent
+            ),
+            result: format!(
+                "{} of {} ticks fired early, {} after their window (median {:.1} us, at most {:.1} us after): {}",
+                c.early,
+                c.ticks,
+                c.after_window,
+                c.excess_p50_ns as f64 / 1e3,
+                c.excess_max_ns as f64 / 1e3,
+                verdict(c.early == 0 && c.after_window == 0)
+            ),
+        });
+    }
     for variant in ['A', 'B'] {
         for &tasks in &report.plan.tasks {
             let (t, a, c) = (
@@ -629,6 +683,37 @@ pub fn render(report: &AsyncReport) -> String {
         "## Precision: requested against actual sleep on three executors"
     );
     out.push_str(&async_precision::render(&report.precision));
+    let _ = writeln!(
+        out,
+        "\n## Coalescing: intervals on the real clock, one driver, their wake-ups against the optimum\n"
+    );
+    let _ = writeln!(
+        out,
+        "| intervals | tolerance | run ms | ticks | wake-ups | optimum | wake-ups / optimum | fired early | fired after window | median excess us | max excess us | task ran after window | its median excess us |"
+    );
+    let _ = writeln!(
+        out,
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for c in &report.coalescing {
+        let _ = writeln!(
+            out,
+            "| {} | {} % | {} | {} | {} | {} | {:.3} | {} | {} | {:.1} | {:.1} | {} | {:.1} |",
+            c.intervals,
+            c.percent,
+            c.run_ms,
+            c.ticks,
+            c.wakeups,
+            c.optimum,
+            c.ratio(),
+            c.early,
+            c.after_window,
+            c.excess_p50_ns as f64 / 1e3,
+            c.excess_max_ns as f64 / 1e3,
+            c.seen_after_window,
+            c.seen_excess_p50_ns as f64 / 1e3
+        );
+    }
     let _ = writeln!(
         out,
         "\n## Timeout churn: timeouts per second ({} per measurement), tokio multi-thread runtime with 2 workers\n",

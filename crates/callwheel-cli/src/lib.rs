@@ -24,6 +24,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_coalescing;
 pub mod async_precision;
 pub mod async_queue;
 pub mod async_timers;

@@ -33,6 +33,15 @@ fn the_tiny_run_reports_every_cell_and_storm() {
         // No source may end a sleep early.
         assert!(c["actual"]["min"].as_u64().unwrap() >= request_ns, "{c}");
     }
+    // Exact and tolerant intervals, none early (the counts against the optimum are checked
+    // exactly on the simulated clock, in callwheel-async's tests).
+    let coalescing = json["coalescing"].as_array().unwrap();
+    assert_eq!(coalescing.len(), 2);
+    for c in coalescing {
+        assert!(c["ticks"].as_u64().unwrap() > 0, "{c}");
+        assert_eq!(c["early"], 0, "{c}");
+        assert!(c["optimum"].as_u64().unwrap() > 0, "{c}");
+    }
     // Two variants by three task counts by three timers.
     let churn = json["churn"].as_array().unwrap();
     assert_eq!(churn.len(), 18);

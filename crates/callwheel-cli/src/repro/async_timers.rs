@@ -1,5 +1,5 @@
 //! callwheel-async against tokio's and async-io's timers: sleep precision on three executors
-//! (with the log-log figure), timeout churn and the sleep storm.
+//! (with the log-log figure), coalescing on the real clock, timeout churn and the sleep storm.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -44,6 +44,25 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Done {
         let case = format!("sleep {} us", c.request_us);
         for (metric, v) in [("p50_ns", c.actual.p50), ("p99_ns", c.actual.p99)] {
             done.figure("async", c.source.name(), &case, metric, v as f64);
+        }
+    }
+    for c in &report.coalescing {
+        let case = format!("{} intervals at {} %", c.intervals, c.percent);
+        for (metric, v) in [
+            ("ticks", c.ticks),
+            ("wakeups", c.wakeups),
+            ("optimum", c.optimum),
+            ("early", c.early),
+            ("after_window", c.after_window),
+            ("excess_p50_ns", c.excess_p50_ns),
+        ] {
+            done.figure(
+                "async",
+                "callwheel_async::Interval",
+                &case,
+                metric,
+                v as f64,
+            );
         }
     }
     for c in &report.churn {
