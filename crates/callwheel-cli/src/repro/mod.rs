@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `family` | every scheme of Varghese & Lauck on W1 (cost vs N, the paper's Table I shape) and W3 |
 //! | `table1` | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
+//! | `cost-model` | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as the wheel's size M and the timers' interval T vary |
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
 //! | `latency` | callwheel-rt timers' lateness against a bare `clock_nanosleep(TIMER_ABSTIME)` loop, idle and loaded |
@@ -15,6 +16,7 @@
 
 mod async_timers;
 mod coalescing;
+mod cost_model;
 mod latency;
 pub mod machine;
 mod papers;
@@ -41,6 +43,8 @@ pub enum Experiment {
     Family,
     /// Table I / Figure 8 through the callout interfaces.
     Table1,
+    /// Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model).
+    CostModel,
     /// The production wheel against the in-process peers on W1–W5.
     Peers,
     /// Wake-ups against the optimum as tolerance grows.
@@ -57,9 +61,10 @@ pub enum Experiment {
 
 impl Experiment {
     /// Every experiment, in report order.
-    pub const ALL: [Experiment; 8] = [
+    pub const ALL: [Experiment; 9] = [
         Experiment::Family,
         Experiment::Table1,
+        Experiment::CostModel,
         Experiment::Peers,
         Experiment::Coalescing,
         Experiment::Latency,
@@ -73,6 +78,7 @@ impl Experiment {
         match self {
             Experiment::Family => "family",
             Experiment::Table1 => "table1",
+            Experiment::CostModel => "cost-model",
             Experiment::Peers => "peers",
             Experiment::Coalescing => "coalescing",
             Experiment::Latency => "latency",
@@ -318,6 +324,7 @@ pub fn run(args: &ReproArgs) -> u8 {
         let done = match e {
             Experiment::Family => papers::family(size, &args.out),
             Experiment::Table1 => papers::table1_experiment(size, &args.out),
+            Experiment::CostModel => cost_model::cost_model(size, &args.out),
             Experiment::Peers => peers::peers(size),
             Experiment::Coalescing => coalescing::coalescing(size, &args.out),
             Experiment::Latency => latency::latency(size, &args.out),

@@ -1,0 +1,380 @@
+//! Varghese & Lauck's cost model of Schemes 6 and 7: a timer that lives `T` ticks costs about
+//! `c6 · T / M` in a hashed wheel of `M` buckets (its bucket is visited once per revolution)
+//! and at most `c7 · m` in a hierarchy of `m` levels (one migration per level), so "for small
+//! values of T and large values of M, Scheme 6 can be better than Scheme 7 … for large values
+//! of T and small values of M, Scheme 7 will have a better average cost".
+//!
+//! Each cell starts `n` timers with intervals drawn uniformly from `[T/2, 3T/2]` on a fresh
+//! structure and advances it past the last deadline in one call: the per-timer cost over the
+//! timers' whole lives, start included. Counted: the structure's own steps per timer (node
+//! visits, migrations and firings, plus the ticks it works through; deterministic) beside the
+//! model's `T / M` revolutions (Scheme 6) and the levels a timer of interval `T` crosses
+//! (Scheme 7, four levels of 64 slots as the production wheel has); timed: nanoseconds per
+//! timer, the median of the repetitions. The verdicts check the model's shapes on the counts
+//! and the paper's two corners on the times.
+
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use callwheel::{Budget, Scheme};
+use callwheel_schemes::hashed_wheel::HashedWheel;
+use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+
+use crate::report::verdict;
+use crate::workload::{SplitMix64, SEED};
+
+use super::plots::{Chart, Series};
+use super::{Done, Size};
+
+/// Buckets of the hashed wheel, as powers of two: M = 64, 1,024 and 16,384.
+const BITS: [u32; 3] = [6, 10, 14];
+
+/// Average timer intervals T, in ticks.
+const INTERVALS: [u64; 4] = [100, 1_000, 10_000, 100_000];
+
+/// The hierarchy: levels of 64 slots.
+const LEVELS: usize = 4;
+const LEVEL_SLOTS: u64 = 64;
+
+/// The levels a timer crosses where the two schemes' costs meet in these runs (intervals of
+/// 4,096 to 262,143 ticks): the `m` of the predicted crossover.
+const CROSSOVER_LEVELS: u64 = 3;
+
+/// One cell's figures for one scheme.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cost {
+    /// Steps of the structure per timer.
+    steps: f64,
+    /// Nanoseconds per timer (median of the repetitions).
+    ns: f64,
+}
+
+/// One (M, T) cell.
+struct Cell {
+    buckets: u64,
+    interval: u64,
+    scheme6: Cost,
+    /// Scheme 6's steps per timer by the model (see [`scheme6_steps`]).
+    model6: f64,
+    scheme7: Cost,
+}
+
+/// Scheme 6's steps on `deadlines` (all started at tick 0) by the model, counted offline: each
+/// timer is visited once per revolution of the wheel until it fires (`⌈d / M⌉` visits, the
+/// last one firing it: the model's `T / M`), and each tick whose bucket holds a timer costs two
+/// more steps (reaching the tick, finishing it: the per-tick bookkeeping, shared by the
+/// timers). A tick `t` has work when some timer with `d ≥ t` and `d ≡ t (mod M)` is pending.
+fn scheme6_steps(deadlines: &[u64], buckets: u64) -> u64 {
+    let visits: u64 = deadlines.iter().map(|&d| d.div_ceil(buckets)).sum();
+    let mut latest = vec![0u64; buckets as usize];
+    for &d in deadlines {
+        let r = (d % buckets) as usize;
+        latest[r] = latest[r].max(d);
+    }
+    let until = deadlines.iter().copied().max().unwrap_or(0);
+    let worked = (1..=until)
+        .filter(|&t| t <= latest[(t % buckets) as usize])
+        .count() as u64;
+    visits + 2 * worked
+}
+
+/// The levels of the hierarchy a timer of interval `t` is placed on and migrates through: 1
+/// below 64 ticks, 2 below 4,096, and so on.
+fn levels_crossed(t: u64) -> u64 {
+    let mut levels = 1;
+    let mut span = LEVEL_SLOTS;
+    while t >= span && levels < LEVELS as u64 {
+        levels += 1;
+        span *= LEVEL_SLOTS;
+    }
+    levels
+}
+
+/// Starts every deadline and advances past the last: (steps, fired, ns).
+fn run<S: Scheme<()>>(mut s: S, deadlines: &[u64]) -> Result<(u64, usize, f64), String> {
+    let until = deadlines.iter().copied().max().unwrap_or(0) + 1;
+    let t0 = Instant::now();
+    for &d in deadlines {
+        s.start(d, ()).map_err(|e| format!("start: {e}"))?;
+    }
+    let p = s.advance(until, Budget::UNLIMITED, |_, _| {});
+    let ns = t0.elapsed().as_nanos() as f64;
+    Ok((p.steps, p.fired, ns))
+}
+
+/// The cost of one scheme on `deadlines`: steps per timer and the median time per timer over
+/// `reps` fresh structures from `make`.
+fn measure<S: Scheme<()>>(
+    reps: usize,
+    make: impl Fn() -> Result<S, callwheel::Error>,
+    deadlines: &[u64],
+) -> Result<Cost, String> {
+    let n = deadlines.len();
+    let mut times = Vec::with_capacity(reps);
+    let mut steps = 0;
+    for _ in 0..reps.max(1) {
+        let structure = make().map_err(|e| format!("building the structure: {e}"))?;
+        let (s, fired, ns) = run(structure, deadlines)?;
+        if fired != n {
+            return Err(format!("{fired} of {n} timers fired"));
+        }
+        steps = s;
+        times.push(ns);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(Cost {
+        steps: steps as f64 / n.max(1) as f64,
+        ns: times[times.len() / 2] / n.max(1) as f64,
+    })
+}
+
+/// Every cell: for each M and T, both schemes on the same deadlines.
+fn cells(n: usize, reps: usize, intervals: &[u64]) -> Result<Vec<Cell>, String> {
+    let mut out = Vec::new();
+    for &bits in &BITS {
+        for &t in intervals {
+            let mut rng = SplitMix64::new(SEED ^ t);
+            let deadlines: Vec<u64> = (0..n).map(|_| rng.range(t / 2, t + t / 2 + 1)).collect();
+            let scheme6 = measure(reps, || HashedWheel::<()>::new(bits), &deadlines)?;
+            let scheme7 = measure(
+                reps,
+                || HierarchicalWheel::<()>::binary(LEVELS, Migration::Full),
+                &deadlines,
+            )?;
+            out.push(Cell {
+                buckets: 1 << bits,
+                interval: t,
+                scheme6,
+                model6: scheme6_steps(&deadlines, 1 << bits) as f64 / n as f64,
+                scheme7,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The experiment: the table in the paper's terms, the verdicts, the figure.
+pub(super) fn cost_model(size: Size, out: &std::path::Path) -> Done {
+    let mut done = Done::default();
+    let (n, reps, intervals): (usize, usize, &[u64]) = match size {
+        Size::Tiny => (500, 1, &INTERVALS[..2]),
+        Size::Default => (10_000, 3, &INTERVALS),
+        Size::Full => (100_000, 5, &INTERVALS),
+    };
+    let _ = writeln!(
+        done.markdown,
+        "\n## Cost model: Scheme 6 (hashed wheel, M buckets) against Scheme 7 (hierarchy of {LEVELS} levels of {LEVEL_SLOTS} slots)\n"
+    );
+    let cells = match cells(n, reps, intervals) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cost model: {e}");
+            let _ = writeln!(done.markdown, "cost model failed: {e}\n");
+            done.failures += 1;
+            return done;
+        }
+    };
+    let _ = writeln!(
+        done.markdown,
+        "{n} timers per cell, intervals uniform in [T/2, 3T/2] ticks, started at tick 0 and advanced past the last deadline; steps are the structure's own (deterministic), ns the median of {reps} per timer over its life.\n"
+    );
+    let _ = writeln!(
+        done.markdown,
+        "| M | T | T / M | Scheme 6 steps / timer | Scheme 6 by the model | Scheme 6 ns / timer | m (levels crossed) | Scheme 7 steps / timer | Scheme 7 ns / timer | cheaper |"
+    );
+    let _ = writeln!(
+        done.markdown,
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for c in &cells {
+        let cheaper = if c.scheme6.ns <= c.scheme7.ns {
+            "6"
+        } else {
+            "7"
+        };
+        let _ = writeln!(
+            done.markdown,
+            "| {} | {} | {:.2} | {:.2} | {:.2} | {:.1} | {} | {:.2} | {:.1} | Scheme {cheaper} |",
+            c.buckets,
+            c.interval,
+            c.interval as f64 / c.buckets as f64,
+            c.scheme6.steps,
+            c.model6,
+            c.scheme6.ns,
+            levels_crossed(c.interval),
+            c.scheme7.steps,
+            c.scheme7.ns
+        );
+        let case = format!("M={} T={}", c.buckets, c.interval);
+        for (structure, cost) in [("scheme 6", c.scheme6), ("scheme 7", c.scheme7)] {
+            done.figure(
+                "cost-model",
+                structure,
+                &case,
+                "steps_per_timer",
+                cost.steps,
+            );
+            done.figure("cost-model", structure, &case, "ns_per_timer", cost.ns);
+        }
+    }
+    for (what, result) in verdicts(&cells) {
+        done.find("cost-model", what, result);
+    }
+    done.plot(&chart(&cells), out, "cost_model");
+    done
+}
+
+/// The model's shapes on the counts, and the paper's corners on the times.
+fn verdicts(cells: &[Cell]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    // Scheme 6: a timer's bucket comes up once per revolution until it fires (T / M visits)
+    // and every tick with work costs the same two steps: the model, counted offline, must
+    // account for every step the structure took.
+    let worst = cells
+        .iter()
+        .map(|c| (c.scheme6.steps - c.model6).abs() / c.model6.max(1e-9))
+        .fold(0.0, f64::max);
+    out.push((
+        "Scheme 6 steps = one visit per revolution (T / M) + the ticks with work, counted offline"
+            .into(),
+        format!(
+            "largest difference {:.3} % of the model, over T/M from {:.3} to {:.0}: {}",
+            worst * 100.0,
+            cells
+                .iter()
+                .map(|c| c.interval as f64 / c.buckets as f64)
+                .fold(f64::MAX, f64::min),
+            cells
+                .iter()
+                .map(|c| c.interval as f64 / c.buckets as f64)
+                .fold(0.0, f64::max),
+            verdict(worst <= 0.005)
+        ),
+    ));
+    // Scheme 7: at most one migration per level crossed, plus a constant.
+    let worst = cells
+        .iter()
+        .map(|c| c.scheme7.steps - levels_crossed(c.interval) as f64)
+        .fold(f64::MIN, f64::max);
+    out.push((
+        "Scheme 7 steps per timer <= m + a constant, whatever T and M (the model's c7 · m)".into(),
+        format!("steps - m at most {worst:.2}: {}", verdict(worst <= 4.0)),
+    ));
+    // Where Scheme 7 becomes the cheaper, per M, beside the paper's T* = M · m · c7 / c6 with
+    // c6 (ns per visit) and c7 (ns per level) fitted to this run.
+    let fit6: Vec<(f64, f64)> = cells
+        .iter()
+        .map(|c| (c.interval as f64 / c.buckets as f64, c.scheme6.ns))
+        .collect();
+    let c6 = slope(&fit6);
+    let c7 = cells
+        .iter()
+        .map(|c| c.scheme7.ns / levels_crossed(c.interval) as f64)
+        .sum::<f64>()
+        / cells.len().max(1) as f64;
+    let mut crossovers = Vec::new();
+    for &bits in &BITS {
+        let m_buckets = 1u64 << bits;
+        let first = cells
+            .iter()
+            .filter(|c| c.buckets == m_buckets && c.scheme7.ns < c.scheme6.ns)
+            .map(|c| c.interval)
+            .min();
+        let predicted = m_buckets as f64 * CROSSOVER_LEVELS as f64 * c7 / c6.max(1e-9);
+        crossovers.push(format!(
+            "M = {m_buckets}: {} (model {predicted:.0})",
+            first.map_or_else(|| "none measured".to_string(), |t| format!("from T = {t}"))
+        ));
+    }
+    out.push((
+        "where Scheme 7 becomes cheaper (no target): measured, and the paper's M · m · c7 / c6"
+            .into(),
+        format!(
+            "c6 = {c6:.2} ns per visit, c7 = {c7:.1} ns per level, m = {CROSSOVER_LEVELS}; {}",
+            crossovers.join("; ")
+        ),
+    ));
+    // The paper's corners, on the times.
+    let corner = |m: u64, t: u64| cells.iter().find(|c| c.buckets == m && c.interval == t);
+    let (big_m, small_m) = (1u64 << BITS[BITS.len() - 1], 1u64 << BITS[0]);
+    let (small_t, big_t) = (
+        cells.iter().map(|c| c.interval).min().unwrap_or(0),
+        cells.iter().map(|c| c.interval).max().unwrap_or(0),
+    );
+    if let (Some(a), Some(b)) = (corner(big_m, small_t), corner(small_m, big_t)) {
+        out.push((
+            format!("small T, large M (T={small_t}, M={big_m}): Scheme 6 cheaper"),
+            format!(
+                "{:.1} against {:.1} ns per timer: {}",
+                a.scheme6.ns,
+                a.scheme7.ns,
+                verdict(a.scheme6.ns <= a.scheme7.ns)
+            ),
+        ));
+        out.push((
+            format!("large T, small M (T={big_t}, M={small_m}): Scheme 7 cheaper"),
+            format!(
+                "{:.1} against {:.1} ns per timer: {}",
+                b.scheme7.ns,
+                b.scheme6.ns,
+                verdict(b.scheme7.ns < b.scheme6.ns)
+            ),
+        ));
+    }
+    out
+}
+
+/// The least-squares slope of `y` on `x`.
+fn slope(points: &[(f64, f64)]) -> f64 {
+    let n = points.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
+    let (sxy, sxx) = points.iter().fold((0.0, 0.0), |(sxy, sxx), &(x, y)| {
+        (sxy + (x - mx) * (y - my), sxx + (x - mx) * (x - mx))
+    });
+    if sxx > 0.0 {
+        sxy / sxx
+    } else {
+        0.0
+    }
+}
+
+/// Nanoseconds per timer against T, one line per M for Scheme 6 and one for Scheme 7 (the
+/// same at every M: the hierarchy does not depend on it; its line is the M = 1,024 run).
+fn chart(cells: &[Cell]) -> Chart {
+    let mut series: Vec<Series> = BITS
+        .iter()
+        .map(|&bits| Series {
+            label: format!("Scheme 6, M = {}", 1u64 << bits),
+            points: cells
+                .iter()
+                .filter(|c| c.buckets == 1 << bits)
+                .map(|c| (c.interval as f64, c.scheme6.ns))
+                .collect(),
+            reference: false,
+        })
+        .collect();
+    series.push(Series {
+        label: format!("Scheme 7, {LEVELS} levels of {LEVEL_SLOTS}"),
+        points: cells
+            .iter()
+            .filter(|c| c.buckets == 1 << BITS[1])
+            .map(|c| (c.interval as f64, c.scheme7.ns))
+            .collect(),
+        reference: false,
+    });
+    Chart {
+        title: "Schemes 6 and 7: cost per timer over its life against its interval".into(),
+        x_desc: "average timer interval T, ticks".into(),
+        y_desc: "ns per timer (start, bookkeeping, expiry)".into(),
+        log_x: true,
+        log_y: true,
+        series,
+        legend_right: false,
+        legend_bottom: false,
+    }
+}
