@@ -43,7 +43,8 @@ struct State {
     /// How long before a window's end the thread aims its sleep: a running estimate of how
     /// long after a planned instant the thread has woken the futures due then (the kernel's
     /// wake-up latency, the advance and the wakes; see [`next_lead`]), so that a tolerant
-    /// timer fires inside its window rather than that long after it. 0 on a simulated clock.
+    /// timer fires inside its window rather than that long after it. Never trained on a
+    /// [`ManualClock`], whose jumps are not wake-up latency: 0 there.
     lead: u64,
 }
 
@@ -54,7 +55,7 @@ const MAX_LEAD: u64 = 1_000_000;
 /// once and forgets it slowly (an eighth per wake-up), so that it covers most recent
 /// overshoots rather than their mean.
 fn next_lead(lead: u64, late: u64) -> u64 {
-    late.min(MAX_LEAD).max(lead - lead / 8)
+    late.min(MAX_LEAD).max(lead - lead.div_ceil(8))
 }
 
 impl State {
@@ -129,6 +130,8 @@ pub(crate) struct Inner {
     /// The clock is the monotonic one, on which an `Instant` converts exactly with no clock
     /// read: a sleep's deadline then costs one `Instant::now()`.
     monotonic: bool,
+    /// How late planned wake-ups deliver trains the lead (every clock but a [`ManualClock`]).
+    trains_lead: bool,
     shards: Box<[Shard]>,
     tolerance: Tolerance,
     shutdown: AtomicBool,
@@ -203,7 +206,7 @@ impl Inner {
         } else {
             self.clock
                 .now()
-                .saturating_add(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+                .saturating_add(callwheel_rt::saturating_ns(duration))
         };
         (at, ns)
     }
@@ -351,7 +354,7 @@ impl Inner {
                 return Next::Exit;
             }
             let now = self.clock.now();
-            if let Some(late) = late {
+            if let (Some(late), true) = (late, self.trains_lead) {
                 st.lead = next_lead(st.lead, late);
             }
             let progress = st
@@ -375,6 +378,7 @@ impl Inner {
     pub(crate) fn new(
         clock: Arc<dyn Clock>,
         monotonic: bool,
+        trains_lead: bool,
         shards: usize,
         tolerance: Tolerance,
     ) -> io::Result<Inner> {
@@ -395,6 +399,7 @@ impl Inner {
         Ok(Inner {
             clock,
             monotonic,
+            trains_lead,
             shards: shards.into_boxed_slice(),
             tolerance,
             shutdown: AtomicBool::new(false),
@@ -455,8 +460,10 @@ impl Drop for Driver {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DriverStats {
-    /// Wake-ups of the driver's threads at a planned instant (a sleep that ended at its
-    /// deadline, not early for a new registration): the wake-ups tolerance coalesces.
+    /// Wake-ups of the driver's threads at a planned instant: sleeps that ended at the instant
+    /// they were planned for, which is what tolerance coalesces. Not counted: a sleep a new
+    /// registration ended early (its future's window ended before the plan). Counted, though
+    /// it may fire nothing: a sleep planned at a bound made stale by cancellations.
     pub wakeups: u64,
     /// Futures woken because their deadline passed.
     pub fired: u64,
@@ -467,6 +474,7 @@ pub struct DriverStats {
 pub struct Builder {
     clock: Arc<dyn Clock>,
     monotonic: bool,
+    trains_lead: bool,
     shards: usize,
     tolerance: Tolerance,
 }
@@ -475,9 +483,11 @@ impl Builder {
     /// The clock deadlines are read on: the monotonic clock by default, or a [`ManualClock`]
     /// (whose auto-advance jumps to the next wake-up whenever every driver thread is idle, as
     /// tokio's paused clock does).
-    pub fn clock(mut self, clock: impl Clock) -> Builder {
+    pub fn clock<C: Clock>(mut self, clock: C) -> Builder {
         self.clock = Arc::new(clock);
         self.monotonic = false;
+        // A simulated clock's jumps say nothing about how late a thread wakes.
+        self.trains_lead = std::any::TypeId::of::<C>() != std::any::TypeId::of::<ManualClock>();
         self
     }
 
@@ -512,6 +522,7 @@ impl Builder {
         let inner = Arc::new(Inner::new(
             self.clock,
             self.monotonic,
+            self.trains_lead,
             self.shards,
             self.tolerance,
         )?);
@@ -533,6 +544,7 @@ impl Driver {
         Builder {
             clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
             monotonic: true,
+            trains_lead: true,
             shards: 1,
             tolerance: Tolerance::EXACT,
         }
@@ -662,7 +674,27 @@ mod tests {
         for _ in 0..200 {
             lead = next_lead(lead, 0);
         }
-        assert!(lead < 10, "{lead}");
+        assert_eq!(lead, 0);
+    }
+
+    #[test]
+    fn a_manual_clock_never_trains_the_lead() {
+        for (trains, expected) in [(false, 0), (true, 500_000)] {
+            let clock: Arc<dyn Clock> = Arc::new(ManualClock::new(0));
+            let inner = Inner::new(clock, false, trains, 1, Tolerance::EXACT).unwrap();
+            assert_eq!(
+                inner.turn(0, &mut Vec::new(), Some(500_000)),
+                Next::Sleep(None)
+            );
+            assert_eq!(inner.shards[0].lock().lead, expected);
+        }
+        // The builder decides it from the clock's type.
+        assert!(!Driver::builder().clock(ManualClock::new(0)).trains_lead);
+        assert!(
+            Driver::builder()
+                .clock(SystemClock::new(ClockId::Boottime))
+                .trains_lead
+        );
     }
 
     #[test]

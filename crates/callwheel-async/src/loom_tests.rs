@@ -102,7 +102,8 @@ fn driver() -> (Arc<Inner>, Arc<AtomicU64>, Arc<AtomicUsize>) {
         now: Arc::clone(&now),
         wakes: Arc::clone(&wakes),
     };
-    let inner = Inner::new(Arc::new(clock), false, 1, Tolerance::EXACT).expect("model driver");
+    let inner =
+        Inner::new(Arc::new(clock), false, true, 1, Tolerance::EXACT).expect("model driver");
     (Arc::new(inner), now, wakes)
 }
 
@@ -224,6 +225,37 @@ fn loom_registration_races_the_driver_going_to_sleep() {
             Next::Sleep(planned) => assert!(
                 wakes.load(Ordering::SeqCst) >= 1,
                 "the driver planned to sleep until {planned:?} and was not woken for 10"
+            ),
+            other => panic!("an idle driver returned {other:?}"),
+        }
+    });
+}
+
+/// The same race with a lead: the thread aims a tolerant far timer (window [100, 200]) 30
+/// before its end, at 170, while a timer with window [150, 180] registers, whose own aim (150)
+/// comes first: the plan the thread returns must not pass 150 unless the registration woke it.
+#[test]
+fn loom_registration_races_a_driver_aiming_early() {
+    loom::model(|| {
+        let (inner, _, wakes) = driver();
+        let (_far_flag, far_waker) = Flag::new();
+        let mut far = sleep_on(&inner, 100).tolerance(Duration::from_nanos(100));
+        assert!(poll(&mut far, &far_waker).is_pending());
+        // A delivery 30 late trains the lead; the thread now plans 170.
+        assert_eq!(
+            inner.turn(0, &mut Vec::new(), Some(30)),
+            Next::Sleep(Some(170))
+        );
+        let before = wakes.load(Ordering::SeqCst);
+        let (_a, wa) = Flag::new();
+        let mut near = sleep_on(&inner, 150).tolerance(Duration::from_nanos(30));
+        let t = turn_on_thread(&inner);
+        assert!(poll(&mut near, &wa).is_pending());
+        match t.join().unwrap() {
+            Next::Sleep(Some(until)) if until <= 150 => {}
+            Next::Sleep(planned) => assert!(
+                wakes.load(Ordering::SeqCst) > before,
+                "the driver planned {planned:?} and was not woken for 150"
             ),
             other => panic!("an idle driver returned {other:?}"),
         }

@@ -12,10 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::driver::{Driver, Entry, Inner, Link, Refused};
 
-/// Saturating `Duration` to nanoseconds.
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
+pub(crate) use callwheel_rt::saturating_ns as nanos;
 
 /// `Instant::now() + d`, saturating far in the future (`Duration::MAX` never ends).
 fn instant_after(d: Duration) -> Instant {

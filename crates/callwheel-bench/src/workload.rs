@@ -53,6 +53,14 @@ impl SplitMix64 {
         debug_assert!(lo < hi, "empty range {lo}..{hi}");
         lo + self.next_u64() % (hi - lo)
     }
+
+    /// Shuffles `items` in place (Fisher–Yates): how the measurements interleave their sources
+    /// in a fresh order every round, so that each follows every other equally often.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for k in (1..items.len()).rev() {
+            items.swap(k, self.range(0, k as u64 + 1) as usize);
+        }
+    }
 }
 
 /// The sizes of one W1 measurement.

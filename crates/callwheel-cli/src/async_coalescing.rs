@@ -22,8 +22,10 @@ use std::task::{Context, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use callwheel::stabbing_optimum;
+use callwheel_rt::saturating_ns;
 use serde::{Deserialize, Serialize};
 
+use crate::latency::Row;
 use crate::workload::{SplitMix64, SEED};
 
 /// The result of one coalescing run.
@@ -74,12 +76,13 @@ impl Wake for Stamp {
     }
 }
 
-/// How far each (window end, reading) pair's reading lies past its end, ascending, for the
-/// pairs past it.
-fn excesses(pairs: impl Iterator<Item = (u64, u64)>) -> Vec<u64> {
-    let mut excess: Vec<u64> = pairs.filter(|&(e, t)| t > e).map(|(e, t)| t - e).collect();
-    excess.sort_unstable();
-    excess
+/// How far each (window end, reading) pair's reading lies past its end, for the pairs past
+/// it, as a [`Row`] (nearest-rank percentiles, as every other table); `None` when none is.
+fn excesses(pairs: impl Iterator<Item = (u64, u64)>) -> Option<Row> {
+    Row::of(
+        "excess",
+        pairs.filter(|&(e, t)| t > e).map(|(e, t)| t - e).collect(),
+    )
 }
 
 impl Coalescing {
@@ -91,7 +94,7 @@ impl Coalescing {
 
 /// Nanoseconds from `base` to `t` (0 before it).
 fn ns_since(base: Instant, t: Instant) -> u64 {
-    u64::try_from(t.saturating_duration_since(base).as_nanos()).unwrap_or(u64::MAX)
+    saturating_ns(t.saturating_duration_since(base))
 }
 
 /// Runs `intervals` intervals at `percent` tolerance for `run_ms`.
@@ -115,7 +118,9 @@ pub fn measure(intervals: u64, percent: u64, run_ms: u64) -> Result<Coalescing, 
     let ticks: Arc<Mutex<Vec<Tick>>> = Arc::new(Mutex::new(Vec::new()));
     let before = driver.stats();
     let base = Instant::now() + Duration::from_millis(20);
-    let stop = base + Duration::from_millis(run_ms);
+    let stop = base
+        .checked_add(Duration::from_millis(run_ms))
+        .ok_or_else(|| format!("a run of {run_ms} ms is past the clock's range"))?;
     executor.block_on(async {
         let tasks: Vec<_> = periods
             .iter()
@@ -145,17 +150,19 @@ pub fn measure(intervals: u64, percent: u64, run_ms: u64) -> Result<Coalescing, 
                         })
                         .await;
                         let ran = ns_since(base, Instant::now());
-                        if scheduled > stop {
-                            break;
-                        }
                         // Ready at its first poll (not woken): fired when polled.
                         let fired = stamp
                             .map(|(st, _)| st.at.load(Ordering::Relaxed))
                             .filter(|&at| at != u64::MAX)
                             .unwrap_or(ran);
                         let s = ns_since(base, scheduled);
-                        let end = s + tolerance.as_nanos() as u64;
+                        let end = s.saturating_add(saturating_ns(tolerance));
+                        // The tick after the stop still cost the driver its wake-up: it counts
+                        // among the windows the optimum must stab.
                         mine.push((s, end, fired.min(ran), ran));
+                        if scheduled > stop {
+                            break;
+                        }
                     }
                     ticks.lock().unwrap_or_else(|p| p.into_inner()).extend(mine);
                 })
@@ -170,6 +177,7 @@ pub fn measure(intervals: u64, percent: u64, run_ms: u64) -> Result<Coalescing, 
     let windows: Vec<(u64, u64)> = ticks.iter().map(|&(s, e, _, _)| (s, e)).collect();
     let excess = excesses(ticks.iter().map(|&(_, e, fired, _)| (e, fired)));
     let seen = excesses(ticks.iter().map(|&(_, e, _, ran)| (e, ran)));
+    let count = |r: &Option<Row>| r.as_ref().map_or(0, |r| r.samples as u64);
     Ok(Coalescing {
         intervals,
         percent,
@@ -178,10 +186,10 @@ pub fn measure(intervals: u64, percent: u64, run_ms: u64) -> Result<Coalescing, 
         wakeups: after.wakeups - before.wakeups,
         optimum: stabbing_optimum(&windows),
         early: ticks.iter().filter(|&&(s, _, fired, _)| fired < s).count() as u64,
-        after_window: excess.len() as u64,
-        excess_p50_ns: excess.get(excess.len() / 2).copied().unwrap_or(0),
-        excess_max_ns: excess.last().copied().unwrap_or(0),
-        seen_after_window: seen.len() as u64,
-        seen_excess_p50_ns: seen.get(seen.len() / 2).copied().unwrap_or(0),
+        after_window: count(&excess),
+        excess_p50_ns: excess.as_ref().map_or(0, |r| r.p50),
+        excess_max_ns: excess.as_ref().map_or(0, |r| r.max),
+        seen_after_window: count(&seen),
+        seen_excess_p50_ns: seen.as_ref().map_or(0, |r| r.p50),
     })
 }

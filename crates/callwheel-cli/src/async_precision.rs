@@ -1,7 +1,7 @@
 //! Async sleep precision: requested against actual sleep for `callwheel_async::sleep` on
 //! three executors, beside each executor's own timer and a raw `clock_nanosleep`.
 //!
-//! For every requested sleep `r` (10 µs to 10 ms, 1-2-5 steps) seven sources sleep `r`, one
+//! For every requested sleep `r` (10 µs to 10 ms, 1-2-5 steps) eight sources sleep `r`, one
 //! sample each in turn, in a fresh seeded shuffle every turn (interleaved sample by sample, so
 //! every source sees the same host noise):
 //!
@@ -278,13 +278,8 @@ impl Executors {
 ///
 /// When an executor cannot start, a sleep fails or a future never completes.
 pub fn measure(samples: u64, requests_us: &[u64], tick: &dyn Fn()) -> Result<Precision, String> {
-    let before = rustix::thread::current_timer_slack().ok();
-    least_slack();
-    let result = sweep(samples, requests_us, tick);
-    if let Some(ns) = before {
-        let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(ns));
-    }
-    result
+    crate::sweep::with_least_slack(|| sweep(samples, requests_us, tick))
+        .map_err(|e| format!("setting the timer slack: {e}"))?
 }
 
 fn sweep(samples: u64, requests_us: &[u64], tick: &dyn Fn()) -> Result<Precision, String> {
@@ -302,9 +297,7 @@ fn sweep(samples: u64, requests_us: &[u64], tick: &dyn Fn()) -> Result<Precision
     let mut order: Vec<usize> = (0..n).collect();
     for _ in 0..samples {
         for (j, &r) in requests_us.iter().enumerate() {
-            for k in (1..n).rev() {
-                order.swap(k, rng.range(0, k as u64 + 1) as usize);
-            }
+            rng.shuffle(&mut order);
             for &which in &order {
                 taken[j][which].push(ex.sample(Source::ALL[which], r * 1_000)?);
             }
@@ -334,7 +327,7 @@ fn sweep(samples: u64, requests_us: &[u64], tick: &dyn Fn()) -> Result<Precision
 /// async-io's, over every request.
 pub fn verdicts(p: &Precision) -> Vec<Verdict> {
     let mut out = Vec::new();
-    for (cw, _) in Source::CALLWHEEL {
+    for (cw, own) in Source::CALLWHEEL {
         let mut over_raw = Vec::new();
         let mut over_io = Vec::new();
         for &r in &p.requests_us {
@@ -373,9 +366,36 @@ pub fn verdicts(p: &Precision) -> Vec<Verdict> {
             result: judge(&over_raw, TARGET_OVER_RAW_NS as i64),
         });
         out.push(Verdict {
-            what: format!("{}: p50 <= async-io Timer p50", cw.name()),
+            what: format!("{}: p50 <= async-io Timer's p50 (on smol)", cw.name()),
             result: judge(&over_io, 0),
         });
+        if own != Source::AsyncIoSmol {
+            // Beside the executor's own timer (tokio's): an observation, no target.
+            let gaps: Vec<i64> = p
+                .requests_us
+                .iter()
+                .filter_map(|&r| {
+                    let (c, o) = (p.cell(cw, r)?, p.cell(own, r)?);
+                    Some(o.actual.p50 as i64 - c.actual.p50 as i64)
+                })
+                .collect();
+            if let (Some(lo), Some(hi)) = (gaps.iter().min(), gaps.iter().max()) {
+                out.push(Verdict {
+                    what: format!(
+                        "{}: p50 earlier than {}'s (no target)",
+                        cw.name(),
+                        own.name()
+                    ),
+                    result: format!(
+                        "earlier at {} of {} requests, by {:.1} to {:.1} us",
+                        gaps.iter().filter(|&&g| g > 0).count(),
+                        gaps.len(),
+                        *lo as f64 / 1e3,
+                        *hi as f64 / 1e3
+                    ),
+                });
+            }
+        }
         let over_handoff: Vec<i64> = p
             .requests_us
             .iter()

@@ -272,9 +272,7 @@ fn histogram() -> Result<Histogram<u64>, StressError> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).map_err(|e| fail("creating a histogram", e))
 }
 
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
+use callwheel_rt::saturating_ns as nanos;
 
 /// One churn thread: until `stop` is up, start and stop its own timers on every shard (and,
 /// while the mass expiry runs, stop mass timers too), timing each call.

@@ -315,6 +315,22 @@ fn set_slack(ns: u64) -> Result<(), SweepError> {
         .map_err(|e| fail("setting the timer slack", e))
 }
 
+/// Runs `f` with the calling thread's timer slack at its smallest (1 ns), then puts the slack
+/// back as it was: the measuring thread's own sleeps then carry no slack of the kernel's.
+///
+/// # Errors
+///
+/// When the slack cannot be set (nothing has run then).
+pub fn with_least_slack<R>(f: impl FnOnce() -> R) -> std::io::Result<R> {
+    let before = rustix::thread::current_timer_slack().ok();
+    ClockId::minimise_timer_slack()?;
+    let result = f();
+    if let Some(ns) = before {
+        let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(ns.max(1)));
+    }
+    Ok(result)
+}
+
 /// What the sources need: the runtime and its timer, the slot its callback reports in, and
 /// the tokio runtime.
 struct Sleepers {
@@ -425,13 +441,8 @@ impl Sleepers {
 pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, SweepError> {
     bar.set_length(plan.samples + BATCH_TOLERANCES.len() as u64 + 1);
     let ticks = cpu_ticks();
-    let before = rustix::thread::current_timer_slack().ok();
-    ClockId::minimise_timer_slack().map_err(|e| fail("setting the timer slack", e))?;
-    let result = sweep(plan, bar);
-    if let Some(ns) = before {
-        let _ = set_slack(ns);
-    }
-    let cells = result?;
+    let cells =
+        with_least_slack(|| sweep(plan, bar)).map_err(|e| fail("setting the timer slack", e))??;
     // The batches sleep a millisecond or more between wake-ups: compare them with the raw
     // loop's sleeps of that length (all of them when the sweep has none).
     let long = cells.iter().any(|c| c.request_us >= 1_000);
@@ -483,10 +494,7 @@ fn sweep(plan: &Plan, bar: &ProgressBar) -> Result<Vec<Cell>, SweepError> {
     let mut order: Vec<usize> = (0..n).collect();
     for _ in 0..plan.samples {
         for (j, &r) in requests.iter().enumerate() {
-            // Fisher-Yates: every source follows every other equally often on average.
-            for k in (1..n).rev() {
-                order.swap(k, rng.range(0, k as u64 + 1) as usize);
-            }
+            rng.shuffle(&mut order);
             for &which in &order {
                 let actual = s.sample(Source::ALL[which], r * 1_000)?;
                 samples[j][which].push(actual);

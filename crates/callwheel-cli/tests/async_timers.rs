@@ -125,14 +125,15 @@ fn the_precision_verdicts_hold_callwheel_to_raw_plus_10_us_and_to_async_io() {
         "{smol_raw}"
     );
     assert!(smol_raw.ends_with("missed"), "{smol_raw}");
-    let smol_io = find("callwheel sleep, smol: p50 <= async-io Timer p50");
+    let smol_io = find("callwheel sleep, smol: p50 <= async-io Timer's p50 (on smol)");
     assert!(smol_io.starts_with("1 of 2 requests within"), "{smol_io}");
     assert!(smol_io.contains("over at 100 us (+5.0 us)"), "{smol_io}");
     assert!(smol_io.ends_with("missed"), "{smol_io}");
     // The other executors' callwheel rows lie 1 µs over the raw sleep: within.
     let multi = find("callwheel sleep, tokio multi-thread: p50 <= clock_nanosleep p50 + 10 us");
     assert!(multi.ends_with("met"), "{multi}");
-    let multi_io = find("callwheel sleep, tokio multi-thread: p50 <= async-io Timer p50");
+    let multi_io =
+        find("callwheel sleep, tokio multi-thread: p50 <= async-io Timer's p50 (on smol)");
     assert!(multi_io.starts_with("2 of 2 requests within"), "{multi_io}");
     assert!(multi_io.ends_with("met"), "{multi_io}");
 }

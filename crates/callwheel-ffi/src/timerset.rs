@@ -72,10 +72,8 @@ impl From<TimerValue> for cw_timer_value {
     }
 }
 
-/// A set's durations fit 64-bit nanoseconds (they come from them); saturate all the same.
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
+// A set's durations fit 64-bit nanoseconds (they come from them); saturate all the same.
+use callwheel_rt::saturating_ns as nanos;
 
 /// A set of labelled timers with an expired queue. Opaque: made by cw_timerset_new, destroyed
 /// by cw_timerset_free; the process-wide set of cw_multireal_set lives as long as the process.

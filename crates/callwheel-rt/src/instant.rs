@@ -24,8 +24,9 @@ fn read_monotonic() -> u64 {
     sys::clock_gettime(rustix::time::ClockId::Monotonic).unwrap_or(0)
 }
 
-/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).
-pub(crate) fn saturating_ns(d: Duration) -> u64 {
+/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years): how every `Duration` the
+/// project takes becomes the clocks' nanoseconds.
+pub fn saturating_ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 

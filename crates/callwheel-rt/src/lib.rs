@@ -127,6 +127,7 @@ pub use error::Error;
 /// The histogram crate of [`ShardStats::lateness`], re-exported so callers use the same
 /// version the runtime records with.
 pub use hdrhistogram;
+pub use instant::saturating_ns;
 pub use manual::ManualClock;
 pub use runtime::Runtime;
 pub use set::{

@@ -36,10 +36,6 @@ const INTERVALS: [u64; 4] = [100, 1_000, 10_000, 100_000];
 const LEVELS: usize = 4;
 const LEVEL_SLOTS: u64 = 64;
 
-/// The levels a timer crosses where the two schemes' costs meet in these runs (intervals of
-/// 4,096 to 262,143 ticks): the `m` of the predicted crossover.
-const CROSSOVER_LEVELS: u64 = 3;
-
 /// One cell's figures for one scheme.
 #[derive(Clone, Copy, Debug, Default)]
 struct Cost {
@@ -280,17 +276,17 @@ fn verdicts(cells: &[Cell]) -> Vec<(String, String)> {
             .filter(|c| c.buckets == m_buckets && c.scheme7.ns < c.scheme6.ns)
             .map(|c| c.interval)
             .min();
-        let predicted = m_buckets as f64 * CROSSOVER_LEVELS as f64 * c7 / c6.max(1e-9);
+        let (m, predicted) = crossover(m_buckets, c6, c7);
         crossovers.push(format!(
-            "M = {m_buckets}: {} (model {predicted:.0})",
+            "M = {m_buckets}: {} (model {predicted:.0}, m = {m})",
             first.map_or_else(|| "none measured".to_string(), |t| format!("from T = {t}"))
         ));
     }
     out.push((
-        "where Scheme 7 becomes cheaper (no target): measured, and the paper's M · m · c7 / c6"
+        "where Scheme 7 becomes cheaper (no target): measured, and the paper's T* = M · m · c7 / c6"
             .into(),
         format!(
-            "c6 = {c6:.2} ns per visit, c7 = {c7:.1} ns per level, m = {CROSSOVER_LEVELS}; {}",
+            "c6 = {c6:.2} ns per visit, c7 = {c7:.1} ns per level; {}",
             crossovers.join("; ")
         ),
     ));
@@ -322,6 +318,17 @@ fn verdicts(cells: &[Cell]) -> Vec<(String, String)> {
         ));
     }
     out
+}
+
+/// The paper's crossover for a wheel of `buckets`: the interval `T*` at which `c6 · T / M`
+/// meets `c7 · m`, where `m` is itself the number of levels a timer of `T*` crosses (the
+/// first `m` whose `T*` falls in its own range; the hierarchy's depth if none does).
+fn crossover(buckets: u64, c6: f64, c7: f64) -> (u64, f64) {
+    let at = |m: u64| buckets as f64 * m as f64 * c7 / c6.max(1e-9);
+    (1..=LEVELS as u64)
+        .map(|m| (m, at(m)))
+        .find(|&(m, t)| levels_crossed(t as u64) == m)
+        .unwrap_or((LEVELS as u64, at(LEVELS as u64)))
 }
 
 /// The least-squares slope of `y` on `x`.
