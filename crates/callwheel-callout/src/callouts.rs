@@ -8,6 +8,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use callwheel::{Budget, Handle, Tick};
 
 use crate::backing::Backing;
+use crate::freebsd::When;
 use crate::pool::{Kind, Pool, Sched};
 use crate::Error;
 
@@ -80,6 +81,24 @@ pub(crate) struct Ready<C> {
     pub(crate) persistent: Option<(u32, u32)>,
 }
 
+/// A move of a persistent callout to another table, recorded while its handler runs and made
+/// when the handler returns (FreeBSD's `CALLOUT_DFRMIGRATION`). Only a
+/// [`PerCpuCallouts`](crate::PerCpuCallouts) set records these; the table keeps them so that
+/// every call on the callout (stop, drain, free, pending) sees them under the table's lock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Moving<C> {
+    /// The record and its generation.
+    pub(crate) idx: u32,
+    pub(crate) generation: u32,
+    /// The table (CPU) it goes to; may be this one, when a later reset asked for it.
+    pub(crate) cpu: usize,
+    /// The set's directory entry of the callout.
+    pub(crate) entry: u32,
+    /// The arming to make there, its time counted on that table's clock when the move is made.
+    pub(crate) when: When,
+    pub(crate) call: C,
+}
+
 /// What the next piece of `softclock` work is.
 #[derive(Debug)]
 pub(crate) enum Next<C> {
@@ -145,6 +164,15 @@ pub struct Callouts<S, C> {
     direct_live: usize,
     /// Orders armings: direct ones among themselves, scheme ones with equal deadlines.
     seq: u64,
+    /// `callout_async_drain` calls arranged for running handlers: (record, generation, the
+    /// call to hand out once the handler returns).
+    pub(crate) drains: Vec<(u32, u32, C)>,
+    /// Drain calls whose handler has returned, to be handed out next (before any handler).
+    /// Its capacity always covers every arranged drain as well, so moving one here when a
+    /// handler returns never allocates.
+    drains_ready: VecDeque<C>,
+    /// Moves to another table waiting for a running handler to return.
+    pub(crate) moves: Vec<Moving<C>>,
     /// Pending callouts in the scheme above which it is rebuilt larger.
     resize_at: usize,
     ticks: Tick,
@@ -198,6 +226,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             direct: BinaryHeap::new(),
             direct_live: 0,
             seq: 0,
+            drains: Vec::new(),
+            drains_ready: VecDeque::new(),
+            moves: Vec::new(),
             hz: config.hz,
             max_steps: config.max_softclock_steps,
             stats: Stats::default(),
@@ -214,14 +245,15 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.softticks
     }
 
-    /// Callouts armed and not yet handed to a runner (persistent idle ones not counted).
+    /// Callouts armed and not yet handed to a runner (persistent idle ones not counted; one
+    /// whose move to another CPU's table waits for its handler to return is counted).
     pub fn pending(&self) -> usize {
         let due = self
             .batch
             .iter()
             .filter(|&&i| self.pool.records[i as usize].sched == Sched::Due)
             .count();
-        self.scheme.len() + self.direct_live + due
+        self.scheme.len() + self.direct_live + due + self.moves.len()
     }
 
     /// Records in use (armed one-shot callouts, and every initialised persistent one).
@@ -250,6 +282,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             + self.scheme.memory_bytes()
             + self.batch.capacity() * core::mem::size_of::<u32>()
             + self.direct.capacity() * core::mem::size_of::<Reverse<(Tick, u64, u32)>>()
+            + self.drains.capacity() * core::mem::size_of::<(u32, u32, C)>()
+            + self.drains_ready.capacity() * core::mem::size_of::<C>()
+            + self.moves.capacity() * core::mem::size_of::<Moving<C>>()
     }
 
     /// The clock interrupt: advances `ticks` by one and nothing else.
@@ -261,10 +296,13 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.stats.hardclocks += 1;
         let Some(next) = self.ticks.checked_add(1) else {
             // The end of time: the clock stops; everything due has its tick already.
-            return self.softticks < self.ticks || !self.batch.is_empty();
+            return self.softticks < self.ticks
+                || !self.batch.is_empty()
+                || !self.drains_ready.is_empty();
         };
         self.ticks = next;
         let nothing_due = self.batch.is_empty()
+            && self.drains_ready.is_empty()
             && self.scheme.next_expiry().is_none_or(|e| e > next)
             && self
                 .direct_front()
@@ -294,10 +332,11 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// a coarse scheme possibly earlier (a bucket boundary); only the production wheel
     /// coalesces.
     pub fn next_event(&mut self) -> Option<(Tick, Tick)> {
-        if self
-            .batch
-            .iter()
-            .any(|&i| self.pool.records[i as usize].sched == Sched::Due)
+        if !self.drains_ready.is_empty()
+            || self
+                .batch
+                .iter()
+                .any(|&i| self.pool.records[i as usize].sched == Sched::Due)
         {
             return Some((self.ticks, self.ticks));
         }
@@ -328,6 +367,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let target = now.max(self.ticks);
         self.ticks = target;
         let nothing_due = self.batch.is_empty()
+            && self.drains_ready.is_empty()
             && self.scheme.next_expiry().is_none_or(|e| e > target)
             && self
                 .direct_front()
@@ -348,7 +388,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         F: FnMut(&mut Self, C),
     {
         let needed = self.callout_process(now);
-        while let Some(ready) = self.pop_direct_counted() {
+        while let Some(ready) = self.pop_immediate() {
             self.run_ready(ready, &mut run);
         }
         needed
@@ -362,7 +402,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         F: FnMut(&mut Self, C),
     {
         let needed = self.hardclock();
-        while let Some(ready) = self.pop_direct_counted() {
+        while let Some(ready) = self.pop_immediate() {
             self.run_ready(ready, &mut run);
         }
         needed
@@ -373,7 +413,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///
     /// `run` gets the table, so a handler may set or cancel any callout, the next one due
     /// included; a cancelled callout that has not yet been handed out never runs. The scheme is
-    /// advanced at most `max_softclock_steps` steps at a time. Returns how many handlers ran.
+    /// advanced at most `max_softclock_steps` steps at a time. The drain call of a
+    /// [`Callouts::callout_async_drain`] goes to `run` too, right after its handler returns.
+    /// Returns how many calls `run` got.
     ///
     /// If `run` panics, the panic propagates to the caller with the table consistent: the
     /// handler's callout is no longer marked running, and the callouts due after it stay
@@ -424,7 +466,14 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// One bounded piece of `softclock`: at most one scheme advance of `max_softclock_steps`.
+    /// Ready drain calls come first, then due direct-execution callouts.
     pub(crate) fn next_due(&mut self) -> Next<C> {
+        if let Some(call) = self.drains_ready.pop_front() {
+            return Next::Run(Ready {
+                call,
+                persistent: None,
+            });
+        }
         if let Some(ready) = self.pop_direct() {
             return Next::Run(ready);
         }
@@ -469,14 +518,52 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         }
     }
 
-    /// Marks a handed-out persistent callout as no longer running.
-    pub(crate) fn finish<X>(&mut self, ready: Ready<X>) {
-        if let Some((idx, generation)) = ready.persistent {
-            let r = &mut self.pool.records[idx as usize];
-            if r.kind.is_some() && r.generation == generation {
-                r.running = false;
-            }
+    /// Marks a handed-out persistent callout as no longer running, and queues the drain call a
+    /// `callout_async_drain` arranged for it (handed out next). Returns the callout's handle
+    /// when a move to another table waits for this moment (a per-CPU set then makes it).
+    pub(crate) fn finish<X>(&mut self, ready: Ready<X>) -> Option<Handle> {
+        let (idx, generation) = ready.persistent?;
+        let r = &mut self.pool.records[idx as usize];
+        if r.kind.is_none() || r.generation != generation {
+            return None;
         }
+        r.running = false;
+        if let Some(at) = self
+            .drains
+            .iter()
+            .position(|&(i, g, _)| i == idx && g == generation)
+        {
+            let (_, _, call) = self.drains.swap_remove(at);
+            // Reserved when the drain was arranged: no allocation here.
+            self.drains_ready.push_back(call);
+        }
+        self.move_of(idx).map(|_| self.pool.handle(idx))
+    }
+
+    /// Where in `moves` the move of record `idx` is, if one is recorded.
+    pub(crate) fn move_of(&self, idx: u32) -> Option<usize> {
+        self.moves.iter().position(|m| m.idx == idx)
+    }
+
+    /// Whether a `callout_async_drain` waits for record `idx`'s running handler.
+    pub(crate) fn is_draining(&self, idx: u32) -> bool {
+        self.drains.iter().any(|&(i, _, _)| i == idx)
+    }
+
+    /// Arranges `drain` to be handed out once the running handler of record `idx` returns.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoMemory`] when the room for it cannot be reserved; nothing changes.
+    pub(crate) fn arrange_drain(&mut self, idx: u32, drain: C) -> Result<(), Error> {
+        self.drains.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        // Room for every arranged drain to become ready without allocating.
+        self.drains_ready
+            .try_reserve(self.drains.len() + 1)
+            .map_err(|_| Error::NoMemory)?;
+        let generation = self.pool.records[idx as usize].generation;
+        self.drains.push((idx, generation, drain));
+        Ok(())
     }
 
     /// Whether the persistent callout `handle` names is running its handler now.
@@ -486,8 +573,15 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             .is_some_and(|idx| self.pool.records[idx as usize].running)
     }
 
-    /// A due direct-execution callout, counted as run from `hardclock`.
-    pub(crate) fn pop_direct_counted(&mut self) -> Option<Ready<C>> {
+    /// What an interrupt runs at once: a ready drain call, or a due direct-execution callout
+    /// (counted as run from `hardclock`).
+    pub(crate) fn pop_immediate(&mut self) -> Option<Ready<C>> {
+        if let Some(call) = self.drains_ready.pop_front() {
+            return Some(Ready {
+                call,
+                persistent: None,
+            });
+        }
         let ready = self.pop_direct()?;
         self.stats.direct += 1;
         Some(ready)
@@ -658,11 +752,19 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.stats.resizes += 1;
     }
 
-    /// Takes record `idx` out of whatever queue holds it; `true` if it was armed.
+    /// Takes record `idx` out of whatever queue holds it, and drops a move recorded for it;
+    /// `true` if it was armed (a recorded move counts).
     pub(crate) fn disarm(&mut self, idx: u32) -> bool {
+        let moved = match self.move_of(idx) {
+            Some(at) => {
+                self.moves.swap_remove(at);
+                true
+            }
+            None => false,
+        };
         let r = &mut self.pool.records[idx as usize];
         let was = core::mem::replace(&mut r.sched, Sched::Idle);
-        match was {
+        let armed = match was {
             Sched::Idle => false,
             Sched::Pending { handle, .. } => {
                 let stopped = self.scheme.stop(handle);
@@ -676,7 +778,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             }
             // Its batch entry is skipped when reached.
             Sched::Due => true,
-        }
+        };
+        armed || moved
     }
 
     /// `timeout(func, arg, ticks)`: runs `call` `ticks` ticks from now (`ticks <= 0` counts as
@@ -809,6 +912,38 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             .count();
         if due != batch_due {
             return Err("a due record is missing from the batch");
+        }
+        for (n, &(idx, generation, _)) in self.drains.iter().enumerate() {
+            let r = self
+                .pool
+                .records
+                .get(idx as usize)
+                .ok_or("a drain names no record")?;
+            if r.kind != Some(Kind::Persistent) || r.generation != generation || !r.running {
+                return Err("a drain waits for a callout that is not running");
+            }
+            if self.drains[..n].iter().any(|&(i, _, _)| i == idx) {
+                return Err("two drains wait for one callout");
+            }
+        }
+        if self.drains_ready.capacity() < self.drains_ready.len() + self.drains.len() {
+            return Err("no room reserved for the arranged drains");
+        }
+        for (n, m) in self.moves.iter().enumerate() {
+            let r = self
+                .pool
+                .records
+                .get(m.idx as usize)
+                .ok_or("a move names no record")?;
+            if r.kind != Some(Kind::Persistent) || r.generation != m.generation {
+                return Err("a move names a record that is not its callout's");
+            }
+            if r.sched != Sched::Idle {
+                return Err("a callout waiting to move is also armed here");
+            }
+            if self.moves[..n].iter().any(|o| o.idx == m.idx) {
+                return Err("two moves recorded for one callout");
+            }
         }
         Ok(())
     }

@@ -24,8 +24,9 @@ pub enum Error {
     /// The backing scheme refused the deadline (for example it is beyond a bounded wheel's
     /// range).
     Scheme(callwheel::Error),
-    /// `callout_reset_sbt_on` was asked for a CPU this table does not serve (it is one CPU's
-    /// queue: pass 0 or -1 for "this one").
+    /// A CPU that is not there: a single table is one CPU's queue (pass 0 or -1 for "this
+    /// one"); a [`PerCpuCallouts`](crate::PerCpuCallouts) set has CPUs `0..ncpu` (and -1
+    /// for "the callout's own" where a callout is named).
     InvalidCpu(i32),
     /// Unknown bits in a flags argument.
     InvalidFlags(u32),
@@ -54,7 +55,7 @@ impl fmt::Display for Error {
             Error::StaleHandle => f.write_str("stale or unknown callout handle"),
             Error::WrongKind => f.write_str("handle is of the wrong kind for this call"),
             Error::Scheme(e) => write!(f, "timer scheme refused the callout: {e}"),
-            Error::InvalidCpu(cpu) => write!(f, "no CPU {cpu} in this callout table"),
+            Error::InvalidCpu(cpu) => write!(f, "no CPU {cpu} in this callout table or set"),
             Error::InvalidFlags(bits) => write!(f, "unknown callout flag bits {bits:#x}"),
             Error::WouldDeadlock => f.write_str(
                 "the callout's handler is running on this thread; waiting would deadlock",

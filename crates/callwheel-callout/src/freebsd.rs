@@ -1,6 +1,6 @@
 //! FreeBSD's `struct callout` interface on the callout table: `callout_init`,
-//! `callout_reset`, calloutng's `callout_reset_sbt_on`, `callout_stop`, `callout_drain` and
-//! the `CALLOUT_PENDING` / `CALLOUT_ACTIVE` flags.
+//! `callout_reset`, calloutng's `callout_reset_sbt_on`, `callout_stop`, `callout_drain`,
+//! `callout_async_drain` and the `CALLOUT_PENDING` / `CALLOUT_ACTIVE` flags.
 //!
 //! A FreeBSD caller owns the `struct callout`; here the table owns the record and the caller
 //! holds a [`Handle`] from [`Callouts::callout_init`] until [`Callouts::callout_free`].
@@ -11,9 +11,36 @@ use callwheel::time::Sbt;
 use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
+use crate::callouts::Moving;
 use crate::flags::{c_prelget, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
 use crate::pool::{Kind, Sched};
 use crate::{Callouts, Error};
+
+/// When a reset asks a callout to run, before it is converted to one table's ticks: a
+/// per-CPU set converts it on the clock of the table that takes the callout, when it takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum When {
+    /// `callout_reset`'s tick count (`<= 0` counts as 1).
+    Ticks(i64),
+    /// `callout_reset_sbt_on`'s time, precision and flags (already checked).
+    Sbt {
+        sbt: Sbt,
+        precision: Sbt,
+        flags: u32,
+    },
+}
+
+/// What [`Callouts::callout_async_drain`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsyncDrain {
+    /// The callout's handler is running: the drain call will be handed to the runner once,
+    /// right after the handler returns (FreeBSD's return value 0, "drain pending"). The
+    /// callout was stopped as well; resets are ignored until the handler has returned.
+    Pending,
+    /// The handler was not running: the callout is stopped and the drain call is never handed
+    /// out (FreeBSD's non-zero return). `true` if this cancelled a pending firing.
+    Stopped(bool),
+}
 
 impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// `callout_init`: a persistent callout record, idle and inactive.
@@ -46,7 +73,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
 
     /// `callout_reset(c, ticks, func, arg)`: (re)arms the callout to run `call` `ticks` ticks
     /// from now (`ticks <= 0` counts as 1) and marks it active. Returns `Ok(true)` if it was
-    /// pending (that arming is cancelled).
+    /// pending (that arming is cancelled). Ignored (`Ok(false)`) while a
+    /// [`Callouts::callout_async_drain`] waits for the handler.
     ///
     /// # Errors
     ///
@@ -54,8 +82,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// keeps its previous arming.
     pub fn callout_reset(&mut self, handle: Handle, ticks: i64, call: C) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        let deadline = self.deadline_in(ticks);
-        self.rearm(idx, deadline, 0, false, call)
+        self.arm_at(idx, When::Ticks(ticks), call)
     }
 
     /// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`.
@@ -68,7 +95,11 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; the tolerance goes to schemes
     ///   that coalesce (the production wheel), rounded down to whole ticks.
     /// - [`C_DIRECT_EXEC`]: run from [`Callouts::hardclock_with`].
-    /// - `cpu` must be 0 or -1: a table is one CPU's callout queue.
+    /// - `cpu` must be 0 or -1: a table is one CPU's callout queue (a
+    ///   [`PerCpuCallouts`](crate::PerCpuCallouts) set takes any of its CPUs).
+    ///
+    /// While a [`Callouts::callout_async_drain`] waits for the handler to return, the reset is
+    /// ignored (`Ok(false)`), as FreeBSD ignores resets of a callout being drained.
     ///
     /// Returns `Ok(true)` if the callout was pending.
     ///
@@ -86,13 +117,29 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         cpu: i32,
         flags: u32,
     ) -> Result<bool, Error> {
-        if flags & !KNOWN != 0 {
-            return Err(Error::InvalidFlags(flags & !KNOWN));
-        }
+        check_flags(flags)?;
         if cpu != 0 && cpu != -1 {
             return Err(Error::InvalidCpu(cpu));
         }
         let idx = self.resolve(handle, Kind::Persistent)?;
+        let when = When::Sbt {
+            sbt,
+            precision,
+            flags,
+        };
+        self.arm_at(idx, when, call)
+    }
+
+    /// The deadline, tolerance and direct-execution flag `when` means on this table now.
+    pub(crate) fn arming(&self, when: When) -> (Tick, Tick, bool) {
+        let (sbt, precision, flags) = match when {
+            When::Ticks(n) => return (self.deadline_in(n), 0, false),
+            When::Sbt {
+                sbt,
+                precision,
+                flags,
+            } => (sbt, precision, flags),
+        };
         let now = Sbt::from_ticks(self.ticks(), self.hz).unwrap_or(Sbt::MAX);
         let (deadline, interval) = if flags & C_ABSOLUTE != 0 {
             let next = self.ticks().saturating_add(1);
@@ -106,8 +153,17 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             let relative = Sbt::from_raw(interval.max(Sbt::ZERO).as_raw() >> n.min(63));
             slack = slack.max(relative);
         }
-        let tolerance = self.ticks_floor(slack);
-        self.rearm(idx, deadline, tolerance, flags & C_DIRECT_EXEC != 0, call)
+        (
+            deadline,
+            self.ticks_floor(slack),
+            flags & C_DIRECT_EXEC != 0,
+        )
+    }
+
+    /// (Re)arms persistent record `idx` here for `when` (see [`Callouts::arming`]).
+    pub(crate) fn arm_at(&mut self, idx: u32, when: When, call: C) -> Result<bool, Error> {
+        let (deadline, tolerance, direct) = self.arming(when);
+        self.rearm(idx, deadline, tolerance, direct, call)
     }
 
     /// `callout_stop`: cancels the callout if it is pending and clears its active flag.
@@ -141,14 +197,63 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.callout_stop(handle)
     }
 
-    /// `callout_pending`: whether the callout is armed and has not yet been handed out.
+    /// `callout_async_drain(c, drain)`: stops the callout without waiting. If its handler is
+    /// running (on another thread of a [`SharedCallouts`](crate::SharedCallouts), or this is
+    /// called from the handler itself), `drain` is given the call the callout was last armed
+    /// with (the running handler's own, unless the handler re-armed it with another), and what
+    /// it returns is handed to the runner once, right after the handler returns:
+    /// [`AsyncDrain::Pending`]. Until then resets are ignored, so once the drain call runs the
+    /// callout is neither pending nor running, and may be freed from there. Otherwise the
+    /// callout is stopped as by `callout_stop` and `drain` is never called:
+    /// [`AsyncDrain::Stopped`], with whether a pending firing was cancelled.
+    ///
+    /// In C the drain is `drain_fn(arg)`, with the callout's argument.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Busy`] when a drain already waits for the running handler;
+    /// [`Error::NoMemory`] when the room for the drain call cannot be reserved;
+    /// [`Error::StaleHandle`], [`Error::WrongKind`]. Nothing changes on error.
+    pub fn callout_async_drain(
+        &mut self,
+        handle: Handle,
+        drain: impl FnOnce(C) -> C,
+    ) -> Result<AsyncDrain, Error> {
+        let idx = self.resolve(handle, Kind::Persistent)?;
+        self.async_drain_at(idx, drain)
+    }
+
+    /// [`Callouts::callout_async_drain`] on live persistent record `idx`.
+    pub(crate) fn async_drain_at(
+        &mut self,
+        idx: u32,
+        drain: impl FnOnce(C) -> C,
+    ) -> Result<AsyncDrain, Error> {
+        let r = &self.pool.records[idx as usize];
+        if !r.running {
+            let was = self.disarm(idx);
+            self.pool.records[idx as usize].active = false;
+            return Ok(AsyncDrain::Stopped(was));
+        }
+        if self.is_draining(idx) {
+            return Err(Error::Busy);
+        }
+        let call = r.call.expect("a running callout carries its call");
+        self.arrange_drain(idx, drain(call))?;
+        self.disarm(idx);
+        self.pool.records[idx as usize].active = false;
+        Ok(AsyncDrain::Pending)
+    }
+
+    /// `callout_pending`: whether the callout is armed and has not yet been handed out (a
+    /// move to another CPU's table waiting for the handler to return counts as armed).
     ///
     /// # Errors
     ///
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
     pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        Ok(self.pool.records[idx as usize].sched != Sched::Idle)
+        Ok(self.pool.records[idx as usize].sched != Sched::Idle || self.move_of(idx).is_some())
     }
 
     /// `callout_active`: set by every reset, cleared by `callout_stop` and
@@ -174,6 +279,59 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         Ok(())
     }
 
+    /// Records that persistent record `idx`, whose handler runs now (or whose move is already
+    /// recorded), goes to table `cpu` with `when` and `call` once the handler returns: the
+    /// arming here (and any move recorded before) is cancelled, the callout is active. Returns
+    /// whether it was pending. A reset while a drain waits is ignored (`Ok(false)`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoMemory`] when the move cannot be recorded; nothing changes.
+    pub(crate) fn defer_move(
+        &mut self,
+        idx: u32,
+        cpu: usize,
+        entry: u32,
+        when: When,
+        call: C,
+    ) -> Result<bool, Error> {
+        if self.is_draining(idx) {
+            return Ok(false);
+        }
+        if self.move_of(idx).is_none() {
+            self.moves.try_reserve(1).map_err(|_| Error::NoMemory)?;
+        }
+        let was = self.disarm(idx);
+        let r = &mut self.pool.records[idx as usize];
+        r.active = true;
+        r.call = Some(call);
+        let generation = r.generation;
+        self.moves.push(Moving {
+            idx,
+            generation,
+            cpu,
+            entry,
+            when,
+            call,
+        });
+        Ok(was)
+    }
+
+    /// The table a recorded move of record `idx` goes to.
+    pub(crate) fn move_target(&self, idx: u32) -> Option<usize> {
+        self.move_of(idx).map(|at| self.moves[at].cpu)
+    }
+
+    /// Takes the move recorded for record `idx` (its handler has returned).
+    pub(crate) fn take_move(&mut self, idx: u32) -> Option<Moving<C>> {
+        self.move_of(idx).map(|at| self.moves.swap_remove(at))
+    }
+
+    /// Whether record `idx`'s handler is running.
+    pub(crate) fn running_at(&self, idx: u32) -> bool {
+        self.pool.records[idx as usize].running
+    }
+
     fn rearm(
         &mut self,
         idx: u32,
@@ -182,6 +340,10 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         direct: bool,
         call: C,
     ) -> Result<bool, Error> {
+        if self.is_draining(idx) {
+            // FreeBSD: a callout being drained is not rescheduled.
+            return Ok(false);
+        }
         // Queue the new arming first: if the scheme refuses it, the old one still stands.
         let sched = self.schedule(idx, deadline, tolerance, direct)?;
         let was = self.disarm(idx);
@@ -204,5 +366,14 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     fn ticks_floor(&self, t: Sbt) -> Tick {
         let ns = t.max(Sbt::ZERO).to_nanos() as u128;
         (ns * self.hz as u128 / 1_000_000_000) as Tick
+    }
+}
+
+/// [`Error::InvalidFlags`] for bits outside [`KNOWN`].
+pub(crate) fn check_flags(flags: u32) -> Result<(), Error> {
+    if flags & !KNOWN != 0 {
+        Err(Error::InvalidFlags(flags & !KNOWN))
+    } else {
+        Ok(())
     }
 }

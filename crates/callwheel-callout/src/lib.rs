@@ -12,6 +12,8 @@
 //! | [`Callouts::timeout`] / [`Callouts::untimeout`] | by (function, argument), through a chained hash | O(1) expected |
 //! | [`Callouts::setcallout`] / [`Callouts::unsetcallout`] | by [`Handle`] (index + generation + the table's identity) | O(1) |
 //! | `callout_init`, `callout_reset`, [`Callouts::callout_reset_sbt_on`], `callout_stop`, `callout_drain`, `callout_pending`, `callout_active`, `callout_deactivate` | FreeBSD's `struct callout` | O(1) |
+//! | [`Callouts::callout_async_drain`] | stop without waiting; a drain call after a running handler returns | O(1) |
+//! | [`PerCpuCallouts`]: `callout_reset_sbt_on(.., cpu, ..)`, `softclock(cpu, ..)` | one table per CPU; moving a running callout waits for its handler | O(1) (a move: two tables) |
 //!
 //! The records come from a pool of `calloutsize` entries reserved up front ([`Config`]), which
 //! grows on demand or, when fixed, makes the call fail with [`Error::PoolExhausted`]. Growth
@@ -21,7 +23,11 @@
 //!
 //! [`Callouts`] is for one thread (handlers get `&mut` to the table); [`SharedCallouts`] puts it
 //! behind a lock, runs handlers with the lock released, and makes `callout_drain` wait for a
-//! handler running elsewhere.
+//! handler running elsewhere. [`PerCpuCallouts`] is FreeBSD's per-CPU callwheels: one shared
+//! table per CPU, each processed on its own, `callout_reset_sbt_on`'s `cpu` choosing the
+//! table, and a move of a callout whose handler runs deferred until the handler returns.
+//! `callout_async_drain` ([`AsyncDrain`]) stops a callout without waiting and hands a drain
+//! call to the runner after a running handler returns.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -30,6 +36,7 @@ mod callouts;
 mod error;
 pub mod flags;
 mod freebsd;
+mod percpu;
 mod pool;
 mod shared;
 
@@ -39,5 +46,7 @@ pub use callouts::{Callouts, Config, Stats, MAX_SOFTCLOCK_STEPS};
 /// its generation and the table that issued it.
 pub use callwheel::Handle;
 pub use error::Error;
+pub use freebsd::AsyncDrain;
+pub use percpu::PerCpuCallouts;
 pub use pool::MAX_CALLOUTSIZE;
 pub use shared::SharedCallouts;

@@ -17,7 +17,15 @@ use callwheel::time::Sbt;
 
 use crate::backing::Backing;
 use crate::callouts::{Next, Ready};
-use crate::{Callouts, Error, Handle, Stats};
+use crate::{AsyncDrain, Callouts, Error, Handle, Stats};
+
+/// Called, with no lock held, with a callout's handle (of the table that ran it) when its
+/// handler has returned and a move to another table waits for that: a per-CPU set makes the
+/// move there. Never called for a table outside a set.
+pub(crate) type Moved<'a> = &'a dyn Fn(Handle);
+
+/// The hook of a table outside a set: nothing ever moves.
+fn no_moves(_: Handle) {}
 
 #[derive(Debug)]
 struct Inner<S, C> {
@@ -95,7 +103,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// [`Error::SoftclockBusy`] (after advancing the clock) when another thread is running
     /// handlers: the direct handlers then run at the start of its next `softclock`.
     pub fn hardclock_with(&self, run: impl FnMut(C)) -> Result<bool, Error> {
-        self.interrupt(Callouts::hardclock, run)
+        self.interrupt(Callouts::hardclock, run, &no_moves)
     }
 
     /// [`Callouts::next_event`]: the event window of the pending callouts.
@@ -111,15 +119,16 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// [`Error::SoftclockBusy`] (after moving the clock) when another thread is running
     /// handlers: the direct handlers then run at the start of its next `softclock`.
     pub fn process_with(&self, now: callwheel::Tick, run: impl FnMut(C)) -> Result<bool, Error> {
-        self.interrupt(|t| t.callout_process(now), run)
+        self.interrupt(|t| t.callout_process(now), run, &no_moves)
     }
 
     /// A clock interrupt (`clock` moves the table's time and says whether `softclock` has
-    /// work), then the due direct-execution handlers.
-    fn interrupt(
+    /// work), then the ready drain calls and the due direct-execution handlers.
+    pub(crate) fn interrupt(
         &self,
         clock: impl FnOnce(&mut Callouts<S, C>) -> bool,
         mut run: impl FnMut(C),
+        moved: Moved<'_>,
     ) -> Result<bool, Error> {
         let mut guard = self.lock();
         let needed = clock(&mut guard.table);
@@ -130,20 +139,31 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         drop(guard);
         let _runner = RunnerGuard(self);
         loop {
-            let ready = self.lock().table.pop_direct_counted();
+            let ready = self.lock().table.pop_immediate();
             let Some(ready) = ready else { break };
-            self.run_one(ready, &mut run);
+            self.run_one(ready, &mut run, moved);
         }
         Ok(needed)
     }
 
     /// [`Callouts::softclock`], releasing the lock while each handler runs and whenever the
-    /// step budget is used up. Returns how many handlers ran.
+    /// step budget is used up. Returns how many calls `run` got (handlers, and the drain calls
+    /// of [`SharedCallouts::callout_async_drain`]).
     ///
     /// # Errors
     ///
     /// [`Error::SoftclockBusy`] when another thread is already running handlers.
-    pub fn softclock(&self, mut run: impl FnMut(C)) -> Result<usize, Error> {
+    pub fn softclock(&self, run: impl FnMut(C)) -> Result<usize, Error> {
+        self.softclock_moving(run, &no_moves)
+    }
+
+    /// [`SharedCallouts::softclock`], calling `moved` after each handler whose callout waits
+    /// to move to another table.
+    pub(crate) fn softclock_moving(
+        &self,
+        mut run: impl FnMut(C),
+        moved: Moved<'_>,
+    ) -> Result<usize, Error> {
         {
             let mut guard = self.lock();
             if guard.runner.is_some() {
@@ -157,7 +177,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
             let next = self.lock().table.next_due();
             match next {
                 Next::Run(ready) => {
-                    self.run_one(ready, &mut run);
+                    self.run_one(ready, &mut run, moved);
                     ran += 1;
                 }
                 // The lock was dropped at the end of the statement above: other threads got
@@ -168,12 +188,13 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         }
     }
 
-    fn run_one(&self, ready: Ready<C>, run: &mut impl FnMut(C)) {
+    fn run_one(&self, ready: Ready<C>, run: &mut impl FnMut(C), moved: Moved<'_>) {
         let call = ready.call;
         // Clears the running flag even if the handler unwinds.
         let done = FinishGuard {
             shared: self,
             ready: Some(ready),
+            moved,
         };
         run(call);
         drop(done);
@@ -280,6 +301,27 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         guard.table.callout_stop(handle)
     }
 
+    /// [`Callouts::callout_async_drain`]: never waits. If the handler is running on another
+    /// thread (or this one, from the handler), the drain call goes to that thread's runner
+    /// right after the handler returns ([`AsyncDrain::Pending`]). `drain` itself is called at
+    /// once with the table locked: it only makes the call, and must not call into the table.
+    ///
+    /// # Errors
+    ///
+    /// As [`Callouts::callout_async_drain`].
+    pub fn callout_async_drain(
+        &self,
+        handle: Handle,
+        drain: impl FnOnce(C) -> C,
+    ) -> Result<AsyncDrain, Error> {
+        self.lock().table.callout_async_drain(handle, drain)
+    }
+
+    /// Returns once `handle`'s handler is not running (at that instant).
+    pub(crate) fn wait_not_running(&self, handle: Handle) -> Result<(), Error> {
+        self.wait_idle(handle).map(drop)
+    }
+
     /// Locks the table once `handle`'s handler is not running.
     fn wait_idle(&self, handle: Handle) -> Result<MutexGuard<'_, Inner<S, C>>, Error> {
         let mut guard = self.lock();
@@ -340,17 +382,22 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     }
 }
 
-/// Marks a handed-out handler finished and wakes drainers, on return or unwind.
+/// Marks a handed-out handler finished and wakes drainers, on return or unwind; then, with
+/// the lock released, lets a waiting move be made.
 struct FinishGuard<'a, S: Backing, C: Copy + Eq + Hash> {
     shared: &'a SharedCallouts<S, C>,
     ready: Option<Ready<C>>,
+    moved: Moved<'a>,
 }
 
 impl<S: Backing, C: Copy + Eq + Hash> Drop for FinishGuard<'_, S, C> {
     fn drop(&mut self) {
         if let Some(ready) = self.ready.take() {
-            self.shared.lock().table.finish(ready);
+            let moving = self.shared.lock().table.finish(ready);
             self.shared.finished.notify_all();
+            if let Some(handle) = moving {
+                (self.moved)(handle);
+            }
         }
     }
 }

@@ -133,6 +133,33 @@
  * }
  * ```
  *
+ * cw_callout_async_drain(cw, h, drain) is FreeBSD's callout_async_drain: it stops a callout
+ * without waiting; if its handler is running, drain(arg) is called once, on the handler's
+ * thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
+ * until then, so drain may free the callout and whatever arg points to.
+ *
+ * Per-CPU callouts (cw_percpu, FreeBSD's per-CPU callwheels): cw_percpu_new makes one table
+ * per CPU, each with its own lock, processed on its own by whoever drives that CPU
+ * (cw_percpu_hardclock / cw_percpu_softclock, or cw_percpu_callout_next_event /
+ * cw_percpu_callout_process, each for one cpu). A callout from cw_percpu_callout_init is
+ * bound to one CPU's table and runs only when that table is processed;
+ * cw_percpu_callout_reset_sbt_on(set, h, sbt, precision, func, arg, cpu, flags) arms it on
+ * CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout whose handler is running is
+ * deferred until the handler returns (FreeBSD's deferred migration); cw_percpu_callout_cpu
+ * says where a callout is. Its handle stays valid across moves. A CPU outside the set is
+ * CW_EINVAL; a handle of another set or table, a freed or made-up one, CW_ESTALE.
+ *
+ * ```c
+ * cw_percpu *set;
+ * cw_percpu_new(CW_BACKING_WHEEL, ncpu, 1024, 0, 1000, &set);
+ * cw_handle h;
+ * cw_percpu_callout_init(set, 0, &h);
+ * cw_percpu_callout_reset_sbt_on(set, h, 10 * CW_SBT_1MS, 0, flush, queue, 3, 0); // CPU 3
+ * // on the thread driving CPU 3, once per tick:
+ * if (cw_percpu_hardclock(set, 3) > 0)
+ *     cw_percpu_softclock(set, 3);
+ * ```
+ *
  * Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
  * shared library libcallwheel_ffi.so needs nothing more.
  *
@@ -166,10 +193,11 @@
 // Success.
 #define CW_OK 0
 
-// Invalid argument: a NULL table, out-pointer or function; an unknown backing; unknown
-// flag bits or a cpu other than 0 or -1; a handle of the wrong kind (a cw_setcallout handle
-// given to a cw_callout_* function or the other way round); hz of 0 or a fixed pool of 0
-// records. Equal to -EINVAL on Linux.
+// Invalid argument: a NULL table, set, out-pointer or function; an unknown backing; unknown
+// flag bits; a cpu other than 0 or -1 for a table, or outside 0 to ncpu - 1 (and -1 where
+// a callout is named) for a per-CPU set; a handle of the wrong kind (a cw_setcallout handle
+// given to a cw_callout_* function or the other way round); hz of 0, a fixed pool of 0
+// records, or an ncpu outside 1 to CW_PERCPU_MAX. Equal to -EINVAL on Linux.
 #define CW_EINVAL (0 - 22)
 
 // Out of callout records: a fixed pool is exhausted (the 1995 kernel panicked here), or a
@@ -183,13 +211,15 @@
 // -ESTALE on Linux.
 #define CW_ESTALE (0 - 116)
 
-// cw_callout_drain or cw_callout_free from the callout's own handler: waiting for the
-// handler would never return. Nothing changed. Equal to -EDEADLK on Linux.
+// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
+// handler: waiting for the handler would never return. Nothing changed. Equal to -EDEADLK
+// on Linux.
 #define CW_EDEADLK (0 - 35)
 
 // cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
-// already running handlers of this table; or a callout's record is in use by its running
-// handler. Equal to -EBUSY on Linux.
+// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
+// record is in use by its running handler; or a cw_callout_async_drain already waits for
+// the running handler. Equal to -EBUSY on Linux.
 #define CW_EBUSY (0 - 16)
 
 // The backing scheme refused the deadline (it is beyond the range the scheme can hold).
@@ -216,6 +246,18 @@
 // The largest n accepted by cw_c_prel and CW_C_PREL.
 #define CW_C_PREL_MAX 126
 
+// cw_callout_async_drain's result when the handler is running: drain(arg) will be called
+// once, right after it returns (FreeBSD's 0, "drain pending").
+#define CW_ASYNC_DRAIN_PENDING 0
+
+// cw_callout_async_drain's result when the handler was not running and the callout was
+// pending: the firing is cancelled; drain is never called.
+#define CW_ASYNC_DRAIN_CANCELLED 1
+
+// cw_callout_async_drain's result when the handler was not running and nothing was pending:
+// the callout is stopped (inactive); drain is never called.
+#define CW_ASYNC_DRAIN_IDLE 2
+
 // One second in sbintime_t units (32.32 fixed point, as FreeBSD's SBT_1S).
 #define CW_SBT_1S 4294967296
 
@@ -238,6 +280,9 @@
 // Not a kernel timer number (ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF are 0, 1 and 2, and
 // go to the libc calls).
 #define CW_ITIMER_MULTIREAL 19794
+
+// The most CPUs cw_percpu_new accepts.
+#define CW_PERCPU_MAX 1024
 
 // A set's quota of timers (running plus queued) is full, or the process has no unused handle
 // left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
@@ -270,6 +315,10 @@
 // A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
 // cw_callouts_new, destroyed by cw_callouts_free.
 typedef struct cw_callouts cw_callouts;
+
+// A per-CPU callout set: one callout table per CPU, shareable between threads. Opaque: made
+// by cw_percpu_new, destroyed by cw_percpu_free.
+typedef struct cw_percpu cw_percpu;
 
 // A set of labelled timers with an expired queue. Opaque: made by cw_timerset_new, destroyed
 // by cw_timerset_free; the process-wide set of cw_multireal_set lives as long as the process.
@@ -543,7 +592,9 @@ int cw_callout_free(cw_callouts *cw,
 
 // FreeBSD's `callout_reset(c, ticks, func, arg)`: (re)arms the callout to run `func(arg)`
 // `ticks` ticks from now (`ticks` <= 0 counts as 1) and marks it active. A handler may
-// re-arm its own callout.
+// re-arm its own callout. While a cw_callout_async_drain waits for the handler, the reset is
+// ignored and returns 0 (as FreeBSD ignores resets of a callout being drained); so is
+// cw_callout_reset_sbt_on.
 //
 // Returns 1 if the callout was pending (that arming is cancelled), 0 if not; CW_ESTALE;
 // CW_ERANGE; CW_EINVAL (NULL table or `func`, cw_setcallout handle). On failure the
@@ -570,7 +621,8 @@ int cw_callout_reset(cw_callouts *cw,
 //   uses it).
 // - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
 //   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
-// - `cpu` must be 0 or -1 (a table is one CPU's queue).
+// - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes
+//   any CPU of a per-CPU set).
 //
 // Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ERANGE; CW_EINVAL (NULL
 // table or `func`, bad flags or cpu, cw_setcallout handle). On failure nothing changes.
@@ -611,6 +663,31 @@ int cw_callout_stop(cw_callouts *cw,
 // `cw` is NULL or a live table.
 int cw_callout_drain(cw_callouts *cw,
                      cw_handle handle);
+
+// FreeBSD's `callout_async_drain(c, drain)`: stops the callout without waiting for its
+// handler.
+//
+// - If the handler is running (on another thread, or this is called from the handler
+//   itself), `drain(arg)` is called once, with the argument the callout was last armed
+//   with, on the thread that ran the handler, right after the handler returns (from that
+//   cw_softclock or cw_hardclock call). Any pending arming is cancelled, and resets are
+//   ignored until the handler has returned, so when `drain` runs the callout is neither
+//   pending nor running: `drain` may cw_callout_free it.
+// - Otherwise the callout is stopped as by cw_callout_stop and `drain` is never called.
+//
+// Returns CW_ASYNC_DRAIN_PENDING (0) when `drain` will be called; CW_ASYNC_DRAIN_CANCELLED
+// (1) when it will not and a pending firing was cancelled; CW_ASYNC_DRAIN_IDLE (2) when it
+// will not and nothing was pending. Errors: CW_EBUSY when a drain already waits for the
+// running handler; CW_ENOMEM; CW_ESTALE; CW_EINVAL (NULL table or `drain`, cw_setcallout
+// handle). On error nothing changes.
+//
+// # Safety
+//
+// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread running the
+// table's handlers.
+int cw_callout_async_drain(cw_callouts *cw,
+                           cw_handle handle,
+                           cw_func drain);
 
 // FreeBSD's `callout_pending`: 1 if the callout is armed and its handler has not been
 // started, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
@@ -781,6 +858,268 @@ int cw_timeval_from_bits(uint64_t bits,
 // uint64_t.
 int cw_timeval_to_bits(const struct timeval *tv,
                        uint64_t *bits);
+
+// Creates a per-CPU set of `ncpu` callout tables.
+//
+// - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL, for every table.
+// - `ncpu`: 1 to CW_PERCPU_MAX (for example the number of online CPUs, or of the threads
+//   that will drive the tables).
+// - `calloutsize`, `fixed`, `hz`: as for cw_callouts_new, for each table (a callout's
+//   record lives in its CPU's table; a fixed pool bounds the callouts of each CPU).
+// - `out`: receives the set, or NULL on failure.
+//
+// Returns 0; CW_EINVAL (NULL `out`, unknown backing, ncpu outside 1 to CW_PERCPU_MAX, hz
+// of 0, fixed pool of 0 records, calloutsize above CW_CALLOUTSIZE_MAX); CW_ENOMEM when the
+// records cannot be reserved.
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_percpu_new(int backing,
+                  int ncpu,
+                  size_t calloutsize,
+                  int fixed,
+                  uint32_t hz,
+                  cw_percpu **out);
+
+// Destroys a set, its tables and every callout in them (pending handlers never run). NULL is
+// ignored.
+//
+// # Safety
+//
+// `set` is NULL or a set from cw_percpu_new, not yet freed, on which no other call is in
+// progress (on any thread, including from a handler); it must not be used afterwards.
+void cw_percpu_free(cw_percpu *set);
+
+// The number of CPUs (tables) of the set; CW_EINVAL for NULL.
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_ncpu(const cw_percpu *set);
+
+// FreeBSD's `callout_init`, bound to CPU `cpu` (0 to ncpu - 1; -1 for CPU 0): a callout,
+// idle and inactive, whose handle is stored in `*handle_out`. The handle names the callout
+// wherever it moves, until cw_percpu_callout_free.
+//
+// Returns 0; CW_ENOMEM when that CPU's fixed pool is exhausted or memory is refused;
+// CW_EINVAL (NULL argument, a CPU outside the set). Nothing is written on failure.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `handle_out` is NULL or valid for writing a cw_handle.
+int cw_percpu_callout_init(cw_percpu *set,
+                           int cpu,
+                           cw_handle *handle_out);
+
+// Frees a callout of the set, cancelling it if pending (or waiting to move); if its handler
+// is running on another thread, waits for it to return first. The handle goes stale.
+//
+// Returns 0; CW_EDEADLK from the callout's own handler (nothing changes); CW_ESTALE (a
+// handle this set did not issue, or already freed); CW_EINVAL (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_free(cw_percpu *set,
+                           cw_handle handle);
+
+// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: (re)arms the callout to run
+// `func(arg)` `ticks` ticks of CPU `cpu`'s clock from now (`ticks` <= 0 counts as 1), on
+// that CPU's table (-1: the callout's own CPU), moving it as cw_percpu_callout_reset_sbt_on
+// does.
+//
+// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ENOMEM (the new CPU's table
+// is full); CW_ERANGE; CW_EINVAL (NULL set or `func`, a CPU outside the set). On failure
+// nothing changes.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `func(arg)` is safe to call from the thread that drives the
+// callout's CPU.
+int cw_percpu_callout_reset_on(cw_percpu *set,
+                               cw_handle handle,
+                               int64_t ticks,
+                               cw_func func,
+                               void *arg,
+                               int cpu);
+
+// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)` on a per-CPU
+// set: as cw_callout_reset_sbt_on (times, precision and flags alike), with the callout
+// armed on CPU `cpu`'s table (0 to ncpu - 1), or on its own CPU for -1 (while a move waits,
+// the CPU it goes to). Times count on the clock of the table that takes the callout, from
+// when it takes it (for a deferred move, when the handler returns).
+//
+// A callout that is idle or pending moves at once: it is cancelled on its old CPU and armed
+// on the new one, and only the new CPU's processing runs it. If its handler is running, the
+// move is deferred until the handler returns (a handler may move its own callout): until
+// then cw_percpu_callout_cpu still names the old CPU and cw_percpu_callout_pending says 1;
+// a later reset replaces the arming the move makes, cw_percpu_callout_stop cancels it. If
+// the new CPU's table cannot take the callout when the handler returns (full, or out of
+// range), it is armed on its old CPU instead. A reset while a cw_percpu_callout_async_drain
+// waits is ignored and returns 0.
+//
+// Returns 1 if the callout was pending (a waiting move counts), 0 if not; CW_ESTALE (a
+// handle this set did not issue, or freed); CW_ENOMEM (the new CPU's table is full);
+// CW_ERANGE; CW_EINVAL (NULL set or `func`, bad flags, a CPU outside the set). On failure
+// nothing changes.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `func(arg)` is safe to call from the thread that drives the
+// callout's CPU.
+int cw_percpu_callout_reset_sbt_on(cw_percpu *set,
+                                   cw_handle handle,
+                                   int64_t sbt,
+                                   int64_t precision,
+                                   cw_func func,
+                                   void *arg,
+                                   int cpu,
+                                   int flags);
+
+// FreeBSD's `callout_stop` on a per-CPU set: cancels the callout if pending (or waiting to
+// move) and clears its active flag; does not wait for a running handler.
+//
+// Returns 1 if it was pending, 0 if not; CW_ESTALE; CW_EINVAL (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_stop(cw_percpu *set,
+                           cw_handle handle);
+
+// FreeBSD's `callout_drain` on a per-CPU set: cw_percpu_callout_stop, then waits until the
+// handler is not running on any CPU.
+//
+// Returns 1 if the callout was pending, 0 if not; CW_EDEADLK from the callout's own handler
+// (nothing changes); CW_ESTALE; CW_EINVAL (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_drain(cw_percpu *set,
+                            cw_handle handle);
+
+// FreeBSD's `callout_async_drain(c, drain)` on a per-CPU set: as cw_callout_async_drain,
+// `drain(arg)` running on the thread that drives the CPU whose table ran the handler. A
+// waiting move is cancelled.
+//
+// Returns CW_ASYNC_DRAIN_PENDING (0), CW_ASYNC_DRAIN_CANCELLED (1) or CW_ASYNC_DRAIN_IDLE
+// (2); CW_EBUSY when a drain already waits for the running handler; CW_ENOMEM; CW_ESTALE;
+// CW_EINVAL (NULL set or `drain`). On error nothing changes.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `drain(arg)` is safe to call from the thread that drives the
+// callout's CPU.
+int cw_percpu_callout_async_drain(cw_percpu *set,
+                                  cw_handle handle,
+                                  cw_func drain);
+
+// FreeBSD's `callout_pending` on a per-CPU set: 1 if the callout is armed and its handler
+// not yet started (a move waiting for the handler counts), 0 if not; CW_ESTALE; CW_EINVAL
+// (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_pending(const cw_percpu *set,
+                              cw_handle handle);
+
+// FreeBSD's `callout_active` on a per-CPU set: 1 if the callout was armed and not since
+// stopped or deactivated, 0 if not; CW_ESTALE; CW_EINVAL (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_active(const cw_percpu *set,
+                             cw_handle handle);
+
+// FreeBSD's `callout_deactivate` on a per-CPU set: clears the active flag.
+//
+// Returns 0; CW_ESTALE; CW_EINVAL (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_deactivate(cw_percpu *set,
+                                 cw_handle handle);
+
+// The CPU whose table holds the callout now (the only one whose processing can run it):
+// 0 to ncpu - 1. While a move waits for the handler to return, the old CPU.
+//
+// Returns the CPU; CW_ESTALE; CW_EINVAL (NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_cpu(const cw_percpu *set,
+                          cw_handle handle);
+
+// The clock interrupt of CPU `cpu`: cw_hardclock on that CPU's table (its tick advances by
+// one, then its due CW_C_DIRECT_EXEC handlers and ready drains run on this thread).
+//
+// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY if another
+// thread (or this one, from a handler) is running that CPU's handlers (the tick still
+// advanced); CW_EINVAL (NULL set, a CPU outside the set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_hardclock(cw_percpu *set,
+                        int cpu);
+
+// The software interrupt of CPU `cpu`: cw_softclock on that CPU's table. Runs the due
+// handlers of the callouts bound to that CPU (no other CPU's) on this thread, then makes the
+// moves that waited for them.
+//
+// Returns how many handlers (and drain calls) ran; CW_EBUSY if another thread (or this one,
+// from a handler) is running that CPU's handlers; CW_EINVAL (NULL set, a CPU outside the
+// set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_softclock(cw_percpu *set,
+                        int cpu);
+
+// The tickless interrupt of CPU `cpu` (cw_callout_process on that CPU's table): moves its
+// tick to `now` in one step, then runs its due CW_C_DIRECT_EXEC handlers and ready drains.
+//
+// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY as for
+// cw_percpu_hardclock (the clock still moved); CW_EINVAL (NULL set, a CPU outside the set).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_callout_process(cw_percpu *set,
+                              int cpu,
+                              uint64_t now);
+
+// The event window of CPU `cpu`'s pending callouts, as cw_callout_next_event, in that
+// table's ticks.
+//
+// Returns 1 with `first` and `last` filled; 0 when nothing is pending on that CPU;
+// CW_EINVAL (NULL argument, a CPU outside the set).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `first` and `last` are NULL or valid for writing a uint64_t.
+int cw_percpu_callout_next_event(const cw_percpu *set,
+                                 int cpu,
+                                 uint64_t *first,
+                                 uint64_t *last);
+
+// Stores CPU `cpu`'s current tick (its table's `ticks`) in `*out`.
+//
+// Returns 0; CW_EINVAL (NULL argument, a CPU outside the set).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `out` is NULL or valid for writing a uint64_t.
+int cw_percpu_ticks(const cw_percpu *set,
+                    int cpu,
+                    uint64_t *out);
 
 // Creates a timer set on the process-wide monotonic runtime (started by the first set).
 //

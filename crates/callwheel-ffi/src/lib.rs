@@ -132,6 +132,33 @@
 //! }
 //! ```
 //!
+//! cw_callout_async_drain(cw, h, drain) is FreeBSD's callout_async_drain: it stops a callout
+//! without waiting; if its handler is running, drain(arg) is called once, on the handler's
+//! thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
+//! until then, so drain may free the callout and whatever arg points to.
+//!
+//! Per-CPU callouts (cw_percpu, FreeBSD's per-CPU callwheels): cw_percpu_new makes one table
+//! per CPU, each with its own lock, processed on its own by whoever drives that CPU
+//! (cw_percpu_hardclock / cw_percpu_softclock, or cw_percpu_callout_next_event /
+//! cw_percpu_callout_process, each for one cpu). A callout from cw_percpu_callout_init is
+//! bound to one CPU's table and runs only when that table is processed;
+//! cw_percpu_callout_reset_sbt_on(set, h, sbt, precision, func, arg, cpu, flags) arms it on
+//! CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout whose handler is running is
+//! deferred until the handler returns (FreeBSD's deferred migration); cw_percpu_callout_cpu
+//! says where a callout is. Its handle stays valid across moves. A CPU outside the set is
+//! CW_EINVAL; a handle of another set or table, a freed or made-up one, CW_ESTALE.
+//!
+//! ```c
+//! cw_percpu *set;
+//! cw_percpu_new(CW_BACKING_WHEEL, ncpu, 1024, 0, 1000, &set);
+//! cw_handle h;
+//! cw_percpu_callout_init(set, 0, &h);
+//! cw_percpu_callout_reset_sbt_on(set, h, 10 * CW_SBT_1MS, 0, flush, queue, 3, 0); // CPU 3
+//! // on the thread driving CPU 3, once per tick:
+//! if (cw_percpu_hardclock(set, 3) > 0)
+//!     cw_percpu_softclock(set, 3);
+//! ```
+//!
 //! Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
 //! shared library libcallwheel_ffi.so needs nothing more.
 #![warn(missing_docs)]
@@ -146,7 +173,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use callwheel::time::Sbt;
 use callwheel::Wheel;
-use callwheel_callout::{flags, Callouts, Config, Error, Handle, SharedCallouts};
+use callwheel_callout::{flags, AsyncDrain, Callouts, Config, Error, Handle, SharedCallouts};
 use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 
@@ -164,10 +191,11 @@ pub const CW_BACKING_WHEEL: c_int = 2;
 
 /// Success.
 pub const CW_OK: c_int = 0;
-/// Invalid argument: a NULL table, out-pointer or function; an unknown backing; unknown
-/// flag bits or a cpu other than 0 or -1; a handle of the wrong kind (a cw_setcallout handle
-/// given to a cw_callout_* function or the other way round); hz of 0 or a fixed pool of 0
-/// records. Equal to -EINVAL on Linux.
+/// Invalid argument: a NULL table, set, out-pointer or function; an unknown backing; unknown
+/// flag bits; a cpu other than 0 or -1 for a table, or outside 0 to ncpu - 1 (and -1 where
+/// a callout is named) for a per-CPU set; a handle of the wrong kind (a cw_setcallout handle
+/// given to a cw_callout_* function or the other way round); hz of 0, a fixed pool of 0
+/// records, or an ncpu outside 1 to CW_PERCPU_MAX. Equal to -EINVAL on Linux.
 pub const CW_EINVAL: c_int = 0 - 22;
 /// Out of callout records: a fixed pool is exhausted (the 1995 kernel panicked here), or a
 /// growing table needed memory and the allocator refused it (also when cw_callouts_new
@@ -178,12 +206,14 @@ pub const CW_ENOMEM: c_int = 0 - 12;
 /// freed, or was never issued by this table (another table's handle included). Equal to
 /// -ESTALE on Linux.
 pub const CW_ESTALE: c_int = 0 - 116;
-/// cw_callout_drain or cw_callout_free from the callout's own handler: waiting for the
-/// handler would never return. Nothing changed. Equal to -EDEADLK on Linux.
+/// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
+/// handler: waiting for the handler would never return. Nothing changed. Equal to -EDEADLK
+/// on Linux.
 pub const CW_EDEADLK: c_int = 0 - 35;
 /// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
-/// already running handlers of this table; or a callout's record is in use by its running
-/// handler. Equal to -EBUSY on Linux.
+/// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
+/// record is in use by its running handler; or a cw_callout_async_drain already waits for
+/// the running handler. Equal to -EBUSY on Linux.
 pub const CW_EBUSY: c_int = 0 - 16;
 /// The backing scheme refused the deadline (it is beyond the range the scheme can hold).
 /// Equal to -ERANGE on Linux.
@@ -204,6 +234,16 @@ pub const CW_C_HARDCLOCK: c_int = 0x0100;
 pub const CW_C_ABSOLUTE: c_int = 0x0200;
 /// The largest n accepted by cw_c_prel and CW_C_PREL.
 pub const CW_C_PREL_MAX: c_int = 126;
+
+/// cw_callout_async_drain's result when the handler is running: drain(arg) will be called
+/// once, right after it returns (FreeBSD's 0, "drain pending").
+pub const CW_ASYNC_DRAIN_PENDING: c_int = 0;
+/// cw_callout_async_drain's result when the handler was not running and the callout was
+/// pending: the firing is cancelled; drain is never called.
+pub const CW_ASYNC_DRAIN_CANCELLED: c_int = 1;
+/// cw_callout_async_drain's result when the handler was not running and nothing was pending:
+/// the callout is stopped (inactive); drain is never called.
+pub const CW_ASYNC_DRAIN_IDLE: c_int = 2;
 
 /// One second in sbintime_t units (32.32 fixed point, as FreeBSD's SBT_1S).
 pub const CW_SBT_1S: i64 = 4_294_967_296;
@@ -288,6 +328,14 @@ impl CCall {
     /// The callout `func(arg)`, or CW_EINVAL for a NULL `func`.
     fn new(func: cw_func, arg: *mut c_void) -> Result<CCall, c_int> {
         func.map(|func| CCall { func, arg }).ok_or(CW_EINVAL)
+    }
+
+    /// The drain call of this callout: `drain(arg)`.
+    fn drained_by(self, drain: unsafe extern "C" fn(*mut c_void)) -> CCall {
+        CCall {
+            func: drain,
+            arg: self.arg,
+        }
     }
 
     /// Runs the handler.
@@ -445,6 +493,15 @@ fn need<T>(out: *mut T) -> Result<(), c_int> {
 /// 1 for `true`, 0 for `false`.
 fn flag(b: bool) -> c_int {
     c_int::from(b)
+}
+
+/// The C result of a `callout_async_drain`.
+fn drain_code(done: AsyncDrain) -> c_int {
+    match done {
+        AsyncDrain::Pending => CW_ASYNC_DRAIN_PENDING,
+        AsyncDrain::Stopped(true) => CW_ASYNC_DRAIN_CANCELLED,
+        AsyncDrain::Stopped(false) => CW_ASYNC_DRAIN_IDLE,
+    }
 }
 
 /// Creates a callout table.
@@ -801,7 +858,9 @@ pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: cw_handle
 
 /// FreeBSD's `callout_reset(c, ticks, func, arg)`: (re)arms the callout to run `func(arg)`
 /// `ticks` ticks from now (`ticks` <= 0 counts as 1) and marks it active. A handler may
-/// re-arm its own callout.
+/// re-arm its own callout. While a cw_callout_async_drain waits for the handler, the reset is
+/// ignored and returns 0 (as FreeBSD ignores resets of a callout being drained); so is
+/// cw_callout_reset_sbt_on.
 ///
 /// Returns 1 if the callout was pending (that arming is cancelled), 0 if not; CW_ESTALE;
 /// CW_ERANGE; CW_EINVAL (NULL table or `func`, cw_setcallout handle). On failure the
@@ -840,7 +899,8 @@ pub unsafe extern "C" fn cw_callout_reset(
 ///   uses it).
 /// - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
 ///   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
-/// - `cpu` must be 0 or -1 (a table is one CPU's queue).
+/// - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes
+///   any CPU of a per-CPU set).
 ///
 /// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ERANGE; CW_EINVAL (NULL
 /// table or `func`, bad flags or cpu, cw_setcallout handle). On failure nothing changes.
@@ -911,6 +971,43 @@ pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: cw_handl
         let t = unsafe { table(cw) }?;
         let was = dispatch!(t, s => s.callout_drain(handle.into())).map_err(error_code)?;
         Ok(flag(was))
+    })
+}
+
+/// FreeBSD's `callout_async_drain(c, drain)`: stops the callout without waiting for its
+/// handler.
+///
+/// - If the handler is running (on another thread, or this is called from the handler
+///   itself), `drain(arg)` is called once, with the argument the callout was last armed
+///   with, on the thread that ran the handler, right after the handler returns (from that
+///   cw_softclock or cw_hardclock call). Any pending arming is cancelled, and resets are
+///   ignored until the handler has returned, so when `drain` runs the callout is neither
+///   pending nor running: `drain` may cw_callout_free it.
+/// - Otherwise the callout is stopped as by cw_callout_stop and `drain` is never called.
+///
+/// Returns CW_ASYNC_DRAIN_PENDING (0) when `drain` will be called; CW_ASYNC_DRAIN_CANCELLED
+/// (1) when it will not and a pending firing was cancelled; CW_ASYNC_DRAIN_IDLE (2) when it
+/// will not and nothing was pending. Errors: CW_EBUSY when a drain already waits for the
+/// running handler; CW_ENOMEM; CW_ESTALE; CW_EINVAL (NULL table or `drain`, cw_setcallout
+/// handle). On error nothing changes.
+///
+/// # Safety
+///
+/// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread running the
+/// table's handlers.
+#[no_mangle]
+pub unsafe extern "C" fn cw_callout_async_drain(
+    cw: *mut cw_callouts,
+    handle: cw_handle,
+    drain: cw_func,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `cw` is NULL or live, by this function's contract.
+        let t = unsafe { table(cw) }?;
+        let drain = drain.ok_or(CW_EINVAL)?;
+        let done = dispatch!(t, s => s.callout_async_drain(handle.into(), |c| c.drained_by(drain)))
+            .map_err(error_code)?;
+        Ok(drain_code(done))
     })
 }
 
@@ -1005,15 +1102,19 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
 }
 
 mod itimer;
+mod percpu;
 mod timerset;
 mod wheel;
 
 pub use itimer::*;
+pub use percpu::*;
 pub use timerset::*;
 pub use wheel::*;
 
 #[cfg(test)]
 mod itimer_tests;
+#[cfg(test)]
+mod percpu_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

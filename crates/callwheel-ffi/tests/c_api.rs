@@ -145,6 +145,10 @@ fn expect_all_passed(stdout: &str) {
             stdout.contains(&format!("backing {backing} ok")),
             "no result for {backing}:\n{stdout}"
         );
+        assert!(
+            stdout.contains(&format!("async drain and per-CPU {backing} ok")),
+            "no async drain or per-CPU result for {backing}:\n{stdout}"
+        );
     }
     assert!(stdout.contains("checks passed"), "{stdout}");
     print!("{stdout}");

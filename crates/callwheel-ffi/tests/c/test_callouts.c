@@ -1,5 +1,6 @@
 /*
- * The C API from C: every function of callwheel.h, with good and bad input, on every backing.
+ * The C API from C: every function of callwheel.h, with good and bad input, on every backing
+ * (per-CPU sets and async drain included).
  * Built and run by tests/c_api.rs (cargo test), against the static and the shared library.
  * Exits 0 when every check passes; otherwise prints the failing line and exits 1.
  */
@@ -234,6 +235,7 @@ static void test_null_arguments(cw_callouts *cw) {
     EQ(cw_callout_pending(NULL, zero), CW_EINVAL);
     EQ(cw_callout_active(NULL, zero), CW_EINVAL);
     EQ(cw_callout_deactivate(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_async_drain(NULL, zero, record), CW_EINVAL);
     EQ(out, 77);
     CHECK(hout.id == 77 && hout.owner == 77);
 
@@ -248,6 +250,7 @@ static void test_null_arguments(cw_callouts *cw) {
     EQ(cw_setcallout(cw, record, tag(1), 1, NULL), CW_EINVAL);
     EQ(cw_callout_reset(cw, h, 1, NULL, tag(1)), CW_EINVAL);
     EQ(cw_callout_reset_sbt_on(cw, h, CW_SBT_1MS, 0, NULL, tag(1), 0, 0), CW_EINVAL);
+    EQ(cw_callout_async_drain(cw, h, NULL), CW_EINVAL);
     EQ(out, 77);
     CHECK(hout.id == 77 && hout.owner == 77);
     EQ(cw_callout_pending(cw, h), 0);
@@ -320,6 +323,7 @@ static void test_handles(cw_callouts *cw) {
     EQ(cw_callout_stop(cw, b), CW_EINVAL);
     EQ(cw_callout_pending(cw, c), CW_EINVAL);
     EQ(cw_callout_free(cw, b), CW_EINVAL);
+    EQ(cw_callout_async_drain(cw, b, record), CW_EINVAL);
 
     EQ(run(cw, 2), 2);
     EXPECT_LOG(2, 3);
@@ -336,6 +340,7 @@ static void test_handles(cw_callouts *cw) {
     EQ(cw_callout_pending(cw, p), CW_ESTALE);
     EQ(cw_callout_active(cw, p), CW_ESTALE);
     EQ(cw_callout_deactivate(cw, p), CW_ESTALE);
+    EQ(cw_callout_async_drain(cw, p, record), CW_ESTALE);
     EQ(run(cw, 3), 0);
     EXPECT_NONE();
 }
@@ -368,6 +373,7 @@ static void test_cross_tables(int backing_a, int backing_b) {
         EQ(cw_callout_pending(t, persistent), CW_ESTALE);
         EQ(cw_callout_active(t, persistent), CW_ESTALE);
         EQ(cw_callout_deactivate(t, persistent), CW_ESTALE);
+        EQ(cw_callout_async_drain(t, persistent, record), CW_ESTALE);
         EQ(cw_callout_stop(t, one_shot), CW_ESTALE);
     }
     /* Nothing changed: a's persistent callout is still armed and active, b's idle; each
@@ -806,11 +812,511 @@ static void test_tickless(void) {
            coalesced, exact);
 }
 
+/* ---- callout_async_drain ---- */
+
+struct drain_ctx {
+    cw_callouts *cw;
+    cw_handle handle;
+    int runs, drains;
+};
+
+/* The drain function: the handler has returned, so the callout is neither pending nor running
+ * and may be freed here. */
+static void drain_done(void *arg) {
+    struct drain_ctx *d = arg;
+    d->drains++;
+    record(tag(2000 + d->runs));
+    EQ(cw_callout_pending(d->cw, d->handle), 0);
+    EQ(cw_callout_free(d->cw, d->handle), CW_OK);
+}
+
+/* A handler that drains its own callout: the drain waits for it to return. */
+static void drain_self(void *arg) {
+    struct drain_ctx *d = arg;
+    d->runs++;
+    record(tag(d->runs));
+    EQ(cw_callout_async_drain(d->cw, d->handle, drain_done), CW_ASYNC_DRAIN_PENDING);
+    EQ(cw_callout_async_drain(d->cw, d->handle, drain_done), CW_EBUSY); /* one per run */
+    /* Resets are ignored until the handler returns. */
+    EQ(cw_callout_reset(d->cw, d->handle, 1, drain_self, arg), 0);
+    EQ(cw_callout_reset_sbt_on(d->cw, d->handle, CW_SBT_1MS, 0, drain_self, arg, -1, 0), 0);
+    EQ(cw_callout_pending(d->cw, d->handle), 0);
+    EQ(cw_callout_active(d->cw, d->handle), 0);
+    EQ(cw_callout_free(d->cw, d->handle), CW_EDEADLK);
+}
+
+struct slow_drain {
+    cw_callouts *cw;
+    int started, go, finished, drained_after; /* under slow_lock */
+};
+
+static void slow_drain_handler(void *arg) {
+    struct slow_drain *s = arg;
+    set(&s->started);
+    while (!get(&s->go))
+        pause_ms(1);
+    pause_ms(20);
+    set(&s->finished);
+}
+
+static void slow_drain_done(void *arg) {
+    struct slow_drain *s = arg;
+    if (get(&s->finished))
+        set(&s->drained_after);
+}
+
+static void *slow_drain_thread(void *arg) {
+    struct slow_drain *s = arg;
+    static int ran;
+    ran = cw_softclock(s->cw);
+    return &ran;
+}
+
+static void test_async_drain(int backing) {
+    cw_callouts *cw = make(backing, 8, 0);
+    cw_handle h, one;
+    EQ(cw_callout_init(cw, &h), CW_OK);
+    /* Not running: idle, then pending (cancelled); the drain function never runs. */
+    EQ(cw_callout_async_drain(cw, h, record), CW_ASYNC_DRAIN_IDLE);
+    EQ(cw_callout_reset(cw, h, 2, record, tag(1)), 0);
+    EQ(cw_callout_async_drain(cw, h, record_other), CW_ASYNC_DRAIN_CANCELLED);
+    EQ(cw_callout_pending(cw, h), 0);
+    EQ(cw_callout_active(cw, h), 0);
+    EQ(run(cw, 4), 0);
+    EXPECT_NONE();
+    /* With no drain waiting, a reset is honoured again. */
+    EQ(cw_callout_reset(cw, h, 1, record, tag(2)), 0);
+    EQ(run(cw, 1), 1);
+    EXPECT_LOG(2);
+    EQ(cw_setcallout(cw, record, tag(3), 2, &one), CW_OK);
+    EQ(cw_callout_async_drain(cw, one, record), CW_EINVAL); /* a cw_setcallout handle */
+    EQ(cw_unsetcallout(cw, one), 1);
+    EQ(cw_callout_free(cw, h), CW_OK);
+    EQ(cw_callout_async_drain(cw, h, record), CW_ESTALE);
+
+    /* From its own handler: the drain runs once, right after the handler returns. */
+    struct drain_ctx d = {cw, {0, 0}, 0, 0};
+    EQ(cw_callout_init(cw, &d.handle), CW_OK);
+    EQ(cw_callout_reset(cw, d.handle, 1, drain_self, &d), 0);
+    EQ(run(cw, 1), 2); /* the handler and its drain */
+    EXPECT_LOG(1, 2001);
+    EQ(d.drains, 1);
+    EQ(cw_callout_pending(cw, d.handle), CW_ESTALE); /* the drain freed it */
+    EQ(run(cw, 3), 0);
+    EXPECT_NONE();
+
+    /* The handler runs on another thread: cw_callout_async_drain does not wait for it, and
+     * that thread calls the drain function after the handler has finished. */
+    struct slow_drain s = {cw, 0, 0, 0, 0};
+    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_reset(cw, h, 1, slow_drain_handler, &s), 0);
+    EQ(cw_hardclock(cw), 1);
+    pthread_t runner;
+    EQ(pthread_create(&runner, NULL, slow_drain_thread, &s), 0);
+    while (!get(&s.started))
+        pause_ms(1);
+    EQ(cw_callout_async_drain(cw, h, slow_drain_done), CW_ASYNC_DRAIN_PENDING);
+    CHECK(!get(&s.finished)); /* returned while the handler runs */
+    EQ(cw_callout_reset(cw, h, 1, record, tag(4)), 0); /* ignored */
+    set(&s.go);
+    void *ran;
+    EQ(pthread_join(runner, &ran), 0);
+    EQ(*(int *)ran, 2);
+    CHECK(get(&s.drained_after));
+    EQ(cw_callout_pending(cw, h), 0);
+    EQ(cw_callout_free(cw, h), CW_OK);
+    EQ(run(cw, 3), 0);
+    EXPECT_NONE();
+    cw_callouts_free(cw);
+}
+
+/* ---- per-CPU sets ---- */
+
+static cw_percpu *make_set(int backing, int ncpu, size_t calloutsize, int fixed) {
+    cw_percpu *set = NULL;
+    EQ(cw_percpu_new(backing, ncpu, calloutsize, fixed, 1000, &set), CW_OK);
+    CHECK(set != NULL);
+    return set;
+}
+
+/* n ticks of CPU cpu, each followed by cw_percpu_softclock when it has work; returns calls. */
+static int run_cpu(cw_percpu *set, int cpu, int n) {
+    int ran = 0;
+    for (int i = 0; i < n; i++) {
+        int rc = cw_percpu_hardclock(set, cpu);
+        CHECK(rc == 0 || rc == 1);
+        if (rc == 1) {
+            int r = cw_percpu_softclock(set, cpu);
+            CHECK(r >= 0);
+            ran += r;
+        }
+    }
+    return ran;
+}
+
+static uint64_t cpu_ticks(cw_percpu *set, int cpu) {
+    uint64_t t = 0;
+    EQ(cw_percpu_ticks(set, cpu, &t), CW_OK);
+    return t;
+}
+
+static void test_percpu_arguments(void) {
+    static int garbage;
+    cw_percpu *set = (cw_percpu *)&garbage; /* must be overwritten */
+    const int bad_ncpu[] = {0, -1, CW_PERCPU_MAX + 1, INT_MIN};
+    for (int i = 0; i < 4; i++) {
+        EQ(cw_percpu_new(CW_BACKING_HASHED, bad_ncpu[i], 8, 0, 1000, &set), CW_EINVAL);
+        CHECK(set == NULL);
+    }
+    EQ(cw_percpu_new(3, 2, 8, 0, 1000, &set), CW_EINVAL);
+    EQ(cw_percpu_new(CW_BACKING_HASHED, 2, 8, 0, 0, &set), CW_EINVAL);  /* hz = 0 */
+    EQ(cw_percpu_new(CW_BACKING_WHEEL, 2, 0, 1, 1000, &set), CW_EINVAL); /* fixed, no records */
+    EQ(cw_percpu_new(CW_BACKING_LIST, 2, (size_t)CW_CALLOUTSIZE_MAX + 1, 0, 1000, &set),
+       CW_EINVAL);
+    EQ(cw_percpu_new(CW_BACKING_LIST, 2, 8, 0, 1000, NULL), CW_EINVAL);
+    CHECK(set == NULL);
+    cw_percpu_free(NULL);
+    /* The most CPUs. */
+    set = make_set(CW_BACKING_HASHED, CW_PERCPU_MAX, 0, 0);
+    EQ(cw_percpu_ncpu(set), CW_PERCPU_MAX);
+    cw_handle last;
+    EQ(cw_percpu_callout_init(set, CW_PERCPU_MAX - 1, &last), CW_OK);
+    EQ(cw_percpu_callout_cpu(set, last), CW_PERCPU_MAX - 1);
+    cw_percpu_free(set);
+
+    /* A NULL set, for every function. */
+    cw_handle zero = {0, 0}, hout = {77, 77};
+    uint64_t out = 77, first = 77, last_tick = 77;
+    EQ(cw_percpu_ncpu(NULL), CW_EINVAL);
+    EQ(cw_percpu_callout_init(NULL, 0, &hout), CW_EINVAL);
+    EQ(cw_percpu_callout_free(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_callout_reset_on(NULL, zero, 1, record, tag(1), 0), CW_EINVAL);
+    EQ(cw_percpu_callout_reset_sbt_on(NULL, zero, CW_SBT_1MS, 0, record, tag(1), 0, 0),
+       CW_EINVAL);
+    EQ(cw_percpu_callout_stop(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_callout_drain(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_callout_async_drain(NULL, zero, record), CW_EINVAL);
+    EQ(cw_percpu_callout_pending(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_callout_active(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_callout_deactivate(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_callout_cpu(NULL, zero), CW_EINVAL);
+    EQ(cw_percpu_hardclock(NULL, 0), CW_EINVAL);
+    EQ(cw_percpu_softclock(NULL, 0), CW_EINVAL);
+    EQ(cw_percpu_callout_process(NULL, 0, 1), CW_EINVAL);
+    EQ(cw_percpu_callout_next_event(NULL, 0, &first, &last_tick), CW_EINVAL);
+    EQ(cw_percpu_ticks(NULL, 0, &out), CW_EINVAL);
+    /* NULL out-pointers and functions on a real set: refused, nothing armed. */
+    set = make_set(CW_BACKING_WHEEL, 2, 8, 0);
+    cw_handle h;
+    EQ(cw_percpu_callout_init(set, 1, &h), CW_OK);
+    EQ(cw_percpu_callout_init(set, 0, NULL), CW_EINVAL);
+    EQ(cw_percpu_callout_reset_on(set, h, 1, NULL, tag(1), 0), CW_EINVAL);
+    EQ(cw_percpu_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, NULL, tag(1), 0, 0), CW_EINVAL);
+    EQ(cw_percpu_callout_async_drain(set, h, NULL), CW_EINVAL);
+    EQ(cw_percpu_callout_next_event(set, 0, NULL, &last_tick), CW_EINVAL);
+    EQ(cw_percpu_callout_next_event(set, 0, &first, NULL), CW_EINVAL);
+    EQ(cw_percpu_ticks(set, 0, NULL), CW_EINVAL);
+    CHECK(hout.id == 77 && hout.owner == 77);
+    EQ(out, 77);
+    EQ(first, 77);
+    EQ(last_tick, 77);
+    EQ(cw_percpu_callout_pending(set, h), 0);
+    EQ(cw_percpu_callout_cpu(set, h), 1);
+    EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3), 0);
+    EXPECT_NONE();
+    cw_percpu_free(set); /* with a callout still initialised: it goes with the set */
+}
+
+/* A handler that moves its own callout to CPU m->to: the move waits for it to return. */
+struct mover {
+    cw_percpu *set;
+    cw_handle h;
+    int to, runs, stop;
+};
+
+static void move_self(void *arg) {
+    struct mover *m = arg;
+    m->runs++;
+    record(tag(100 + m->runs));
+    int from = cw_percpu_callout_cpu(m->set, m->h);
+    CHECK(from >= 0 && from != m->to);
+    EQ(cw_percpu_callout_reset_on(m->set, m->h, 1, record, tag(200 + m->to), m->to), 0);
+    EQ(cw_percpu_callout_cpu(m->set, m->h), from); /* not yet */
+    EQ(cw_percpu_callout_pending(m->set, m->h), 1);
+    EQ(cw_percpu_callout_drain(m->set, m->h), CW_EDEADLK);
+    EQ(cw_percpu_callout_free(m->set, m->h), CW_EDEADLK);
+    EQ(cw_percpu_softclock(m->set, from), CW_EBUSY); /* this thread runs that CPU already */
+    if (m->stop)
+        EQ(cw_percpu_callout_stop(m->set, m->h), 1); /* cancels the waiting move */
+}
+
+struct percpu_drain {
+    cw_percpu *set;
+    cw_handle h;
+    int drains;
+};
+
+static void percpu_drain_done(void *arg) {
+    struct percpu_drain *d = arg;
+    d->drains++;
+    record(tag(3000));
+    EQ(cw_percpu_callout_free(d->set, d->h), CW_OK);
+}
+
+static void percpu_drain_self(void *arg) {
+    struct percpu_drain *d = arg;
+    record(tag(300));
+    EQ(cw_percpu_callout_async_drain(d->set, d->h, percpu_drain_done), CW_ASYNC_DRAIN_PENDING);
+    EQ(cw_percpu_callout_async_drain(d->set, d->h, percpu_drain_done), CW_EBUSY);
+    EQ(cw_percpu_callout_reset_on(d->set, d->h, 1, record, tag(301), 0), 0); /* ignored */
+}
+
+struct percpu_slow {
+    cw_percpu *set;
+    int started, go, finished; /* under slow_lock */
+};
+
+static void percpu_slow_handler(void *arg) {
+    struct percpu_slow *s = arg;
+    set(&s->started);
+    while (!get(&s->go))
+        pause_ms(1);
+    pause_ms(20);
+    set(&s->finished);
+}
+
+static void *percpu_softclock_thread(void *arg) {
+    struct percpu_slow *s = arg;
+    static int ran;
+    ran = cw_percpu_softclock(s->set, 0);
+    return &ran;
+}
+
+/* Another set's, a table's, freed and made-up handles: CW_ESTALE from every function that
+ * takes a handle, and nothing changes. */
+static void test_percpu_handles(int backing) {
+    cw_percpu *set = make_set(backing, 3, 8, 0), *other = make_set(backing, 3, 8, 0);
+    cw_callouts *table = make(backing, 8, 0);
+    cw_handle v, f, t, freed;
+    EQ(cw_percpu_callout_init(set, 1, &v), CW_OK);
+    EQ(cw_percpu_callout_init(other, 1, &f), CW_OK);
+    EQ(cw_callout_init(table, &t), CW_OK);
+    EQ(v.id, f.id); /* both sets' first callouts: only the owner tells them apart */
+    CHECK(v.owner != f.owner);
+    EQ(cw_percpu_callout_reset_on(set, v, 3, record, tag(50), -1), 0);
+    EQ(cw_percpu_callout_init(set, 0, &freed), CW_OK);
+    EQ(cw_percpu_callout_free(set, freed), CW_OK);
+    const cw_handle bad[] = {f,
+                             t,
+                             freed,
+                             forge(v.id ^ ((uint64_t)1 << 40), v.owner),
+                             forge(1000000, v.owner),
+                             forge(UINT64_MAX, v.owner),
+                             forge(v.id, v.owner + 1),
+                             forge(v.id, 0)};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cw_handle b = bad[i];
+        EQ(cw_percpu_callout_reset_on(set, b, 1, record, tag(9), 0), CW_ESTALE);
+        EQ(cw_percpu_callout_reset_sbt_on(set, b, CW_SBT_1MS, 0, record, tag(9), -1, 0),
+           CW_ESTALE);
+        EQ(cw_percpu_callout_stop(set, b), CW_ESTALE);
+        EQ(cw_percpu_callout_drain(set, b), CW_ESTALE);
+        EQ(cw_percpu_callout_async_drain(set, b, record), CW_ESTALE);
+        EQ(cw_percpu_callout_pending(set, b), CW_ESTALE);
+        EQ(cw_percpu_callout_active(set, b), CW_ESTALE);
+        EQ(cw_percpu_callout_deactivate(set, b), CW_ESTALE);
+        EQ(cw_percpu_callout_cpu(set, b), CW_ESTALE);
+        EQ(cw_percpu_callout_free(set, b), CW_ESTALE);
+    }
+    /* The set's handles name nothing in a table or in another set. */
+    EQ(cw_callout_stop(table, v), CW_ESTALE);
+    EQ(cw_callout_async_drain(table, v, record), CW_ESTALE);
+    EQ(cw_percpu_callout_stop(other, v), CW_ESTALE);
+    EQ(cw_percpu_callout_pending(other, f), 0);
+    /* The victim is untouched: active, on CPU 1, due at its tick 3. */
+    EQ(cw_percpu_callout_active(set, v), 1);
+    EQ(cw_percpu_callout_cpu(set, v), 1);
+    EQ(run_cpu(set, 0, 5) + run_cpu(set, 2, 5), 0);
+    EQ(run_cpu(set, 1, 2), 0);
+    EQ(run_cpu(set, 1, 1), 1);
+    EXPECT_LOG(50);
+    EQ(cw_percpu_callout_free(set, v), CW_OK);
+    cw_callouts_free(table);
+    cw_percpu_free(other);
+    cw_percpu_free(set);
+}
+
+/* set(), for functions whose per-CPU set is a local called set. */
+static void flag_on(int *flag) { set(flag); }
+
+static void test_percpu(int backing) {
+    cw_percpu *set = make_set(backing, 3, 8, 0);
+    uint64_t out = 77, first, last;
+    EQ(cw_percpu_ncpu(set), 3);
+
+    /* CPUs outside the set: refused, nothing written or armed. */
+    const int bad[] = {3, 4, -2, INT_MAX, INT_MIN};
+    cw_handle h;
+    EQ(cw_percpu_callout_init(set, 0, &h), CW_OK);
+    for (int i = 0; i < 5; i++) {
+        cw_handle x = {55, 55};
+        EQ(cw_percpu_callout_init(set, bad[i], &x), CW_EINVAL);
+        CHECK(x.id == 55 && x.owner == 55);
+        EQ(cw_percpu_callout_reset_on(set, h, 1, record, tag(9), bad[i]), CW_EINVAL);
+        EQ(cw_percpu_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, record, tag(9), bad[i], 0),
+           CW_EINVAL);
+        EQ(cw_percpu_hardclock(set, bad[i]), CW_EINVAL);
+        EQ(cw_percpu_softclock(set, bad[i]), CW_EINVAL);
+        EQ(cw_percpu_callout_process(set, bad[i], 5), CW_EINVAL);
+        EQ(cw_percpu_callout_next_event(set, bad[i], &out, &out), CW_EINVAL);
+        EQ(cw_percpu_ticks(set, bad[i], &out), CW_EINVAL);
+    }
+    EQ(cw_percpu_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, record, tag(9), 0, 0x4000),
+       CW_EINVAL);
+    EQ(out, 77);
+    EQ(cw_percpu_callout_pending(set, h), 0);
+    EQ(cw_percpu_callout_active(set, h), 0);
+    EQ(cw_percpu_callout_cpu(set, h), 0);
+
+    /* Armed on CPU 2, it runs only when CPU 2's table is processed. */
+    EQ(cw_percpu_callout_reset_sbt_on(set, h, 2 * CW_SBT_1MS, 0, record, tag(1), 2, 0), 0);
+    EQ(cw_percpu_callout_cpu(set, h), 2);
+    EQ(run_cpu(set, 0, 5), 0);
+    EQ(run_cpu(set, 1, 5), 0);
+    EXPECT_NONE();
+    EQ(cw_percpu_callout_pending(set, h), 1);
+    EQ(run_cpu(set, 2, 1), 0);
+    EQ(run_cpu(set, 2, 1), 1);
+    EXPECT_LOG(1);
+    EQ(cpu_ticks(set, 2), 2);
+
+    /* -1 keeps the CPU; a pending callout moves at once (returns 1: it was pending). */
+    EQ(cw_percpu_callout_reset_on(set, h, 3, record, tag(2), -1), 0);
+    EQ(cw_percpu_callout_cpu(set, h), 2);
+    EQ(cw_percpu_callout_reset_on(set, h, 1, record, tag(3), 1), 1);
+    EQ(cw_percpu_callout_cpu(set, h), 1);
+    EQ(cw_percpu_callout_active(set, h), 1);
+    EQ(run_cpu(set, 2, 5), 0);
+    EXPECT_NONE();
+    EQ(run_cpu(set, 1, 1), 1); /* CPU 1 was at tick 5: tick 6 */
+    EXPECT_LOG(3);
+
+    /* Tickless, per CPU: only CPU 0 has an event; its interrupt runs the callout. */
+    EQ(cw_percpu_callout_reset_on(set, h, 4, record, tag(4), 0), 0);
+    EQ(cw_percpu_callout_next_event(set, 0, &first, &last), 1);
+    CHECK(first <= last && last <= cpu_ticks(set, 0) + 4);
+    EQ(cw_percpu_callout_next_event(set, 1, &first, &last), 0);
+    EQ(cw_percpu_callout_next_event(set, 2, &first, &last), 0);
+    EQ(cw_percpu_callout_process(set, 1, 1000), 0);
+    EQ(cw_percpu_softclock(set, 1), 0);
+    EQ(cpu_ticks(set, 1), 1000);
+    EQ(cw_percpu_callout_process(set, 0, cpu_ticks(set, 0) + 4), 1);
+    EQ(cw_percpu_softclock(set, 0), 1);
+    EXPECT_LOG(4);
+
+    /* A handler moving its own callout: the move is made when it returns. */
+    struct mover m = {set, h, 2, 0, 0};
+    EQ(cw_percpu_callout_reset_on(set, h, 1, move_self, &m, 0), 0);
+    EQ(run_cpu(set, 0, 1), 1);
+    EXPECT_LOG(101);
+    EQ(cw_percpu_callout_cpu(set, h), 2);
+    EQ(cw_percpu_callout_pending(set, h), 1);
+    EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3), 0);
+    EQ(run_cpu(set, 2, 1), 1);
+    EXPECT_LOG(202);
+    /* A stop from the handler cancels the waiting move: it stays, idle, on its CPU. */
+    m.to = 0;
+    m.stop = 1;
+    EQ(cw_percpu_callout_reset_on(set, h, 1, move_self, &m, -1), 0);
+    EQ(run_cpu(set, 2, 1), 1);
+    EXPECT_LOG(102);
+    EQ(cw_percpu_callout_cpu(set, h), 2);
+    EQ(cw_percpu_callout_pending(set, h), 0);
+    EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3) + run_cpu(set, 2, 3), 0);
+    EXPECT_NONE();
+
+    /* Moved while its handler runs on another thread: deferred until the handler returns. */
+    struct percpu_slow s = {set, 0, 0, 0};
+    EQ(cw_percpu_callout_reset_on(set, h, 1, percpu_slow_handler, &s, 0), 0);
+    EQ(cw_percpu_hardclock(set, 0), 1);
+    pthread_t runner;
+    EQ(pthread_create(&runner, NULL, percpu_softclock_thread, &s), 0);
+    while (!get(&s.started))
+        pause_ms(1);
+    EQ(cw_percpu_callout_reset_on(set, h, 1, record, tag(7), 1), 0);
+    EQ(cw_percpu_callout_cpu(set, h), 0);
+    EQ(cw_percpu_callout_pending(set, h), 1);
+    EQ(cw_percpu_softclock(set, 0), CW_EBUSY);
+    EQ(run_cpu(set, 1, 3), 0); /* CPU 1 cannot run it yet */
+    flag_on(&s.go);
+    void *ran;
+    EQ(pthread_join(runner, &ran), 0);
+    EQ(*(int *)ran, 1);
+    CHECK(get(&s.finished));
+    EQ(cw_percpu_callout_cpu(set, h), 1);
+    EQ(run_cpu(set, 0, 3), 0);
+    EQ(run_cpu(set, 1, 1), 1);
+    EXPECT_LOG(7);
+
+    /* cw_percpu_callout_async_drain: not running, then from its own handler. */
+    EQ(cw_percpu_callout_async_drain(set, h, record), CW_ASYNC_DRAIN_IDLE);
+    EQ(cw_percpu_callout_reset_on(set, h, 2, record, tag(8), 2), 0);
+    EQ(cw_percpu_callout_async_drain(set, h, record), CW_ASYNC_DRAIN_CANCELLED);
+    EQ(cw_percpu_callout_pending(set, h), 0);
+    EQ(cw_percpu_callout_active(set, h), 0);
+    EQ(run_cpu(set, 2, 3), 0);
+    EXPECT_NONE();
+    struct percpu_drain d = {set, h, 0};
+    EQ(cw_percpu_callout_reset_on(set, h, 1, percpu_drain_self, &d, -1), 0);
+    EQ(run_cpu(set, 2, 1), 2); /* the handler, then its drain, on the same CPU */
+    EXPECT_LOG(300, 3000);
+    EQ(d.drains, 1);
+    EQ(cw_percpu_callout_pending(set, h), CW_ESTALE); /* freed by the drain */
+    EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3) + run_cpu(set, 2, 3), 0);
+    EXPECT_NONE();
+
+    /* stop, deactivate, drain and free of a callout on another CPU. */
+    EQ(cw_percpu_callout_init(set, 2, &h), CW_OK);
+    EQ(cw_percpu_callout_reset_on(set, h, 3, record, tag(10), -1), 0);
+    EQ(cw_percpu_callout_deactivate(set, h), CW_OK);
+    EQ(cw_percpu_callout_active(set, h), 0);
+    EQ(cw_percpu_callout_pending(set, h), 1);
+    EQ(cw_percpu_callout_stop(set, h), 1);
+    EQ(cw_percpu_callout_stop(set, h), 0);
+    EQ(cw_percpu_callout_reset_on(set, h, 3, record, tag(11), 1), 0);
+    EQ(cw_percpu_callout_drain(set, h), 1);
+    EQ(cw_percpu_callout_drain(set, h), 0);
+    EQ(cw_percpu_callout_free(set, h), CW_OK);
+    EQ(cw_percpu_callout_free(set, h), CW_ESTALE);
+    EQ(run_cpu(set, 0, 4) + run_cpu(set, 1, 4) + run_cpu(set, 2, 4), 0);
+    EXPECT_NONE();
+    cw_percpu_free(set);
+
+    /* A move to a CPU whose fixed pool is full: CW_ENOMEM, and the callout stays. */
+    set = make_set(backing, 2, 1, 1);
+    cw_handle a, b, x = {55, 55};
+    EQ(cw_percpu_callout_init(set, 0, &a), CW_OK);
+    EQ(cw_percpu_callout_init(set, 1, &b), CW_OK);
+    EQ(cw_percpu_callout_init(set, 1, &x), CW_ENOMEM);
+    CHECK(x.id == 55 && x.owner == 55);
+    EQ(cw_percpu_callout_reset_on(set, a, 2, record, tag(12), 0), 0);
+    EQ(cw_percpu_callout_reset_on(set, a, 1, record, tag(13), 1), CW_ENOMEM);
+    EQ(cw_percpu_callout_cpu(set, a), 0);
+    EQ(cw_percpu_callout_pending(set, a), 1);
+    EQ(run_cpu(set, 1, 3), 0);
+    EQ(run_cpu(set, 0, 2), 1);
+    EXPECT_LOG(12);
+    cw_percpu_free(set);
+
+    test_percpu_handles(backing);
+}
+
 int main(void) {
     test_constants();
     test_strerror();
     test_new_and_free();
     test_tickless();
+    test_percpu_arguments();
     for (int b = 0; b < 3; b++) {
         cw_callouts *cw = make(backings[b], 8, 0);
         test_null_arguments(cw);
@@ -831,6 +1337,9 @@ int main(void) {
             test_out_of_memory(backings[b]);
 #endif
         test_threads(backings[b]);
+        test_async_drain(backings[b]);
+        test_percpu(backings[b]);
+        printf("test_callouts: async drain and per-CPU %s ok\n", backing_names[b]);
         printf("test_callouts: backing %s ok\n", backing_names[b]);
     }
     printf("test_callouts: all %ld checks passed\n", (long)atomic_load(&checks));

@@ -1,0 +1,692 @@
+//! Per-CPU callout tables: calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg,
+//! cpu, flags)` with a real `cpu`, and FreeBSD's deferred migration.
+//!
+//! FreeBSD replaced the single callwheel with one per CPU (calloutng, §2): each CPU's wheel
+//! has its own lock and its own softclock, and a callout is bound to one of them. Here the
+//! set holds one [`SharedCallouts`] table per CPU (a shard, in the project's words) and a
+//! directory that says which table holds each callout:
+//!
+//! ```text
+//!   user handle (set's owner, index, generation)
+//!        │  directory (one short lock): entry → (cpu, handle of that cpu's record)
+//!        ▼
+//!   cpu 0 table ─ lock ─ softclock/callout_process by whoever drives cpu 0
+//!   cpu 1 table ─ lock ─ softclock/callout_process by whoever drives cpu 1
+//!   …
+//! ```
+//!
+//! - A callout's record lives in its CPU's table; only that table fires it, and only when
+//!   that CPU's table is processed.
+//! - Moving a callout that is idle or pending is immediate: a record is taken on the new
+//!   table and armed there, the old one is freed, and the directory entry names the new one.
+//!   The user's handle names the directory entry, so it stays valid across moves.
+//! - Moving a callout whose handler runs is deferred until the handler returns (FreeBSD's
+//!   `CALLOUT_DFRMIGRATION`): the old table records the arming, and the thread that ran the
+//!   handler makes the move as soon as the handler returns. Until then the callout counts
+//!   as pending and is reported on its old CPU; a later reset replaces the recorded arming,
+//!   a stop or drain cancels it.
+//!
+//! Locks: the directory, then CPU tables. A thread holds two tables' locks only while it
+//! holds the directory's, so the tables' order does not matter. Calls that name a callout
+//! and keep it on its CPU take the directory lock only to read the entry, then work under
+//! that one table's lock; processing a CPU's table never takes the directory lock, except to
+//! make a deferred move.
+
+use core::hash::Hash;
+
+#[cfg(callwheel_loom)]
+use loom::sync::{Mutex, MutexGuard};
+#[cfg(not(callwheel_loom))]
+use std::sync::{Mutex, MutexGuard};
+
+use callwheel::time::Sbt;
+use callwheel::{Handle, Owner, Tick};
+
+use crate::backing::Backing;
+use crate::freebsd::{check_flags, When};
+use crate::pool::Kind;
+use crate::{AsyncDrain, Callouts, Error, SharedCallouts, Stats};
+
+/// The end of the directory's free list.
+const NIL: u32 = u32::MAX;
+
+/// One callout of the set.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    generation: u32,
+    /// The CPU whose table holds the callout's record, and that record's handle; `None` while
+    /// the entry is free.
+    home: Option<(usize, Handle)>,
+    /// The next free entry.
+    next: u32,
+}
+
+/// Which table holds each callout: a slab of entries with generations, like the tables'
+/// pools, whose handles carry the set's own [`Owner`].
+#[derive(Debug)]
+struct Directory {
+    owner: Owner,
+    entries: Vec<Entry>,
+    free: u32,
+    live: usize,
+}
+
+impl Directory {
+    fn new() -> Directory {
+        Directory {
+            owner: Owner::new(),
+            entries: Vec::new(),
+            free: NIL,
+            live: 0,
+        }
+    }
+
+    /// The entry `handle` names, if it is live.
+    fn index(&self, handle: Handle) -> Result<u32, Error> {
+        let (index, generation) = self.owner.slot(handle).ok_or(Error::StaleHandle)?;
+        let e = self.entries.get(index as usize).ok_or(Error::StaleHandle)?;
+        if e.generation == generation && e.home.is_some() {
+            Ok(index)
+        } else {
+            Err(Error::StaleHandle)
+        }
+    }
+
+    /// Where the callout `handle` names is now.
+    fn home(&self, handle: Handle) -> Result<(usize, Handle), Error> {
+        let index = self.index(handle)?;
+        self.entries[index as usize].home.ok_or(Error::StaleHandle)
+    }
+
+    /// Makes sure [`Directory::insert`] will not need to allocate.
+    fn reserve(&mut self) -> Result<(), Error> {
+        if self.free != NIL {
+            return Ok(());
+        }
+        if self.entries.len() >= NIL as usize {
+            return Err(Error::PoolExhausted {
+                calloutsize: self.entries.len(),
+            });
+        }
+        self.entries.try_reserve(1).map_err(|_| Error::NoMemory)
+    }
+
+    /// A new entry for a callout at `home`, after [`Directory::reserve`].
+    fn insert(&mut self, home: (usize, Handle)) -> Handle {
+        let index = if self.free != NIL {
+            let index = self.free;
+            self.free = self.entries[index as usize].next;
+            index
+        } else {
+            self.entries.push(Entry {
+                generation: 0,
+                home: None,
+                next: NIL,
+            });
+            (self.entries.len() - 1) as u32
+        };
+        let e = &mut self.entries[index as usize];
+        e.home = Some(home);
+        e.next = NIL;
+        self.live += 1;
+        self.owner.handle(index, e.generation)
+    }
+
+    /// Frees entry `index`; its handles go stale. An entry whose generation would wrap is
+    /// retired instead, so no handle ever names two callouts.
+    fn release(&mut self, index: u32) {
+        let e = &mut self.entries[index as usize];
+        e.home = None;
+        self.live -= 1;
+        if e.generation == u32::MAX {
+            return;
+        }
+        e.generation += 1;
+        e.next = self.free;
+        self.free = index;
+    }
+}
+
+/// A set of callout tables, one per CPU, each with its own lock and processed on its own;
+/// FreeBSD's per-CPU callwheels with `callout_reset_sbt_on`'s `cpu` argument and deferred
+/// migration.
+///
+/// The set has no threads and reads no clock: whoever drives CPU `k` calls
+/// [`PerCpuCallouts::softclock`] (after [`PerCpuCallouts::hardclock`]) or
+/// [`PerCpuCallouts::process_with`] for `k`, and only callouts bound to `k` run there. Each
+/// table keeps its own `ticks`. Calls that name a callout may come from any thread,
+/// handlers included.
+///
+/// A handle from [`PerCpuCallouts::callout_init`] names the callout, not its record in one
+/// table: it stays valid when the callout moves to another CPU, and goes stale only with
+/// [`PerCpuCallouts::callout_free`]. It carries the set's identity: a handle of another set,
+/// of a single table, or a made-up one is [`Error::StaleHandle`] and changes nothing.
+///
+/// ```
+/// use callwheel_callout::{Callouts, Config, PerCpuCallouts};
+/// use callwheel::time::Sbt;
+/// use callwheel_schemes::hashed_wheel::HashedWheel;
+///
+/// let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get()).max(2);
+/// let tables = (0..ncpu)
+///     .map(|_| Callouts::with_config(HashedWheel::new(8)?, Config::default()))
+///     .collect::<Result<Vec<_>, _>>()?;
+/// let set = PerCpuCallouts::new(tables)?;
+///
+/// let c = set.callout_init(0)?;
+/// set.callout_reset_sbt_on(c, Sbt::from_millis(2), Sbt::ZERO, "flush", 1, 0)?;
+/// let mut ran = Vec::new();
+/// for _ in 0..2 {
+///     for cpu in 0..ncpu {
+///         set.hardclock(cpu)?;
+///         set.softclock(cpu, |call| ran.push((cpu, call)))?;
+///     }
+/// }
+/// assert_eq!(ran, [(1, "flush")]); // on CPU 1's table, and only there
+/// set.callout_free(c)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct PerCpuCallouts<S, C> {
+    cpus: Box<[SharedCallouts<S, C>]>,
+    directory: Mutex<Directory>,
+}
+
+impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
+    /// A set with one CPU per table, CPU `k` being `tables[k]` (choose their number from
+    /// [`std::thread::available_parallelism`], or as many as the threads that will drive
+    /// them). The tables should be new: the set's callouts are its own, made by
+    /// [`PerCpuCallouts::callout_init`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for no table, or more than `i32::MAX` of them.
+    pub fn new(tables: Vec<Callouts<S, C>>) -> Result<PerCpuCallouts<S, C>, Error> {
+        if tables.is_empty() {
+            return Err(Error::Config {
+                reason: "a per-CPU set needs at least one table",
+            });
+        }
+        if tables.len() > i32::MAX as usize {
+            return Err(Error::Config {
+                reason: "a per-CPU set has at most i32::MAX tables",
+            });
+        }
+        Ok(PerCpuCallouts {
+            cpus: tables.into_iter().map(SharedCallouts::new).collect(),
+            directory: Mutex::new(Directory::new()),
+        })
+    }
+
+    /// How many CPUs (tables) the set has.
+    pub fn ncpu(&self) -> usize {
+        self.cpus.len()
+    }
+
+    fn lock_directory(&self) -> MutexGuard<'_, Directory> {
+        // Every change to the directory is complete before anything that can panic runs.
+        self.directory
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// CPU `cpu`'s table, or [`Error::InvalidCpu`].
+    fn cpu(&self, cpu: usize) -> Result<&SharedCallouts<S, C>, Error> {
+        self.cpus
+            .get(cpu)
+            .ok_or(Error::InvalidCpu(i32::try_from(cpu).unwrap_or(i32::MAX)))
+    }
+
+    /// `cpu` as a table index: `None` for -1 ("the callout's CPU").
+    fn target(&self, cpu: i32) -> Result<Option<usize>, Error> {
+        match usize::try_from(cpu) {
+            Ok(k) if k < self.cpus.len() => Ok(Some(k)),
+            _ if cpu == -1 => Ok(None),
+            _ => Err(Error::InvalidCpu(cpu)),
+        }
+    }
+
+    /// Runs `f` with the CPU and the table that hold the callout `handle` names, and the
+    /// handle of its record there. Should the callout move meanwhile (`f` then finds that
+    /// record stale), `f` runs again where it went.
+    fn on_callout<R>(
+        &self,
+        handle: Handle,
+        mut f: impl FnMut(usize, &SharedCallouts<S, C>, Handle) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let mut home = self.lock_directory().home(handle)?;
+        loop {
+            let (cpu, local) = home;
+            match f(cpu, &self.cpus[cpu], local) {
+                Err(Error::StaleHandle) => {
+                    // A move or a free changes the entry and the record under the directory
+                    // lock together: an unchanged entry means the callout is gone.
+                    let now = self.lock_directory().home(handle)?;
+                    if now == home {
+                        return Err(Error::StaleHandle);
+                    }
+                    home = now;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// `callout_init` on CPU `cpu` (-1: CPU 0, where FreeBSD's `callout_init` puts a callout):
+    /// a callout, idle and inactive, bound to that CPU's table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`]; [`Error::PoolExhausted`] or [`Error::NoMemory`] from that
+    /// table's pool, or when the directory cannot grow. Nothing changes on error.
+    pub fn callout_init(&self, cpu: i32) -> Result<Handle, Error> {
+        let cpu = self.target(cpu)?.unwrap_or(0);
+        let mut directory = self.lock_directory();
+        directory.reserve()?;
+        let local = self.cpus[cpu].callout_init()?;
+        Ok(directory.insert((cpu, local)))
+    }
+
+    /// Frees the callout, cancelling it if armed (or waiting to move); if its handler is
+    /// running on another thread, waits for it to return first. Every copy of the handle
+    /// goes stale.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WouldDeadlock`] from the thread running its handler; [`Error::StaleHandle`].
+    /// Nothing changes on error.
+    pub fn callout_free(&self, handle: Handle) -> Result<(), Error> {
+        loop {
+            self.on_callout(handle, |_, table, local| table.wait_not_running(local))?;
+            let mut directory = self.lock_directory();
+            let index = directory.index(handle)?;
+            let (cpu, local) = directory.home(handle)?;
+            match self.cpus[cpu].with(|t| t.callout_free(local)) {
+                // It ran again since the wait: wait again.
+                Err(Error::Busy) => continue,
+                Err(e) => return Err(e),
+                Ok(()) => {
+                    directory.release(index);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`:
+    /// (re)arms the callout as [`Callouts::callout_reset_sbt_on`] does, on CPU `cpu`'s table
+    /// (`0..ncpu`), or on its own CPU for -1 (if a move is waiting, the CPU it goes to). The
+    /// time is counted on the clock of the table that takes the callout, when it takes it (for
+    /// a deferred move, when the handler returns: never earlier than asked).
+    ///
+    /// Moving to another CPU is immediate unless the handler is running: then the arming is
+    /// recorded and made on the new CPU as soon as the handler returns (FreeBSD's deferred
+    /// migration), the callout counting as pending meanwhile; a handler may so move its own
+    /// callout. A reset while a move waits replaces the arming it will make (whatever its
+    /// `cpu`); a reset while a [`PerCpuCallouts::callout_async_drain`] waits is ignored
+    /// (`Ok(false)`). If, when the handler returns, the new CPU's table cannot take the
+    /// callout (its pool is full or out of memory, or its scheme refuses the time), the
+    /// callout is armed on its old CPU instead.
+    ///
+    /// Returns `Ok(true)` if the callout was pending (a waiting move counts).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidFlags`], [`Error::InvalidCpu`] (not -1 nor a CPU of the set),
+    /// [`Error::StaleHandle`], [`Error::Scheme`], [`Error::PoolExhausted`] and
+    /// [`Error::NoMemory`] (the new CPU's table could not take it). Nothing changes on error.
+    #[allow(clippy::too_many_arguments)] // The historical signature.
+    pub fn callout_reset_sbt_on(
+        &self,
+        handle: Handle,
+        sbt: Sbt,
+        precision: Sbt,
+        call: C,
+        cpu: i32,
+        flags: u32,
+    ) -> Result<bool, Error> {
+        check_flags(flags)?;
+        let when = When::Sbt {
+            sbt,
+            precision,
+            flags,
+        };
+        self.reset(handle, cpu, when, call)
+    }
+
+    /// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: runs `call` `ticks` ticks of
+    /// the new table's clock after it takes the callout (`ticks <= 0` counts as 1), on CPU
+    /// `cpu` as [`PerCpuCallouts::callout_reset_sbt_on`] moves it.
+    ///
+    /// # Errors
+    ///
+    /// As [`PerCpuCallouts::callout_reset_sbt_on`].
+    pub fn callout_reset_on(
+        &self,
+        handle: Handle,
+        ticks: i64,
+        call: C,
+        cpu: i32,
+    ) -> Result<bool, Error> {
+        self.reset(handle, cpu, When::Ticks(ticks), call)
+    }
+
+    /// `callout_reset(c, ticks, func, arg)`: [`PerCpuCallouts::callout_reset_on`] keeping the
+    /// callout's CPU.
+    ///
+    /// # Errors
+    ///
+    /// As [`PerCpuCallouts::callout_reset_sbt_on`].
+    pub fn callout_reset(&self, handle: Handle, ticks: i64, call: C) -> Result<bool, Error> {
+        self.reset(handle, -1, When::Ticks(ticks), call)
+    }
+
+    fn reset(&self, handle: Handle, cpu: i32, when: When, call: C) -> Result<bool, Error> {
+        let target = self.target(cpu)?;
+        // Staying on its CPU with no move waiting: that table's lock alone.
+        let stayed = self.on_callout(handle, |home, table, local| {
+            table.with(|t| {
+                let idx = t.resolve(local, Kind::Persistent)?;
+                if t.move_target(idx).is_some() || target.is_some_and(|k| k != home) {
+                    return Ok(None);
+                }
+                t.arm_at(idx, when, call).map(Some)
+            })
+        })?;
+        if let Some(was) = stayed {
+            return Ok(was);
+        }
+        // A move: under the directory lock, which no one holds while waiting for a handler.
+        let mut directory = self.lock_directory();
+        let entry = directory.index(handle)?;
+        let (home, local) = directory.home(handle)?;
+        self.cpus[home].with(|t| {
+            let idx = t.resolve(local, Kind::Persistent)?;
+            let waiting = t.move_target(idx);
+            let to = target.or(waiting).unwrap_or(home);
+            if waiting.is_some() || (t.running_at(idx) && to != home) {
+                return t.defer_move(idx, to, entry, when, call);
+            }
+            if to == home {
+                return t.arm_at(idx, when, call);
+            }
+            let fresh = self.cpus[to].with(|new| arm_fresh(new, when, call))?;
+            let moved = t
+                .callout_stop(local)
+                .and_then(|was| t.callout_free(local).map(|()| was));
+            match moved {
+                Ok(was) => {
+                    directory.entries[entry as usize].home = Some((to, fresh));
+                    Ok(was)
+                }
+                Err(e) => {
+                    // Not expected (the record is live and not running): undo.
+                    let _ = self.cpus[to].with(|new| new.callout_free(fresh));
+                    Err(e)
+                }
+            }
+        })
+    }
+
+    /// Makes the move recorded for `local` (a record of CPU `home`'s table) now that its
+    /// handler has returned: the hook the CPU tables call with no lock held.
+    fn make_move(&self, home: usize, local: Handle) {
+        let mut directory = self.lock_directory();
+        self.cpus[home].with(|t| {
+            let Ok(idx) = t.resolve(local, Kind::Persistent) else {
+                return; // freed meanwhile
+            };
+            if t.running_at(idx) {
+                return; // its next return makes it
+            }
+            let Some(m) = t.take_move(idx) else {
+                return; // stopped, drained or freed meanwhile
+            };
+            let entry = directory.entries.get_mut(m.entry as usize);
+            let entry = entry.filter(|e| e.home == Some((home, local)));
+            if let (Some(entry), true) = (entry, m.cpu != home) {
+                if let Ok(fresh) = self.cpus[m.cpu].with(|new| arm_fresh(new, m.when, m.call)) {
+                    if t.callout_free(local).is_ok() {
+                        entry.home = Some((m.cpu, fresh));
+                        return;
+                    }
+                    let _ = self.cpus[m.cpu].with(|new| new.callout_free(fresh));
+                }
+            }
+            // Its own CPU after all, or the new table could not take it: it stays here (and
+            // stays idle if this table refuses the time too).
+            let _ = t.arm_at(idx, m.when, m.call);
+        });
+    }
+
+    /// `callout_stop`: cancels the callout if pending (or waiting to move) and clears its
+    /// active flag; does not wait for a running handler. Returns `Ok(true)` if it was pending.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleHandle`].
+    pub fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
+        self.on_callout(handle, |_, table, local| table.callout_stop(local))
+    }
+
+    /// `callout_drain`: `callout_stop`, then waits until the handler is not running (on any
+    /// CPU). Returns `Ok(true)` if the callout was pending.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::WouldDeadlock`] from the thread running its handler (nothing changes);
+    /// [`Error::StaleHandle`].
+    pub fn callout_drain(&self, handle: Handle) -> Result<bool, Error> {
+        self.on_callout(handle, |_, table, local| table.callout_drain(local))
+    }
+
+    /// `callout_async_drain(c, drain)`, as [`Callouts::callout_async_drain`]: if the handler
+    /// is running, the call `drain` makes of the callout's call goes to the runner of that
+    /// CPU right after the handler returns ([`AsyncDrain::Pending`]; a waiting move is
+    /// cancelled); otherwise the callout is stopped and `drain` is never called. `drain`
+    /// itself is called at once with a table locked: it only makes the call, and must not
+    /// call into the set.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Busy`] when a drain already waits for the handler; [`Error::NoMemory`];
+    /// [`Error::StaleHandle`]. Nothing changes on error.
+    pub fn callout_async_drain(
+        &self,
+        handle: Handle,
+        drain: impl FnOnce(C) -> C,
+    ) -> Result<AsyncDrain, Error> {
+        let mut drain = Some(drain);
+        self.on_callout(handle, |_, table, local| {
+            table.with(|t| {
+                let idx = t.resolve(local, Kind::Persistent)?;
+                // Taken only here, after the record resolved: there is no second attempt.
+                let drain = drain.take().ok_or(Error::StaleHandle)?;
+                t.async_drain_at(idx, drain)
+            })
+        })
+    }
+
+    /// `callout_pending`: whether the callout is armed and not yet handed out (a move waiting
+    /// for the handler to return counts).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleHandle`].
+    pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
+        self.on_callout(handle, |_, table, local| table.callout_pending(local))
+    }
+
+    /// `callout_active`, as [`Callouts::callout_active`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleHandle`].
+    pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
+        self.on_callout(handle, |_, table, local| table.callout_active(local))
+    }
+
+    /// `callout_deactivate`: clears the active flag.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleHandle`].
+    pub fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
+        self.on_callout(handle, |_, table, local| table.callout_deactivate(local))
+    }
+
+    /// The CPU whose table holds the callout now: the only one that can run it. While a move
+    /// waits for the handler to return, the old CPU.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleHandle`].
+    pub fn callout_cpu(&self, handle: Handle) -> Result<usize, Error> {
+        self.on_callout(handle, |cpu, table, local| {
+            table.callout_pending(local).map(|_| cpu)
+        })
+    }
+
+    /// [`Callouts::hardclock`] on CPU `cpu`'s table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`].
+    pub fn hardclock(&self, cpu: usize) -> Result<bool, Error> {
+        Ok(self.cpu(cpu)?.hardclock())
+    }
+
+    /// [`SharedCallouts::hardclock_with`] on CPU `cpu`'s table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`]; [`Error::SoftclockBusy`] as for [`SharedCallouts`].
+    pub fn hardclock_with(&self, cpu: usize, run: impl FnMut(C)) -> Result<bool, Error> {
+        let table = self.cpu(cpu)?;
+        table.interrupt(Callouts::hardclock, run, &|local| {
+            self.make_move(cpu, local)
+        })
+    }
+
+    /// [`SharedCallouts::softclock`] on CPU `cpu`'s table: runs that table's due callouts (and
+    /// no other CPU's) through `run`, then makes each move that waited for a handler. Returns
+    /// how many calls `run` got.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`]; [`Error::SoftclockBusy`] when another thread runs this CPU's
+    /// handlers.
+    pub fn softclock(&self, cpu: usize, run: impl FnMut(C)) -> Result<usize, Error> {
+        let table = self.cpu(cpu)?;
+        table.softclock_moving(run, &|local| self.make_move(cpu, local))
+    }
+
+    /// [`Callouts::next_event`] of CPU `cpu`'s table: its event window, in its ticks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`].
+    pub fn next_event(&self, cpu: usize) -> Result<Option<(Tick, Tick)>, Error> {
+        Ok(self.cpu(cpu)?.next_event())
+    }
+
+    /// [`SharedCallouts::process_with`] on CPU `cpu`'s table: the tickless interrupt at `now`
+    /// (that table's ticks).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`]; [`Error::SoftclockBusy`] as for [`SharedCallouts`].
+    pub fn process_with(&self, cpu: usize, now: Tick, run: impl FnMut(C)) -> Result<bool, Error> {
+        let table = self.cpu(cpu)?;
+        table.interrupt(|t| t.callout_process(now), run, &|local| {
+            self.make_move(cpu, local)
+        })
+    }
+
+    /// `ticks` of CPU `cpu`'s table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`].
+    pub fn ticks(&self, cpu: usize) -> Result<Tick, Error> {
+        Ok(self.cpu(cpu)?.ticks())
+    }
+
+    /// The counters of CPU `cpu`'s table.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`].
+    pub fn stats(&self, cpu: usize) -> Result<Stats, Error> {
+        Ok(self.cpu(cpu)?.stats())
+    }
+
+    /// Callouts armed on CPU `cpu`'s table and not yet handed out (moves waiting there
+    /// counted).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`].
+    pub fn pending(&self, cpu: usize) -> Result<usize, Error> {
+        Ok(self.cpu(cpu)?.with(|t| t.pending()))
+    }
+
+    /// Verifies, by brute force, every table's invariants and that the directory and the
+    /// tables agree: each live callout has exactly one record, in the table its entry names,
+    /// and each waiting move belongs to the callout whose record waits. For tests; `Err`
+    /// names what is broken.
+    pub fn check_invariants(&self) -> Result<(), &'static str> {
+        let directory = self.lock_directory();
+        let mut homes = Vec::new();
+        for (index, e) in directory.entries.iter().enumerate() {
+            let Some((cpu, local)) = e.home else { continue };
+            let table = self
+                .cpus
+                .get(cpu)
+                .ok_or("an entry names no CPU of the set")?;
+            if table.with(|t| t.resolve(local, Kind::Persistent)).is_err() {
+                return Err("an entry names no callout of its CPU's table");
+            }
+            homes.push(((cpu, local.to_parts()), index));
+        }
+        if homes.len() != directory.live {
+            return Err("the directory's live count is wrong");
+        }
+        homes.sort_unstable();
+        if homes.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err("two entries name one record");
+        }
+        for (cpu, table) in self.cpus.iter().enumerate() {
+            table.with(|t| {
+                t.check_invariants()?;
+                for m in &t.moves {
+                    let local = t.pool.handle(m.idx);
+                    let entry = directory.entries.get(m.entry as usize);
+                    if entry.and_then(|e| e.home) != Some((cpu, local)) {
+                        return Err("a waiting move is not its callout's");
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A new persistent record of `table`, armed for `when` with `call`; nothing is left behind
+/// on error.
+fn arm_fresh<S: Backing, C: Copy + Eq + Hash>(
+    table: &mut Callouts<S, C>,
+    when: When,
+    call: C,
+) -> Result<Handle, Error> {
+    let local = table.callout_init()?;
+    let idx = table.resolve(local, Kind::Persistent)?;
+    match table.arm_at(idx, when, call) {
+        Ok(_) => Ok(local),
+        Err(e) => {
+            let _ = table.callout_free(local);
+            Err(e)
+        }
+    }
+}
