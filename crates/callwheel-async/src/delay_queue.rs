@@ -82,6 +82,10 @@ pub struct DelayQueue<T> {
     tolerance: u64,
     /// Where time counts from when no driver could be started.
     base: Instant,
+    /// The driver's clock reading and the `Instant` taken with it, at the latest expiry
+    /// handed out: expiries at the same reading convert their deadlines from the same pair,
+    /// so a burst of them reads the system clock once, not once each.
+    anchor: Option<(u64, Instant)>,
 }
 
 impl<T> Default for DelayQueue<T> {
@@ -103,6 +107,7 @@ impl<T> DelayQueue<T> {
             waiter: None,
             tolerance: 0,
             base: Instant::now(),
+            anchor: None,
         }
     }
 
@@ -205,8 +210,25 @@ impl<T> DelayQueue<T> {
     }
 
     fn instant_of(&self, ns: u64) -> Instant {
-        let now = self.now();
-        let base = Instant::now();
+        Self::convert(ns, self.now(), Instant::now())
+    }
+
+    /// [`DelayQueue::instant_of`] for an expiry handed out at clock reading `now`, through the
+    /// anchor (refreshed when the reading has moved).
+    fn expiry_instant(&mut self, ns: u64, now: u64) -> Instant {
+        let base = match self.anchor {
+            Some((at, base)) if at == now => base,
+            _ => {
+                let base = Instant::now();
+                self.anchor = Some((now, base));
+                base
+            }
+        };
+        Self::convert(ns, now, base)
+    }
+
+    /// `ns` on the driver's clock as an `Instant`, by its distance from `now`, read with `base`.
+    fn convert(ns: u64, now: u64, base: Instant) -> Instant {
         if ns >= now {
             base.checked_add(Duration::from_nanos(ns - now))
                 .unwrap_or(base)
@@ -245,7 +267,7 @@ impl<T> DelayQueue<T> {
             let now = self.now();
             if let Some(e) = self.wheel.poll_expired(now) {
                 return Poll::Ready(Some(Expired {
-                    deadline: self.instant_of(e.deadline),
+                    deadline: self.expiry_instant(e.deadline, now),
                     key: Key(e.handle),
                     value: e.value,
                 }));

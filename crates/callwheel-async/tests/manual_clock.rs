@@ -250,3 +250,26 @@ proptest! {
         }
     }
 }
+
+/// Values that expire together at one reading of the clock report deadlines exactly as far
+/// apart as they were inserted (one conversion anchor per reading, not a clock read each).
+#[test]
+fn a_burst_of_expiries_reports_deadlines_exactly_apart() {
+    let (driver, clock) = Driver::manual().unwrap();
+    let mut queue = driver.delay_queue::<u32>();
+    let delays = [1_000u64, 1_250, 4_000, 9_999];
+    for (i, &d) in delays.iter().enumerate() {
+        queue.insert(i as u32, Duration::from_nanos(d));
+    }
+    clock.advance(10_000);
+    let waker = Waker::noop();
+    let mut cx = std::task::Context::from_waker(waker);
+    let mut got = Vec::new();
+    while let Poll::Ready(Some(e)) = queue.poll_expired(&mut cx) {
+        got.push(e.deadline());
+    }
+    assert_eq!(got.len(), delays.len());
+    for (pair, d) in got.windows(2).zip(delays.windows(2)) {
+        assert_eq!(pair[1] - pair[0], Duration::from_nanos(d[1] - d[0]));
+    }
+}
