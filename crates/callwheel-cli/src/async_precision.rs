@@ -40,7 +40,7 @@ use serde::Serialize;
 
 use crate::latency::Row;
 use crate::report::{verdict, Verdict};
-use crate::repro::plots::{Chart, Series};
+use crate::repro::plots::Chart;
 use crate::smol_pool::SmolPool;
 use crate::workload::{SplitMix64, SEED};
 
@@ -457,45 +457,14 @@ pub fn render(p: &Precision) -> String {
 
 /// The log-log figure: requested against actual sleep (median and p99 panels).
 pub fn charts(p: &Precision) -> Vec<Chart> {
-    type Pick = fn(&Row) -> u64;
-    let picks: [(&str, Pick); 2] = [("median", |r| r.p50), ("99th percentile", |r| r.p99)];
-    picks
-        .into_iter()
-        .map(|(what, pick)| {
-            let mut series: Vec<Series> = Source::ALL
-                .iter()
-                .map(|&s| Series {
-                    label: s.name().to_string(),
-                    points: p
-                        .cells
-                        .iter()
-                        .filter(|c| c.source == s)
-                        .map(|c| (c.request_us as f64, pick(&c.actual) as f64 / 1e3))
-                        .collect(),
-                    reference: false,
-                })
-                .collect();
-            series.push(Series {
-                label: "ideal: actual = requested".into(),
-                points: p
-                    .requests_us
-                    .iter()
-                    .map(|&r| (r as f64, r as f64))
-                    .collect(),
-                reference: true,
-            });
-            Chart {
-                title: format!("{what} of {} samples per point", p.samples),
-                x_desc: "requested sleep, µs".into(),
-                y_desc: format!("actual sleep, µs ({what})"),
-                log_x: true,
-                log_y: true,
-                series,
-                legend_right: true,
-                legend_bottom: true,
-            }
+    let sources: Vec<(&str, Vec<(u64, &Row)>)> = Source::ALL
+        .iter()
+        .map(|&s| {
+            let cells = p.cells.iter().filter(|c| c.source == s);
+            (s.name(), cells.map(|c| (c.request_us, &c.actual)).collect())
         })
-        .collect()
+        .collect();
+    crate::sweep::sleep_panels(p.samples, &p.requests_us, &sources)
 }
 
 /// The figure's title.
