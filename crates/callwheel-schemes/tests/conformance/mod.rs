@@ -80,6 +80,39 @@ fn values(fired: &[Fired]) -> Vec<u64> {
 
 // ----- the guarantees ---------------------------------------------------------------------------
 
+/// The spec's lateness is the scheme's real behaviour, both ways: an exact scheme fires every
+/// timer at its deadline, and a scheme declared lossy (Scheme 7 with one or no migration)
+/// fires some timer late — so a lossy mode that silently became exact fails here, as an exact
+/// one that became late fails everywhere else.
+pub fn declared_lateness_is_what_happens<S: Scheme<u64>>(spec: &Spec<S>) {
+    let mut s = (spec.make)();
+    // Every deadline from 1 to `far` in steps that cross every level's slot boundaries.
+    let deadlines: Vec<u64> = (1..=spec.far)
+        .step_by((spec.far / 997).max(1) as usize)
+        .filter(|&d| spec.reaches(d))
+        .collect();
+    for (i, &d) in deadlines.iter().enumerate() {
+        s.start(d, i as u64).unwrap();
+    }
+    let last = deadlines.iter().copied().max().unwrap_or(0);
+    let fired = run_to(spec, &mut s, spec.due(last));
+    assert_eq!(
+        fired.len(),
+        deadlines.len(),
+        "every timer fires by its bound"
+    );
+    let late = fired.iter().filter(|f| f.3 > f.1).count();
+    if spec.exact() {
+        assert_eq!(late, 0, "an exact scheme fired {late} timers late");
+    } else {
+        assert!(
+            late > 0,
+            "a scheme declared lossy fired all {} timers exactly at their deadline",
+            fired.len()
+        );
+    }
+}
+
 pub fn timers_fire_at_their_deadline_and_never_before<S: Scheme<u64>>(spec: &Spec<S>) {
     let mut s = (spec.make)();
     let deadlines: Vec<u64> = [
@@ -895,6 +928,7 @@ macro_rules! conformance {
             use super::*;
             conformance!(@tests $spec;
                 timers_fire_at_their_deadline_and_never_before,
+                declared_lateness_is_what_happens,
                 equal_deadlines_fire_in_start_order,
                 stop_returns_the_value_and_the_timer_never_fires,
                 stopping_a_fired_stopped_or_unknown_handle_is_rejected,
