@@ -443,3 +443,34 @@ impl<T> Arena<T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_whose_generation_is_exhausted_is_retired_and_never_reused() {
+        let mut arena: Arena<u32> = Arena::new(1, Some(2)).unwrap();
+        let idx = arena.alloc(10, 1).unwrap();
+        let first = arena.handle(idx);
+        assert_eq!(arena.free(idx), 1);
+        // As 2^32 - 1 start/stop cycles would leave it: the slot's next life is its last.
+        arena.nodes[idx as usize].generation = u32::MAX;
+        assert_eq!(arena.alloc(10, 2).unwrap(), idx);
+        let last = arena.handle(idx);
+        assert_eq!(last.generation(), u32::MAX);
+        assert_eq!(arena.free(idx), 2);
+        // Retired: the next two allocations take new slots (a retired one does not count
+        // against the fixed capacity of 2), a third is refused, no old handle resolves.
+        let a = arena.alloc(20, 3).unwrap();
+        let b = arena.alloc(30, 4).unwrap();
+        assert!(a != idx && b != idx && a != b);
+        assert!(matches!(
+            arena.alloc(40, 5),
+            Err(Error::Full { capacity: 2 })
+        ));
+        for stale in [first, last] {
+            assert_eq!(arena.resolve(stale), None);
+        }
+    }
+}

@@ -337,3 +337,51 @@ impl<T> Wheel<T> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Scheme, Timers};
+    use alloc::vec::Vec;
+
+    /// Moves the free slot `idx` to `generation`, as 2^32 start/stop cycles would.
+    fn age(wheel: &mut Wheel<u32>, idx: u32, generation: u32) {
+        match &mut wheel.nodes[idx as usize] {
+            Entry::Free { generation: g, .. } => *g = generation,
+            Entry::Live(_) => panic!("slot {idx} is live"),
+        }
+    }
+
+    #[test]
+    fn a_slot_whose_generation_is_exhausted_is_retired_and_never_reused() {
+        let mut wheel: Wheel<u32> = Wheel::with_capacity(2).unwrap();
+        let first = wheel.start(10, 1).unwrap();
+        let idx = first.index();
+        assert_eq!(wheel.stop(first), Some(1));
+        // The slot's next life is its last: generation u32::MAX.
+        age(&mut wheel, idx, u32::MAX);
+        let last = wheel.start(10, 2).unwrap();
+        assert_eq!((last.index(), last.generation()), (idx, u32::MAX));
+        assert_eq!(wheel.stop(last), Some(2));
+        wheel.check_invariants().unwrap();
+        // Retired: the next start takes a new slot, and no handle of any generation of the
+        // old one names anything.
+        let next = wheel.start(10, 3).unwrap();
+        assert_ne!(next.index(), idx);
+        for stale in [first, last] {
+            assert_eq!(wheel.stop(stale), None);
+            assert!(!wheel.contains(stale));
+        }
+        // A retired slot does not count against the fixed capacity: one more timer fits.
+        let another = wheel.start(20, 4).unwrap();
+        assert_ne!(another.index(), idx);
+        assert!(matches!(
+            wheel.start(30, 5),
+            Err(Error::Full { capacity: 2 })
+        ));
+        wheel.check_invariants().unwrap();
+        let mut fired = Vec::new();
+        wheel.advance_to(100, |_, e| fired.push(e.value));
+        assert_eq!(fired, [3, 4]);
+    }
+}
