@@ -16,7 +16,7 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::{Clock, ClockId, ManualClock, SystemClock, Tolerance, Waiter, Wake};
+use callwheel_rt::{Clock, ClockId, Lead, ManualClock, SystemClock, Tolerance, Waiter, Wake};
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
@@ -40,41 +40,18 @@ enum Plan {
 struct State {
     wheel: Wheel<Waker>,
     plan: Plan,
-    /// How long before a window's end the thread aims its sleep: a running estimate of how
-    /// long after a planned instant the thread has woken the futures due then (the kernel's
-    /// wake-up latency, the advance and the wakes; see [`next_lead`]), so that a tolerant
-    /// timer fires inside its window rather than that long after it. Never trained on a
-    /// [`ManualClock`], whose jumps are not wake-up latency: 0 there.
-    lead: u64,
-}
-
-/// The most a driver aims early, ns: a kernel that wakes later than this is not compensated.
-const MAX_LEAD: u64 = 1_000_000;
-
-/// The lead after a wake-up `late` ns after its planned instant: it follows a later wake-up at
-/// once and forgets it slowly (an eighth per wake-up), so that it covers most recent
-/// overshoots rather than their mean.
-fn next_lead(lead: u64, late: u64) -> u64 {
-    late.min(MAX_LEAD).max(lead - lead.div_ceil(8))
+    /// How long before a window's end the thread aims its sleep (see [`Lead`]): so that a
+    /// tolerant timer fires inside its window rather than a wake-up latency after it.
+    lead: Lead,
 }
 
 impl State {
-    /// The instant to sleep until: `lead` before the earliest window end, but not before the
-    /// earliest deadline (nothing would be due) nor at or before `now` (the earliest-deadline
-    /// bound is stale after cancellations; then the window end itself).
-    fn aim(&self, now: u64) -> Option<u64> {
-        let end = self.wheel.next_wakeup()?;
-        let earliest = self.wheel.next_expiry().unwrap_or(end);
-        let aim = end.saturating_sub(self.lead).max(earliest).min(end);
-        Some(if aim <= now { end } else { aim })
-    }
-
     /// Whether a timer whose window is `[deadline, end]`, registered now, needs the sleeping
     /// thread woken: its own aim falls before the planned wake-up.
     fn must_wake(&mut self, deadline: u64, end: u64) -> bool {
         let wake = match self.plan {
             Plan::Asleep(at) => {
-                let aim = end.saturating_sub(self.lead).max(deadline);
+                let aim = self.lead.aim_for(deadline, end);
                 at.is_none_or(|at| aim < at)
             }
             Plan::Awake => false,
@@ -130,8 +107,6 @@ pub(crate) struct Inner {
     /// The clock is the monotonic one, on which an `Instant` converts exactly with no clock
     /// read: a sleep's deadline then costs one `Instant::now()`.
     monotonic: bool,
-    /// How late planned wake-ups deliver trains the lead (every clock but a [`ManualClock`]).
-    trains_lead: bool,
     shards: Box<[Shard]>,
     tolerance: Tolerance,
     shutdown: AtomicBool,
@@ -354,14 +329,14 @@ impl Inner {
                 return Next::Exit;
             }
             let now = self.clock.now();
-            if let (Some(late), true) = (late, self.trains_lead) {
-                st.lead = next_lead(st.lead, late);
+            if let (Some(late), false) = (late, self.clock.simulated()) {
+                st.lead = st.lead.after(late);
             }
             let progress = st
                 .wheel
                 .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
             if progress.complete && due.is_empty() {
-                let next = st.aim(now);
+                let next = st.lead.aim(&st.wheel, now);
                 st.plan = Plan::Asleep(next);
                 Next::Sleep(next)
             } else {
@@ -378,7 +353,6 @@ impl Inner {
     pub(crate) fn new(
         clock: Arc<dyn Clock>,
         monotonic: bool,
-        trains_lead: bool,
         shards: usize,
         tolerance: Tolerance,
     ) -> io::Result<Inner> {
@@ -388,7 +362,7 @@ impl Inner {
                     state: Mutex::new(State {
                         wheel: Wheel::new(),
                         plan: Plan::Awake,
-                        lead: 0,
+                        lead: Lead::ZERO,
                     }),
                     waiter: clock.waiter()?,
                     wakeups: AtomicU64::new(0),
@@ -399,7 +373,6 @@ impl Inner {
         Ok(Inner {
             clock,
             monotonic,
-            trains_lead,
             shards: shards.into_boxed_slice(),
             tolerance,
             shutdown: AtomicBool::new(false),
@@ -474,7 +447,6 @@ pub struct DriverStats {
 pub struct Builder {
     clock: Arc<dyn Clock>,
     monotonic: bool,
-    trains_lead: bool,
     shards: usize,
     tolerance: Tolerance,
 }
@@ -483,11 +455,9 @@ impl Builder {
     /// The clock deadlines are read on: the monotonic clock by default, or a [`ManualClock`]
     /// (whose auto-advance jumps to the next wake-up whenever every driver thread is idle, as
     /// tokio's paused clock does).
-    pub fn clock<C: Clock>(mut self, clock: C) -> Builder {
+    pub fn clock(mut self, clock: impl Clock) -> Builder {
         self.clock = Arc::new(clock);
         self.monotonic = false;
-        // A simulated clock's jumps say nothing about how late a thread wakes.
-        self.trains_lead = std::any::TypeId::of::<C>() != std::any::TypeId::of::<ManualClock>();
         self
     }
 
@@ -522,7 +492,6 @@ impl Builder {
         let inner = Arc::new(Inner::new(
             self.clock,
             self.monotonic,
-            self.trains_lead,
             self.shards,
             self.tolerance,
         )?);
@@ -544,7 +513,6 @@ impl Driver {
         Builder {
             clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
             monotonic: true,
-            trains_lead: true,
             shards: 1,
             tolerance: Tolerance::EXACT,
         }
@@ -633,6 +601,7 @@ mod tests {
     use super::*;
 
     fn state(lead: u64, windows: &[(u64, u64)]) -> State {
+        let lead = Lead::ZERO.after(lead);
         let mut wheel = Wheel::new();
         for &(deadline, end) in windows {
             wheel
@@ -647,54 +616,19 @@ mod tests {
     }
 
     #[test]
-    fn the_aim_is_lead_before_the_earliest_window_end_but_never_before_a_deadline() {
-        assert_eq!(state(0, &[]).aim(0), None);
-        // Exact timers: the deadline, whatever the lead.
-        assert_eq!(state(50, &[(1_000, 1_000)]).aim(0), Some(1_000));
-        // A window of 200: 30 before its end.
-        assert_eq!(state(30, &[(1_000, 1_200)]).aim(0), Some(1_170));
-        // A lead longer than the window: the deadline.
-        assert_eq!(state(500, &[(1_000, 1_200)]).aim(0), Some(1_000));
-        // The earliest end among several, bounded by the earliest deadline.
-        assert_eq!(
-            state(100, &[(1_000, 1_500), (1_100, 1_150)]).aim(0),
-            Some(1_050)
-        );
-        // An aim already passed (a stale bound): the window end itself.
-        assert_eq!(state(30, &[(1_000, 1_200)]).aim(1_180), Some(1_200));
-    }
-
-    #[test]
-    fn the_lead_follows_a_late_wake_up_at_once_and_forgets_it_slowly() {
-        assert_eq!(next_lead(0, 40_000), 40_000);
-        assert_eq!(next_lead(40_000, 0), 35_000);
-        assert_eq!(next_lead(40_000, 50_000), 50_000);
-        assert_eq!(next_lead(0, u64::MAX), MAX_LEAD);
-        let mut lead = MAX_LEAD;
-        for _ in 0..200 {
-            lead = next_lead(lead, 0);
-        }
-        assert_eq!(lead, 0);
-    }
-
-    #[test]
-    fn a_manual_clock_never_trains_the_lead() {
-        for (trains, expected) in [(false, 0), (true, 500_000)] {
-            let clock: Arc<dyn Clock> = Arc::new(ManualClock::new(0));
-            let inner = Inner::new(clock, false, trains, 1, Tolerance::EXACT).unwrap();
+    fn a_simulated_clock_never_trains_the_lead() {
+        let clocks: [(Arc<dyn Clock>, u64); 2] = [
+            (Arc::new(ManualClock::new(0)), 0),
+            (Arc::new(SystemClock::new(ClockId::Boottime)), 500_000),
+        ];
+        for (clock, expected) in clocks {
+            let inner = Inner::new(clock, false, 1, Tolerance::EXACT).unwrap();
             assert_eq!(
                 inner.turn(0, &mut Vec::new(), Some(500_000)),
                 Next::Sleep(None)
             );
-            assert_eq!(inner.shards[0].lock().lead, expected);
+            assert_eq!(inner.shards[0].lock().lead.ns(), expected);
         }
-        // The builder decides it from the clock's type.
-        assert!(!Driver::builder().clock(ManualClock::new(0)).trains_lead);
-        assert!(
-            Driver::builder()
-                .clock(SystemClock::new(ClockId::Boottime))
-                .trains_lead
-        );
     }
 
     #[test]

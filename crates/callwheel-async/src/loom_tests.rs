@@ -102,8 +102,7 @@ fn driver() -> (Arc<Inner>, Arc<AtomicU64>, Arc<AtomicUsize>) {
         now: Arc::clone(&now),
         wakes: Arc::clone(&wakes),
     };
-    let inner =
-        Inner::new(Arc::new(clock), false, true, 1, Tolerance::EXACT).expect("model driver");
+    let inner = Inner::new(Arc::new(clock), false, 1, Tolerance::EXACT).expect("model driver");
     (Arc::new(inner), now, wakes)
 }
 

@@ -55,6 +55,10 @@ impl Waiter for BenchWaiter {
 }
 
 impl Clock for BenchClock {
+    fn simulated(&self) -> bool {
+        true
+    }
+
     fn now(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }

@@ -130,6 +130,13 @@ pub trait Clock: Send + Sync + Debug + 'static {
     /// Work outside any driver started (`true`) or finished (`false`): a deferred callback.
     /// A simulated clock must not jump while such work runs; real clocks ignore it.
     fn busy(&self, _started: bool) {}
+
+    /// Whether time moves only when someone moves it (a test's clock): a driver then learns
+    /// nothing about its own wake-up latency from how late it woke, and keeps no
+    /// [`Lead`](crate::Lead). `false` by default.
+    fn simulated(&self) -> bool {
+        false
+    }
 }
 
 /// One shard's way of sleeping.

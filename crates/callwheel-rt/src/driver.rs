@@ -39,6 +39,9 @@ pub(crate) struct Step {
 pub(crate) struct Scratch {
     due: Vec<Expired<Arc<TimerCore>>>,
     lateness: Vec<u64>,
+    /// How late, after the instant it was planned for, the last planned wake-up delivered
+    /// its firings: the next step trains the shard's lead with it.
+    pub(crate) late: Option<u64>,
 }
 
 impl Scratch {
@@ -75,6 +78,7 @@ impl Shared {
     /// empty on entry and on return.
     pub(crate) fn step_with(self: &Arc<Self>, i: usize, scratch: &mut Scratch) -> Step {
         let shard = &self.shards[i];
+        let late = scratch.late.take();
         let due = &mut scratch.due;
         debug_assert!(due.is_empty() && scratch.lateness.is_empty());
         let (now, sleep) = {
@@ -120,8 +124,11 @@ impl Shared {
                     state.runners.push(me);
                 }
             }
+            if let (Some(late), false) = (late, self.clock.simulated()) {
+                st.lead = st.lead.after(late);
+            }
             let sleep = if due.is_empty() && progress.complete {
-                let next = st.wheel.next_wakeup();
+                let next = st.lead.aim(&st.wheel, now);
                 st.plan = Plan::Asleep(next);
                 Some(next)
             } else {
@@ -275,12 +282,22 @@ impl Shared {
     pub(crate) fn drive(self: &Arc<Self>, i: usize, mut scratch: Scratch) {
         let shard = &self.shards[i];
         let c = &shard.counters;
+        // The instant the sleep that just ended was planned for, when it ended there: how late
+        // the step it serves has delivered its firings trains the lead (see `Lead`).
+        let mut planned: Option<u64> = None;
         while !self.shutdown.load(Ordering::Acquire) {
-            let Some(until) = self.step_with(i, &mut scratch).sleep else {
+            let step = self.step_with(i, &mut scratch);
+            if let Some(at) = planned.take() {
+                scratch.late = Some(self.clock.now().saturating_sub(at));
+            }
+            let Some(until) = step.sleep else {
                 continue;
             };
             match shard.waiter.wait(until) {
-                Ok(Wake::Deadline) => Counters::bump(&c.wakeups),
+                Ok(Wake::Deadline) => {
+                    Counters::bump(&c.wakeups);
+                    planned = until;
+                }
                 Ok(Wake::Early) => {
                     Counters::bump(&c.wakeups);
                     Counters::bump(&c.early_wakeups);

@@ -98,6 +98,7 @@ mod deadline;
 mod driver;
 mod error;
 mod instant;
+mod lead;
 pub mod manual;
 mod placement;
 mod pool;
@@ -128,6 +129,7 @@ pub use error::Error;
 /// version the runtime records with.
 pub use hdrhistogram;
 pub use instant::saturating_ns;
+pub use lead::{Lead, MAX_LEAD};
 pub use manual::ManualClock;
 pub use runtime::Runtime;
 pub use set::{

@@ -170,6 +170,10 @@ impl Clock for ManualClock {
         }))
     }
 
+    fn simulated(&self) -> bool {
+        true
+    }
+
     fn busy(&self, started: bool) {
         let mut s = self.shared.lock();
         if started {

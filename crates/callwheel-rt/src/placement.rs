@@ -57,9 +57,10 @@ impl Shared {
         Ok(was_pending)
     }
 
-    /// Marks the driver of `st` for waking when a window ending at `end` comes before its plan.
-    fn needs_wake(st: &mut ShardState, end: u64) -> bool {
-        if st.plan.must_wake_for(end) {
+    /// Marks the driver of `st` for waking when the window `[deadline, end]`'s aim comes
+    /// before its plan.
+    fn needs_wake(st: &mut ShardState, deadline: u64, end: u64) -> bool {
+        if st.plan.must_wake_for(st.lead.aim_for(deadline, end)) {
             st.plan = Plan::Awake;
             true
         } else {
@@ -96,7 +97,7 @@ impl Shared {
         if let Some(s) = arm.shard {
             self.check_shard(s)?;
         }
-        let end = arm.deadline.saturating_add(arm.tolerance);
+        let (deadline, end) = (arm.deadline, arm.deadline.saturating_add(arm.tolerance));
         loop {
             let cur = core.shard.load(Ordering::Acquire);
             let dest = arm.shard.unwrap_or(cur);
@@ -114,7 +115,7 @@ impl Shared {
                     return Ok(state.pending.is_some());
                 }
                 let was = Self::place(core, &mut state, &mut st, None, arm)?;
-                (was, Self::needs_wake(&mut st, end))
+                (was, Self::needs_wake(&mut st, deadline, end))
             } else {
                 let (mut src, mut dst) = self.lock_two(cur, dest);
                 if core.shard.load(Ordering::Acquire) != cur {
@@ -130,7 +131,7 @@ impl Shared {
                 }
                 let was = Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
                 core.shard.store(dest, Ordering::Release);
-                (was, Self::needs_wake(&mut dst, end))
+                (was, Self::needs_wake(&mut dst, deadline, end))
             };
             if wake {
                 self.shards[dest].waiter.wake();
@@ -221,11 +222,11 @@ impl Shared {
                 shard: Some(dest),
                 periodic: state.periodic,
             };
-            let end = arm.deadline.saturating_add(arm.tolerance);
+            let (deadline, end) = (arm.deadline, arm.deadline.saturating_add(arm.tolerance));
             debug_assert!(src.wheel.len() > 0, "{h:?} pending on an empty wheel");
             Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
             core.shard.store(dest, Ordering::Release);
-            let wake = Self::needs_wake(&mut dst, end);
+            let wake = Self::needs_wake(&mut dst, deadline, end);
             drop((state, src, dst));
             if wake {
                 self.shards[dest].waiter.wake();

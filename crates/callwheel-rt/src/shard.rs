@@ -6,6 +6,7 @@ use callwheel::Wheel;
 use hdrhistogram::Histogram;
 
 use crate::clock::{Clamp, Waiter};
+use crate::lead::Lead;
 use crate::stats::Counters;
 use crate::sync::Mutex;
 use crate::timer::TimerCore;
@@ -17,17 +18,17 @@ pub(crate) enum Plan {
     /// timer needs no wake-up.
     Awake,
     /// Asleep (or about to be) until this reading (`None`: until woken). A new timer whose
-    /// window ends earlier must wake it.
+    /// aim ([`Lead::aim_for`]) comes earlier must wake it.
     Asleep(Option<u64>),
 }
 
 impl Plan {
-    /// Whether a new window ending at `end` needs the driver woken.
-    pub(crate) fn must_wake_for(self, end: u64) -> bool {
+    /// Whether a new timer the driver would aim at `aim` needs the driver woken.
+    pub(crate) fn must_wake_for(self, aim: u64) -> bool {
         match self {
             Plan::Awake => false,
             Plan::Asleep(None) => true,
-            Plan::Asleep(Some(planned)) => end < planned,
+            Plan::Asleep(Some(planned)) => aim < planned,
         }
     }
 }
@@ -37,6 +38,8 @@ impl Plan {
 pub(crate) struct ShardState {
     pub(crate) wheel: Wheel<Arc<TimerCore>>,
     pub(crate) plan: Plan,
+    /// How far before a window's end the driver aims (see the `lead` module).
+    pub(crate) lead: Lead,
     pub(crate) clamp: Clamp,
     /// The runtime has been dropped and the wheel emptied: no arming is taken any more.
     pub(crate) closed: bool,
@@ -58,6 +61,7 @@ impl Shard {
                 wheel: Wheel::new(),
                 // A new driver looks at its (empty) wheel before its first sleep.
                 plan: Plan::Awake,
+                lead: Lead::ZERO,
                 clamp: Clamp::default(),
                 closed: false,
             }),

@@ -132,6 +132,47 @@ fn the_driver_plans_the_earliest_window_end() {
     assert_eq!(tags(&log), [1, 2]);
 }
 
+/// The manual clock's time, on a clock that does not say it is simulated: a driver learns
+/// its lead from it.
+#[derive(Debug)]
+struct Unsimulated(ManualClock);
+
+impl Clock for Unsimulated {
+    fn now(&self) -> u64 {
+        self.0.now()
+    }
+    fn waiter(&self) -> std::io::Result<Box<dyn crate::Waiter>> {
+        self.0.waiter()
+    }
+}
+
+#[test]
+fn a_driver_on_a_real_clock_aims_its_lead_before_the_window_end_and_a_simulated_one_never() {
+    for (simulated, planned) in [(true, 250), (false, 220)] {
+        let clock = ManualClock::new(0);
+        let c: Arc<dyn Clock> = if simulated {
+            Arc::new(clock.clone())
+        } else {
+            Arc::new(Unsimulated(clock.clone()))
+        };
+        let s = Arc::new(Shared::new(c, 1, 64, Tolerance::EXACT, None).unwrap());
+        let log = Log::default();
+        logging_timer(&s, 0, 1, &log)
+            .start_with(at(100), ns(200), None)
+            .unwrap();
+        logging_timer(&s, 0, 2, &log)
+            .start_with(at(200), ns(50), None)
+            .unwrap();
+        // The last planned wake-up delivered 30 ns late: aim 30 before the earliest end
+        // (250), which both deadlines precede.
+        let mut scratch = Scratch::default();
+        scratch.late = Some(30);
+        assert_eq!(s.step_with(0, &mut scratch).sleep, Some(Some(planned)));
+        clock.advance(planned);
+        assert_eq!(s.step(0).fired, 2, "one wake-up still serves both windows");
+    }
+}
+
 #[test]
 fn a_new_earlier_window_wakes_a_sleeping_driver_and_a_later_one_does_not() {
     let clock = ManualClock::new(0);

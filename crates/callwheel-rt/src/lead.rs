@@ -1,0 +1,102 @@
+//! The lead: how long before a tolerant window's end a driver aims its sleep.
+//!
+//! A driver asked to wake at instant `t` has woken, and fired what was due at `t`, some time
+//! later: the kernel's wake-up latency (tens of microseconds on a virtual machine), then the
+//! advance and the hand-off of what fired. Aimed at the earliest window end, the timer whose
+//! window ends first would therefore fire that long after its window. A driver keeps a running
+//! estimate of that delay and aims that much earlier — never before the earliest deadline
+//! (nothing would be due), so an exact timer's aim is its deadline. The estimate follows a
+//! later delivery at once and forgets it by an eighth per planned wake-up, so that it covers
+//! most recent delays rather than their mean; it is capped at [`MAX_LEAD`], and it is never
+//! trained on a simulated clock ([`Clock::simulated`](crate::Clock::simulated)), whose jumps
+//! are not wake-up latency.
+//!
+//! The price: when another timer's deadline falls inside the lead before the earliest window
+//! end, the early wake-up fires only the first and the driver wakes again for the other.
+
+use callwheel::{Timers, Wheel};
+
+/// The most a driver aims early, ns: a kernel that wakes later than this is not compensated.
+pub const MAX_LEAD: u64 = 1_000_000;
+
+/// A driver's running estimate of how late its planned wake-ups deliver, in ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lead(u64);
+
+impl Lead {
+    /// No lead: aim at the window's end.
+    pub const ZERO: Lead = Lead(0);
+
+    /// The estimate, ns.
+    pub const fn ns(self) -> u64 {
+        self.0
+    }
+
+    /// The estimate after a planned wake-up whose firings were delivered `late` ns after the
+    /// planned instant.
+    #[must_use]
+    pub fn after(self, late: u64) -> Lead {
+        Lead(late.min(MAX_LEAD).max(self.0 - self.0.div_ceil(8)))
+    }
+
+    /// The instant to aim at for one window `[deadline, end]`.
+    pub fn aim_for(self, deadline: u64, end: u64) -> u64 {
+        end.saturating_sub(self.0).max(deadline).min(end)
+    }
+
+    /// The instant a driver at `now` should sleep until for `wheel`: the lead before its
+    /// earliest window end, not before its earliest deadline, and the window end itself when
+    /// that aim has already passed (the earliest-deadline bound is stale after cancellations).
+    /// `None` when nothing is pending.
+    pub fn aim<T>(self, wheel: &Wheel<T>, now: u64) -> Option<u64> {
+        let end = wheel.next_wakeup()?;
+        let earliest = wheel.next_expiry().unwrap_or(end);
+        let aim = self.aim_for(earliest, end);
+        Some(if aim <= now { end } else { aim })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wheel(windows: &[(u64, u64)]) -> Wheel<()> {
+        let mut w = Wheel::new();
+        for &(deadline, end) in windows {
+            w.start_with(deadline, end - deadline, ()).unwrap();
+        }
+        w
+    }
+
+    #[test]
+    fn the_aim_is_the_lead_before_the_earliest_window_end_but_never_before_a_deadline() {
+        assert_eq!(Lead(30).aim(&wheel(&[]), 0), None);
+        // Exact timers: the deadline, whatever the lead.
+        assert_eq!(Lead(50).aim(&wheel(&[(1_000, 1_000)]), 0), Some(1_000));
+        // A window of 200: 30 before its end.
+        assert_eq!(Lead(30).aim(&wheel(&[(1_000, 1_200)]), 0), Some(1_170));
+        // A lead longer than the window: the deadline.
+        assert_eq!(Lead(500).aim(&wheel(&[(1_000, 1_200)]), 0), Some(1_000));
+        // The earliest end among several, bounded by the earliest deadline.
+        let two = wheel(&[(1_000, 1_500), (1_100, 1_150)]);
+        assert_eq!(Lead(100).aim(&two, 0), Some(1_050));
+        // An aim already passed (a stale bound): the window end itself.
+        assert_eq!(Lead(30).aim(&wheel(&[(1_000, 1_200)]), 1_180), Some(1_200));
+        // One window, at the edges of the range.
+        assert_eq!(Lead(30).aim_for(u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(Lead(30).aim_for(0, 10), 0);
+    }
+
+    #[test]
+    fn the_lead_follows_a_late_delivery_at_once_and_forgets_it_slowly() {
+        assert_eq!(Lead::ZERO.after(40_000), Lead(40_000));
+        assert_eq!(Lead(40_000).after(0), Lead(35_000));
+        assert_eq!(Lead(40_000).after(50_000), Lead(50_000));
+        assert_eq!(Lead::ZERO.after(u64::MAX), Lead(MAX_LEAD));
+        let mut lead = Lead(MAX_LEAD);
+        for _ in 0..200 {
+            lead = lead.after(0);
+        }
+        assert_eq!(lead, Lead::ZERO);
+    }
+}
