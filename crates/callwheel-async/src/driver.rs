@@ -597,56 +597,5 @@ impl Driver {
 }
 
 #[cfg(all(test, not(callwheel_loom)))]
-mod tests {
-    use super::*;
-
-    fn state(lead: u64, windows: &[(u64, u64)]) -> State {
-        let lead = Lead::ZERO.after(lead);
-        let mut wheel = Wheel::new();
-        for &(deadline, end) in windows {
-            wheel
-                .start_with(deadline, end - deadline, Waker::noop().clone())
-                .unwrap();
-        }
-        State {
-            wheel,
-            plan: Plan::Awake,
-            lead,
-        }
-    }
-
-    #[test]
-    fn a_simulated_clock_never_trains_the_lead() {
-        let clocks: [(Arc<dyn Clock>, u64); 2] = [
-            (Arc::new(ManualClock::new(0)), 0),
-            (Arc::new(SystemClock::new(ClockId::Boottime)), 500_000),
-        ];
-        for (clock, expected) in clocks {
-            let inner = Inner::new(clock, false, 1, Tolerance::EXACT).unwrap();
-            assert_eq!(
-                inner.turn(0, &mut Vec::new(), Some(500_000)),
-                Next::Sleep(None)
-            );
-            assert_eq!(inner.shards[0].lock().lead.ns(), expected);
-        }
-    }
-
-    #[test]
-    fn a_registration_wakes_the_thread_only_when_its_own_aim_comes_first() {
-        let mut st = state(30, &[]);
-        st.plan = Plan::Asleep(Some(1_170));
-        // Aim max(1_150 - 30, 1_000) = 1_120 < 1_170: wake.
-        assert!(st.must_wake(1_000, 1_150));
-        assert_eq!(st.plan, Plan::Awake);
-        // Awake: nothing to wake.
-        assert!(!st.must_wake(0, 0));
-        st.plan = Plan::Asleep(Some(1_170));
-        // Aim max(1_190 - 30, 1_000) = 1_160 < 1_170: wake; 1_210 - 30 = 1_180: not.
-        assert!(st.must_wake(1_000, 1_190));
-        st.plan = Plan::Asleep(Some(1_170));
-        assert!(!st.must_wake(1_000, 1_210));
-        assert_eq!(st.plan, Plan::Asleep(Some(1_170)));
-        st.plan = Plan::Asleep(None);
-        assert!(st.must_wake(u64::MAX, u64::MAX));
-    }
-}
+#[path = "driver_tests.rs"]
+mod tests;

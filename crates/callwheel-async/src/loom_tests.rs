@@ -215,19 +215,30 @@ fn loom_registration_races_the_driver_going_to_sleep() {
         let (_far_flag, far_waker) = Flag::new();
         let mut far = sleep_on(&inner, 100);
         assert!(poll(&mut far, &far_waker).is_pending());
-        let (_a, wa) = Flag::new();
-        let mut near = sleep_on(&inner, 10);
-        let t = turn_on_thread(&inner);
-        assert!(poll(&mut near, &wa).is_pending());
-        match t.join().unwrap() {
-            Next::Sleep(Some(until)) if until <= 10 => {}
-            Next::Sleep(planned) => assert!(
-                wakes.load(Ordering::SeqCst) >= 1,
-                "the driver planned to sleep until {planned:?} and was not woken for 10"
-            ),
-            other => panic!("an idle driver returned {other:?}"),
-        }
+        register_racing_a_turn(&inner, sleep_on(&inner, 10), 10, 0, &wakes);
     });
+}
+
+/// Registers `near` (whose aim is `aim`) while another thread takes a turn of the driver, and
+/// checks the turn's plan: asleep no later than `aim`, or woken since the count was `before`.
+fn register_racing_a_turn(
+    inner: &Arc<Inner>,
+    mut near: Sleep,
+    aim: u64,
+    before: usize,
+    wakes: &AtomicUsize,
+) {
+    let (_a, wa) = Flag::new();
+    let t = turn_on_thread(inner);
+    assert!(poll(&mut near, &wa).is_pending());
+    match t.join().unwrap() {
+        Next::Sleep(Some(until)) if until <= aim => {}
+        Next::Sleep(planned) => assert!(
+            wakes.load(Ordering::SeqCst) > before,
+            "the driver planned {planned:?} and was not woken for {aim}"
+        ),
+        other => panic!("an idle driver returned {other:?}"),
+    }
 }
 
 /// The same race with a lead: the thread aims a tolerant far timer (window [100, 200]) 30
@@ -246,18 +257,8 @@ fn loom_registration_races_a_driver_aiming_early() {
             Next::Sleep(Some(170))
         );
         let before = wakes.load(Ordering::SeqCst);
-        let (_a, wa) = Flag::new();
-        let mut near = sleep_on(&inner, 150).tolerance(Duration::from_nanos(30));
-        let t = turn_on_thread(&inner);
-        assert!(poll(&mut near, &wa).is_pending());
-        match t.join().unwrap() {
-            Next::Sleep(Some(until)) if until <= 150 => {}
-            Next::Sleep(planned) => assert!(
-                wakes.load(Ordering::SeqCst) > before,
-                "the driver planned {planned:?} and was not woken for 150"
-            ),
-            other => panic!("an idle driver returned {other:?}"),
-        }
+        let near = sleep_on(&inner, 150).tolerance(Duration::from_nanos(30));
+        register_racing_a_turn(&inner, near, 150, before, &wakes);
     });
 }
 

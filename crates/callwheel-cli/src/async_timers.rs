@@ -553,6 +553,15 @@ fn cell(report: &AsyncReport, variant: char, tasks: u64, timer: Timer) -> f64 {
         .map_or(0.0, |c| c.ops_per_sec)
 }
 
+/// The churn figures of (tokio, async-io, callwheel) for one variant and task count.
+fn cells(report: &AsyncReport, variant: char, tasks: u64) -> (f64, f64, f64) {
+    (
+        cell(report, variant, tasks, Timer::Tokio),
+        cell(report, variant, tasks, Timer::AsyncIo),
+        cell(report, variant, tasks, Timer::Callwheel),
+    )
+}
+
 fn storm(report: &AsyncReport, case: StormCase) -> Option<&StormResult> {
     report.storms.iter().find(|s| s.case == case)
 }
@@ -601,11 +610,7 @@ pub fn verdicts(report: &AsyncReport) -> Vec<Verdict> {
     }
     for variant in ['A', 'B'] {
         for &tasks in &report.plan.tasks {
-            let (t, a, c) = (
-                cell(report, variant, tasks, Timer::Tokio),
-                cell(report, variant, tasks, Timer::AsyncIo),
-                cell(report, variant, tasks, Timer::Callwheel),
-            );
+            let (t, a, c) = cells(report, variant, tasks);
             let (vt, va) = (c / t.max(1.0), c / a.max(1.0));
             let (target, met) = if variant == 'A' {
                 ("no slower than tokio or async-io", vt >= 1.0 && va >= 1.0)
@@ -736,11 +741,7 @@ pub fn render(report: &AsyncReport) -> String {
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
     for variant in ['A', 'B'] {
         for &tasks in &report.plan.tasks {
-            let (t, a, c) = (
-                cell(report, variant, tasks, Timer::Tokio),
-                cell(report, variant, tasks, Timer::AsyncIo),
-                cell(report, variant, tasks, Timer::Callwheel),
-            );
+            let (t, a, c) = cells(report, variant, tasks);
             let _ = writeln!(
                 out,
                 "| {variant} | {tasks} | {:.2} M/s | {:.2} M/s | {:.2} M/s | {:.2} | {:.2} |",
