@@ -120,19 +120,49 @@ fn turn_on_thread(inner: &Arc<Inner>) -> loom::thread::JoinHandle<Next> {
     loom::thread::spawn(move || inner.turn(0, &mut Vec::new(), None))
 }
 
+/// A sleep at 10 registered with task `a`'s waker, the clock (`now`) at 10, and a driver turn firing
+/// it on another thread: the start every race with the firing shares.
+struct Firing {
+    inner: Arc<Inner>,
+    now: Arc<AtomicU64>,
+    a: Arc<Flag>,
+    wa: Waker,
+    sleep: Sleep,
+    t: loom::thread::JoinHandle<Next>,
+}
+
+fn registered_and_firing() -> Firing {
+    let (inner, now, _) = driver();
+    let (a, wa) = Flag::new();
+    let mut sleep = sleep_on(&inner, 10);
+    assert!(poll(&mut sleep, &wa).is_pending());
+    now.store(10, Ordering::SeqCst);
+    let t = turn_on_thread(&inner);
+    Firing {
+        inner,
+        now,
+        a,
+        wa,
+        sleep,
+        t,
+    }
+}
+
 /// A registered sleep moves to another task (its next poll brings a new waker) while the
 /// driver fires it: whichever waker the sleep held when it fired is woken, once; a re-poll
 /// that stored the new waker is answered by a wake of that waker, not the old one.
 #[test]
 fn loom_repoll_with_a_new_waker_races_the_firing() {
     loom::model(|| {
-        let (inner, now, _) = driver();
-        let (a, wa) = Flag::new();
+        let Firing {
+            inner,
+            a,
+            wa,
+            mut sleep,
+            t,
+            ..
+        } = registered_and_firing();
         let (b, wb) = Flag::new();
-        let mut sleep = sleep_on(&inner, 10);
-        assert!(poll(&mut sleep, &wa).is_pending());
-        now.store(10, Ordering::SeqCst);
-        let t = turn_on_thread(&inner);
         let second = poll(&mut sleep, &wb);
         t.join().unwrap();
         assert_eq!(a.woken() + b.woken(), 1, "one firing, one wake");
@@ -158,12 +188,14 @@ fn loom_repoll_with_a_new_waker_races_the_firing() {
 #[test]
 fn loom_drop_races_the_firing() {
     loom::model(|| {
-        let (inner, now, _) = driver();
-        let (a, wa) = Flag::new();
-        let mut sleep = sleep_on(&inner, 10);
-        assert!(poll(&mut sleep, &wa).is_pending());
-        now.store(10, Ordering::SeqCst);
-        let t = turn_on_thread(&inner);
+        let Firing {
+            inner,
+            a,
+            wa,
+            sleep,
+            t,
+            ..
+        } = registered_and_firing();
         drop(sleep);
         t.join().unwrap();
         assert!(a.woken() <= 1);
@@ -183,12 +215,14 @@ fn loom_drop_races_the_firing() {
 #[test]
 fn loom_reset_races_the_firing() {
     loom::model(|| {
-        let (inner, now, _) = driver();
-        let (a, wa) = Flag::new();
-        let mut sleep = sleep_on(&inner, 10);
-        assert!(poll(&mut sleep, &wa).is_pending());
-        now.store(10, Ordering::SeqCst);
-        let t = turn_on_thread(&inner);
+        let Firing {
+            inner,
+            now,
+            a,
+            wa,
+            mut sleep,
+            t,
+        } = registered_and_firing();
         sleep.reset_ns(20);
         assert!(
             poll(&mut sleep, &wa).is_pending(),
