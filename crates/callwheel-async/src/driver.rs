@@ -16,7 +16,7 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::{Clock, ClockId, Lead, ManualClock, SystemClock, Tolerance, Waiter, Wake};
+use callwheel_rt::{Clock, ClockId, Lead, ManualClock, Plan, SystemClock, Tolerance, Waiter, Wake};
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
@@ -27,15 +27,6 @@ const BUDGET: u64 = 256;
 /// The most shards a driver accepts.
 pub const MAX_SHARDS: usize = 256;
 
-/// What a driver's thread is doing, as registrations need to know it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Plan {
-    /// Running (or about to): it will look at the wheel again before sleeping.
-    Awake,
-    /// Sleeping until this instant (`None`: until woken).
-    Asleep(Option<u64>),
-}
-
 #[derive(Debug)]
 struct State {
     wheel: Wheel<Waker>,
@@ -43,24 +34,6 @@ struct State {
     /// How long before a window's end the thread aims its sleep (see [`Lead`]): so that a
     /// tolerant timer fires inside its window rather than a wake-up latency after it.
     lead: Lead,
-}
-
-impl State {
-    /// Whether a timer whose window is `[deadline, end]`, registered now, needs the sleeping
-    /// thread woken: its own aim falls before the planned wake-up.
-    fn must_wake(&mut self, deadline: u64, end: u64) -> bool {
-        let wake = match self.plan {
-            Plan::Asleep(at) => {
-                let aim = self.lead.aim_for(deadline, end);
-                at.is_none_or(|at| aim < at)
-            }
-            Plan::Awake => false,
-        };
-        if wake {
-            self.plan = Plan::Awake;
-        }
-        wake
-    }
 }
 
 #[derive(Debug)]
@@ -219,7 +192,8 @@ impl Inner {
             .wheel
             .start_with(deadline, tolerance, waker.clone())
             .map_err(|_| Refused::NoMemory)?;
-        let wake = st.must_wake(deadline, end);
+        let lead = st.lead;
+        let wake = st.plan.wake_for(lead, deadline, end);
         drop(st);
         if wake {
             s.waiter.wake();
@@ -253,7 +227,8 @@ impl Inner {
         if st.wheel.reset(entry.handle, deadline, tolerance).is_none() {
             return false;
         }
-        let wake = st.must_wake(deadline, end);
+        let lead = st.lead;
+        let wake = st.plan.wake_for(lead, deadline, end);
         drop(st);
         if wake {
             s.waiter.wake();

@@ -38,16 +38,16 @@ fn a_registration_wakes_the_thread_only_when_its_own_aim_comes_first() {
     let mut st = state(30, &[]);
     st.plan = Plan::Asleep(Some(1_170));
     // Aim max(1_150 - 30, 1_000) = 1_120 < 1_170: wake.
-    assert!(st.must_wake(1_000, 1_150));
+    assert!(st.plan.wake_for(st.lead, 1_000, 1_150));
     assert_eq!(st.plan, Plan::Awake);
     // Awake: nothing to wake.
-    assert!(!st.must_wake(0, 0));
+    assert!(!st.plan.wake_for(st.lead, 0, 0));
     st.plan = Plan::Asleep(Some(1_170));
     // Aim max(1_190 - 30, 1_000) = 1_160 < 1_170: wake; 1_210 - 30 = 1_180: not.
-    assert!(st.must_wake(1_000, 1_190));
+    assert!(st.plan.wake_for(st.lead, 1_000, 1_190));
     st.plan = Plan::Asleep(Some(1_170));
-    assert!(!st.must_wake(1_000, 1_210));
+    assert!(!st.plan.wake_for(st.lead, 1_000, 1_210));
     assert_eq!(st.plan, Plan::Asleep(Some(1_170)));
     st.plan = Plan::Asleep(None);
-    assert!(st.must_wake(u64::MAX, u64::MAX));
+    assert!(st.plan.wake_for(st.lead, u64::MAX, u64::MAX));
 }

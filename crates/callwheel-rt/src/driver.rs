@@ -12,9 +12,9 @@ use std::sync::Arc;
 use callwheel::{Expired, Scheme};
 
 use crate::clock::{ClockId, Wake};
+use crate::lead::Plan;
 use crate::pool::Refused;
 use crate::runtime::{drop_payload, Shared};
-use crate::shard::Plan;
 use crate::stats::Counters;
 use crate::sync::{self, current, Ordering};
 use crate::timer::{Deferred, Exec, Fire, Timer, TimerCore};

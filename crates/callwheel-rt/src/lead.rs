@@ -19,6 +19,40 @@ use callwheel::{Timers, Wheel};
 /// The most a driver aims early, ns: a kernel that wakes later than this is not compensated.
 pub const MAX_LEAD: u64 = 1_000_000;
 
+/// What a driver is doing, as seen by a thread that arms a timer: whether the driver must be
+/// woken for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Between wake-up and sleep: it will look at the wheel again before sleeping, so a new
+    /// timer needs no wake-up.
+    Awake,
+    /// Asleep (or about to be) until this reading (`None`: until woken). A new timer whose
+    /// aim ([`Lead::aim_for`]) comes earlier must wake it.
+    Asleep(Option<u64>),
+}
+
+impl Plan {
+    /// Whether a new timer the driver would aim at `aim` needs the driver woken.
+    pub fn must_wake_for(self, aim: u64) -> bool {
+        match self {
+            Plan::Awake => false,
+            Plan::Asleep(None) => true,
+            Plan::Asleep(Some(planned)) => aim < planned,
+        }
+    }
+
+    /// For a new timer with the window `[deadline, end]` on a driver with `lead`: whether the
+    /// driver must be woken, in which case the plan becomes [`Plan::Awake`] (one wake-up
+    /// serves every registration until the driver plans again).
+    pub fn wake_for(&mut self, lead: Lead, deadline: u64, end: u64) -> bool {
+        let wake = self.must_wake_for(lead.aim_for(deadline, end));
+        if wake {
+            *self = Plan::Awake;
+        }
+        wake
+    }
+}
+
 /// A driver's running estimate of how late its planned wake-ups deliver, in ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Lead(u64);
@@ -85,6 +119,22 @@ mod tests {
         // One window, at the edges of the range.
         assert_eq!(Lead(30).aim_for(u64::MAX, u64::MAX), u64::MAX);
         assert_eq!(Lead(30).aim_for(0, 10), 0);
+    }
+
+    #[test]
+    fn only_an_earlier_aim_wakes_a_sleeping_driver() {
+        assert!(!Plan::Awake.must_wake_for(0));
+        assert!(Plan::Asleep(None).must_wake_for(u64::MAX));
+        assert!(Plan::Asleep(Some(100)).must_wake_for(99));
+        assert!(!Plan::Asleep(Some(100)).must_wake_for(100));
+        assert!(!Plan::Asleep(Some(100)).must_wake_for(101));
+        // With a lead of 30, a window [50, 120] aims at 90, before a plan of 100: woken once.
+        let mut plan = Plan::Asleep(Some(100));
+        assert!(plan.wake_for(Lead(30), 50, 120));
+        assert_eq!(plan, Plan::Awake);
+        assert!(!plan.wake_for(Lead(30), 50, 120));
+        // Without the lead the same window (its end 120) would not wake it.
+        assert!(!Plan::Asleep(Some(100)).wake_for(Lead::ZERO, 50, 120));
     }
 
     #[test]

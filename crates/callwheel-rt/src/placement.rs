@@ -13,7 +13,7 @@ use std::sync::Arc;
 use callwheel::Timers;
 
 use crate::runtime::Shared;
-use crate::shard::{Plan, ShardState};
+use crate::shard::ShardState;
 use crate::sync::{self, current, MutexGuard, Ordering};
 use crate::timer::{Arm, Stop, TimerCore, TimerState};
 use crate::Error;
@@ -60,12 +60,7 @@ impl Shared {
     /// Marks the driver of `st` for waking when the window `[deadline, end]`'s aim comes
     /// before its plan.
     fn needs_wake(st: &mut ShardState, deadline: u64, end: u64) -> bool {
-        if st.plan.must_wake_for(st.lead.aim_for(deadline, end)) {
-            st.plan = Plan::Awake;
-            true
-        } else {
-            false
-        }
+        st.plan.wake_for(st.lead, deadline, end)
     }
 
     /// Locks shards `a != b` in index order; returns the guards as (a, b).
