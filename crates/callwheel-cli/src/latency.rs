@@ -186,7 +186,8 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
         if s.callback.len() as u64 >= loops {
             let _ = timer.stop();
         }
-    });
+    })
+    .map_err(|e| fail("making the timer", e))?;
     // Start a few periods out, so the first sample is not taken while threads still start.
     let base = clock.read().map_err(|e| fail("reading the clock", e))? + 5 * period;
     timer

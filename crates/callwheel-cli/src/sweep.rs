@@ -357,7 +357,8 @@ impl Sleepers {
             let (m, cv) = &*report;
             *m.lock().unwrap_or_else(|p| p.into_inner()) = Some(t);
             cv.notify_one();
-        });
+        })
+        .map_err(|e| fail("making the timer", e))?;
         let tokio = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -539,10 +540,11 @@ fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
     let mut timers = Vec::with_capacity(n);
     for i in 0..n {
         let (at, count) = (Arc::clone(&fired_at), Arc::clone(&counts));
-        timers.push(rt.timer(Exec::Direct, move |_, fire| {
+        let timer = rt.timer(Exec::Direct, move |_, fire| {
             at[i].store(fire.now, Ordering::Relaxed);
             count[i].fetch_add(1, Ordering::Release);
-        }));
+        });
+        timers.push(timer.map_err(|e| fail("making a batch timer", e))?);
     }
     let lead = BATCH_LEAD_NS.max(3 * u64::try_from(created.elapsed().as_nanos()).unwrap_or(0));
     let now = rt.now_ns();
@@ -621,7 +623,9 @@ fn idle(ms: u64) -> Result<Idle, SweepError> {
         .workers(1)
         .build()
         .map_err(|e| fail("starting the runtime", e))?;
-    let t = rt.timer(Exec::Direct, |_, _| {});
+    let t = rt
+        .timer(Exec::Direct, |_, _| {})
+        .map_err(|e| fail("making the idle timer", e))?;
     t.start_after(Duration::from_secs(3_600))
         .map_err(|e| fail("arming the idle timer", e))?;
     // Let the driver take the arming's wake-up and go back to sleep.

@@ -21,14 +21,11 @@ fn counting_timer(
 ) -> Timer {
     let runs = Arc::clone(runs);
     Timer::owned(
-        s.new_timer(
-            0,
-            exec,
-            Box::new(move |t, _| {
-                runs.fetch_add(1, StdOrdering::SeqCst);
-                then(t);
-            }),
-        ),
+        s.new_timer(0, exec, move |t, _| {
+            runs.fetch_add(1, StdOrdering::SeqCst);
+            then(t);
+        })
+        .unwrap(),
         Arc::clone(s),
     )
 }

@@ -67,7 +67,7 @@
 //! let count = Arc::clone(&fired);
 //! let t = rt.timer(Exec::Deferred, move |_, _| {
 //!     count.fetch_add(1, Ordering::SeqCst);
-//! });
+//! })?;
 //! t.start_at(Instant::now() + Duration::from_secs(3600))?;
 //! assert_eq!(t.stop(), Stop::Cancelled); // never fires
 //! t.start_after(Duration::from_micros(100))?;
@@ -76,7 +76,7 @@
 //! }
 //! assert_eq!(t.drain(), Stop::NotPending);
 //! // Dropping the last handle cancels: this one never fires.
-//! let quiet = rt.timer(Exec::Direct, |_, _| unreachable!());
+//! let quiet = rt.timer(Exec::Direct, |_, _| unreachable!())?;
 //! quiet.start_after(Duration::from_secs(3600))?;
 //! drop(quiet);
 //! # Ok::<(), callwheel_rt::Error>(())
@@ -94,6 +94,7 @@ compile_error!(
 
 pub mod clock;
 mod config;
+mod counted;
 mod deadline;
 mod driver;
 mod error;
@@ -102,6 +103,7 @@ mod lead;
 pub mod manual;
 mod placement;
 mod pool;
+mod runs;
 mod runtime;
 pub mod set;
 mod shard;

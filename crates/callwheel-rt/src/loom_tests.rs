@@ -49,16 +49,13 @@ fn setup(rearm: bool) -> (Arc<Shared>, Timer, Arc<AtomicUsize>) {
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);
     let t = Timer::owned(
-        s.new_timer(
-            0,
-            Exec::Direct,
-            Box::new(move |t, _| {
-                if rearm {
-                    t.start_at(at(30)).unwrap();
-                }
-                r.fetch_add(1, Ordering::SeqCst);
-            }),
-        ),
+        s.new_timer(0, Exec::Direct, move |t, _| {
+            if rearm {
+                t.start_at(at(30)).unwrap();
+            }
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap(),
         Arc::clone(&s),
     );
     t.start_at(at(10)).unwrap();

@@ -8,13 +8,13 @@
 //! (`Shared::lock_home`). An arming that ends before the sleeping driver's planned wake-up
 //! wakes it; any other leaves it asleep.
 
-use std::sync::Arc;
-
 use callwheel::Timers;
 
+use crate::counted::Counted;
+use crate::runs;
 use crate::runtime::Shared;
 use crate::shard::ShardState;
-use crate::sync::{self, current, MutexGuard, Ordering};
+use crate::sync::{self, MutexGuard, Ordering};
 use crate::timer::{Arm, Stop, TimerCore, TimerState};
 use crate::Error;
 
@@ -22,7 +22,7 @@ impl Shared {
     /// Places `arm` on the wheel of `dest` (`st`), cancelling the timer's pending arming on
     /// `src` (`None`: the same shard). Returns whether the timer was pending.
     fn place(
-        core: &Arc<TimerCore>,
+        core: &Counted<TimerCore>,
         state: &mut TimerState,
         dest: &mut ShardState,
         src: Option<&mut ShardState>,
@@ -37,7 +37,7 @@ impl Shared {
                 return Ok(true);
             }
         }
-        let value = Arc::clone(core);
+        let value = core.clone();
         let handle = match arm.periodic {
             Some((period, missed)) => {
                 dest.wheel
@@ -85,7 +85,7 @@ impl Shared {
     /// `stop` would fire with no handle left to stop it. The check is made under the shard's
     /// lock, which that `stop` also takes after the count reached zero, so either this arming
     /// comes first (and the `stop` cancels it) or it sees the count at zero.
-    pub(crate) fn arm(&self, core: &Arc<TimerCore>, arm: Arm) -> Result<bool, Error> {
+    pub(crate) fn arm(&self, core: &Counted<TimerCore>, arm: Arm) -> Result<bool, Error> {
         if self.shutdown.load(Ordering::Acquire) {
             return Err(Error::ShutDown);
         }
@@ -157,11 +157,10 @@ impl Shared {
 
     pub(crate) fn drain(&self, core: &TimerCore) -> Stop {
         let first = self.stop(core);
-        let me = current().id();
+        let mine = runs::mine(core.id());
         loop {
             let mut state = sync::lock(&core.state);
             loop {
-                let mine = state.runners.iter().filter(|&&t| t == me).count();
                 if state.running <= mine {
                     break;
                 }
@@ -180,7 +179,7 @@ impl Shared {
         }
     }
 
-    pub(crate) fn move_to(&self, core: &Arc<TimerCore>, dest: usize) -> Result<bool, Error> {
+    pub(crate) fn move_to(&self, core: &Counted<TimerCore>, dest: usize) -> Result<bool, Error> {
         if self.shutdown.load(Ordering::Acquire) {
             return Err(Error::ShutDown);
         }

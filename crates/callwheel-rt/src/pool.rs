@@ -10,6 +10,9 @@ use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use crate::runs;
+use crate::Error;
+
 /// Why [`Pool::submit`] handed a job back.
 #[derive(Debug)]
 pub(crate) enum Refused<J> {
@@ -109,18 +112,30 @@ impl<J> Pool<J> {
     }
 }
 
-/// Starts `n` workers on `pool`, each running its jobs with `run`.
+/// Starts `n` workers on `pool`, each running its jobs with `run`. Each worker's record of
+/// the callback runs it holds (the `runs` module; one job at a time) is reserved here, where
+/// a refusal can be returned.
+///
+/// # Errors
+///
+/// [`Error::Io`] when a thread cannot be created; [`Error::Wheel`] with
+/// [`callwheel::Error::NoMemory`] when a record is refused.
 pub(crate) fn spawn<J: Send + 'static>(
     pool: &std::sync::Arc<Pool<J>>,
     n: usize,
     run: fn(J),
-) -> std::io::Result<Vec<JoinHandle<()>>> {
+) -> Result<Vec<JoinHandle<()>>, Error> {
     (0..n)
         .map(|i| {
             let pool = std::sync::Arc::clone(pool);
-            std::thread::Builder::new()
+            let record = runs::reserved(1)?;
+            let worker = std::thread::Builder::new()
                 .name(format!("callwheel-rt-worker-{i}"))
-                .spawn(move || pool.work(run))
+                .spawn(move || {
+                    runs::adopt(record);
+                    pool.work(run);
+                })?;
+            Ok(worker)
         })
         .collect()
 }

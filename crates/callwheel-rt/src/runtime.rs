@@ -18,11 +18,12 @@ use callwheel::{Budget, Timers};
 
 use crate::clock::Clock;
 use crate::config::{Builder, Config};
+use crate::counted::Counted;
 use crate::pool::{self, Pool};
 use crate::shard::{Shard, ShardState};
 use crate::stats::{self, ShardStats};
-use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, MutexGuard, Ordering};
-use crate::timer::{Callback, Deferred, Exec, Fire, Timer, TimerCore, TimerState};
+use crate::sync::{self, AtomicBool, AtomicU64, MutexGuard, Ordering};
+use crate::timer::{Deferred, Exec, Fire, Timer, TimerCore, TimerState};
 use crate::{Error, Tolerance};
 
 /// Something that must hear when its runtime goes away: a timer set, whose waiters would
@@ -142,17 +143,21 @@ impl Shared {
         f(&state)
     }
 
-    pub(crate) fn new_timer(&self, shard: usize, exec: Exec, callback: Callback) -> Arc<TimerCore> {
-        Arc::new(TimerCore {
-            exec,
-            callback,
-            shard: AtomicUsize::new(shard),
-            state: sync::Mutex::new(TimerState::default()),
-            idle: sync::Condvar::new(),
-            // The handle the caller is about to get.
-            handles: AtomicUsize::new(1),
-            detached: AtomicBool::new(false),
-        })
+    /// A new timer core on `shard` (see [`TimerCore::new`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Wheel`] with [`callwheel::Error::NoMemory`] when its allocation is refused.
+    pub(crate) fn new_timer<F>(
+        &self,
+        shard: usize,
+        exec: Exec,
+        callback: F,
+    ) -> Result<Counted<TimerCore>, Error>
+    where
+        F: Fn(&Timer, &Fire) + Send + Sync + 'static,
+    {
+        TimerCore::new(shard, exec, callback)
     }
 
     pub(crate) fn stats(&self, i: usize) -> ShardStats {
@@ -217,7 +222,7 @@ pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 /// let tx = std::sync::Mutex::new(tx);
 /// let t = rt.timer(Exec::Direct, move |_timer, fire| {
 ///     let _ = tx.lock().unwrap().send(fire.lateness());
-/// });
+/// })?;
 /// t.start_after(Duration::from_millis(1))?;
 /// let lateness_ns = rx.recv_timeout(Duration::from_secs(10))?;
 /// println!("fired {lateness_ns} ns late");
@@ -272,29 +277,32 @@ impl Runtime {
 
     /// A new timer that runs `callback` (given the timer itself, so it can re-arm or stop
     /// itself, and the firing) as `exec` says. It belongs to the calling thread's shard.
-    pub fn timer<F>(&self, exec: Exec, callback: F) -> Timer
+    ///
+    /// The timer, its callback included, is one allocation, made fallibly: creating timers
+    /// when memory runs out returns an error, never aborts the process.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Wheel`] with [`callwheel::Error::NoMemory`] when the allocation is refused.
+    pub fn timer<F>(&self, exec: Exec, callback: F) -> Result<Timer, Error>
     where
         F: Fn(&Timer, &Fire) + Send + Sync + 'static,
     {
-        let shard = self.current_shard();
-        Timer::owned(
-            self.shared.new_timer(shard, exec, Box::new(callback)),
-            Arc::clone(&self.shared),
-        )
+        self.timer_on(self.current_shard(), exec, callback)
     }
 
     /// A new timer belonging to `shard` (see [`Runtime::timer`]).
     ///
     /// # Errors
     ///
-    /// [`Error::NoSuchShard`].
+    /// [`Error::NoSuchShard`], and as [`Runtime::timer`].
     pub fn timer_on<F>(&self, shard: usize, exec: Exec, callback: F) -> Result<Timer, Error>
     where
         F: Fn(&Timer, &Fire) + Send + Sync + 'static,
     {
         self.shared.check_shard(shard)?;
         Ok(Timer::owned(
-            self.shared.new_timer(shard, exec, Box::new(callback)),
+            self.shared.new_timer(shard, exec, callback)?,
             Arc::clone(&self.shared),
         ))
     }

@@ -1,11 +1,10 @@
 //! One shard: a production wheel behind a lock, the driver's plan, its waiter and counters.
 
-use std::sync::Arc;
-
 use callwheel::Wheel;
 use hdrhistogram::Histogram;
 
 use crate::clock::{Clamp, Waiter};
+use crate::counted::Counted;
 use crate::lead::{Lead, Plan};
 use crate::stats::Counters;
 use crate::sync::Mutex;
@@ -14,7 +13,7 @@ use crate::timer::TimerCore;
 /// The state behind a shard's lock.
 #[derive(Debug)]
 pub(crate) struct ShardState {
-    pub(crate) wheel: Wheel<Arc<TimerCore>>,
+    pub(crate) wheel: Wheel<Counted<TimerCore>>,
     pub(crate) plan: Plan,
     /// How far before a window's end the driver aims (see the `lead` module).
     pub(crate) lead: Lead,

@@ -32,11 +32,10 @@ type Log = Arc<StdMutex<Vec<(usize, Fire)>>>;
 fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log) -> Timer {
     let log = Arc::clone(log);
     let t = Timer::owned(
-        s.new_timer(
-            shard,
-            Exec::Direct,
-            Box::new(move |_, f| log.lock().unwrap().push((tag, *f))),
-        ),
+        s.new_timer(shard, Exec::Direct, move |_, f| {
+            log.lock().unwrap().push((tag, *f))
+        })
+        .unwrap(),
         Arc::clone(s),
     );
     t.core.detached.store(true, crate::sync::Ordering::Release);
@@ -214,15 +213,12 @@ fn stop_from_inside_the_callback_reports_running() {
     let seen = Arc::new(StdMutex::new(Vec::new()));
     let seen2 = Arc::clone(&seen);
     let t = Timer::owned(
-        s.new_timer(
-            0,
-            Exec::Direct,
-            Box::new(move |t, _| {
-                let mut v = seen2.lock().unwrap();
-                v.push(t.stop());
-                v.push(t.drain());
-            }),
-        ),
+        s.new_timer(0, Exec::Direct, move |t, _| {
+            let mut v = seen2.lock().unwrap();
+            v.push(t.stop());
+            v.push(t.drain());
+        })
+        .unwrap(),
         Arc::clone(&s),
     );
     t.start_at(at(5)).unwrap();
@@ -233,21 +229,55 @@ fn stop_from_inside_the_callback_reports_running() {
 }
 
 #[test]
+fn a_direct_callback_draining_a_later_timer_of_its_batch_does_not_wait_for_itself() {
+    let clock = ManualClock::new(0);
+    let s = shared(&clock, 1, 64);
+    let later: Arc<StdMutex<Option<Timer>>> = Arc::default();
+    let seen = Arc::new(StdMutex::new(Vec::new()));
+    let (l, v) = (Arc::clone(&later), Arc::clone(&seen));
+    let first = Timer::owned(
+        s.new_timer(0, Exec::Direct, move |_, _| {
+            // The later timer's run is this driver's, still to come in the same batch.
+            let drained = l.lock().unwrap().as_ref().map(Timer::drain);
+            v.lock().unwrap().push(drained);
+        })
+        .unwrap(),
+        Arc::clone(&s),
+    );
+    let v = Arc::clone(&seen);
+    let second = Timer::owned(
+        s.new_timer(0, Exec::Direct, move |_, _| v.lock().unwrap().push(None))
+            .unwrap(),
+        Arc::clone(&s),
+    );
+    first.start_at(at(5)).unwrap();
+    second.start_at(at(6)).unwrap();
+    *later.lock().unwrap() = Some(second.clone());
+    clock.advance(10);
+    // On another thread, so that a drain waiting for its own thread fails the test instead
+    // of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stepper = Arc::clone(&s);
+    std::thread::spawn(move || tx.send(stepper.step(0).fired).unwrap());
+    let fired = rx.recv_timeout(std::time::Duration::from_secs(10));
+    assert_eq!(fired, Ok(2), "the step finished, both timers fired");
+    assert_eq!(*seen.lock().unwrap(), [Some(Stop::Running), None]);
+    later.lock().unwrap().take();
+}
+
+#[test]
 fn a_callback_may_rearm_itself() {
     let clock = ManualClock::new(0);
     let s = shared(&clock, 1, 64);
     let count = Arc::new(AtomicU64::new(0));
     let c = Arc::clone(&count);
     let t = Timer::owned(
-        s.new_timer(
-            0,
-            Exec::Direct,
-            Box::new(move |t, f| {
-                if c.fetch_add(1, StdOrdering::SeqCst) < 2 {
-                    t.start_at(at(f.deadline + 100)).unwrap();
-                }
-            }),
-        ),
+        s.new_timer(0, Exec::Direct, move |t, f| {
+            if c.fetch_add(1, StdOrdering::SeqCst) < 2 {
+                t.start_at(at(f.deadline + 100)).unwrap();
+            }
+        })
+        .unwrap(),
         Arc::clone(&s),
     );
     t.start_at(at(100)).unwrap();
@@ -435,7 +465,8 @@ fn a_panicking_callback_is_counted_and_the_shard_goes_on() {
     let s = shared(&clock, 1, 64);
     let log = Log::default();
     let bad = Timer::owned(
-        s.new_timer(0, Exec::Direct, Box::new(|_, _| panic!("callback failure"))),
+        s.new_timer(0, Exec::Direct, |_, _| panic!("callback failure"))
+            .unwrap(),
         Arc::clone(&s),
     );
     bad.start_at(at(10)).unwrap();
@@ -511,15 +542,12 @@ fn deferred_callbacks_run_on_the_driver_when_the_queue_cannot_grow() {
         .map(|i| {
             let ran = Arc::clone(&ran);
             let t = Timer::owned(
-                s.new_timer(
-                    0,
-                    Exec::Deferred,
-                    Box::new(move |_, f| {
-                        ran.lock()
-                            .unwrap()
-                            .push((f.deadline, std::thread::current().id()))
-                    }),
-                ),
+                s.new_timer(0, Exec::Deferred, move |_, f| {
+                    ran.lock()
+                        .unwrap()
+                        .push((f.deadline, std::thread::current().id()))
+                })
+                .unwrap(),
                 Arc::clone(&s),
             );
             t.start_at(at(10 * (4 - i))).unwrap();

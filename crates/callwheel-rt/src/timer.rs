@@ -3,7 +3,7 @@
 //! A timer is created once with its callback and execution mode and then armed, re-armed,
 //! stopped, drained and moved as often as needed (a FreeBSD `struct callout`, not a one-shot
 //! future). Its state — the wheel handle of its pending arming, how many of its callbacks are
-//! running and on which threads — lives in the timer, behind its own lock, and is only changed
+//! running — lives in the timer's core, behind its own lock, and is only changed
 //! while the lock of the shard that holds it is also held (shard lock first, then timer lock).
 //! The index of that shard is an atomic in the timer that changes only while both the old and
 //! the new shard are locked, so a caller that locks the shard it read and finds the index
@@ -17,13 +17,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use callwheel::Handle;
-use callwheel::Missed;
+use callwheel::{Handle, Missed};
 
+use crate::counted::Counted;
 use crate::deadline::Deadline;
 use crate::instant::saturating_ns;
 use crate::runtime::Shared;
-use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, ThreadId};
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 use crate::Error;
 
 /// Where a timer's callback runs.
@@ -76,10 +76,11 @@ pub(crate) struct Deferred {
     pub(crate) fire: Fire,
 }
 
-/// A timer's callback.
-pub(crate) type Callback = Box<dyn Fn(&Timer, &Fire) + Send + Sync>;
+/// A timer's callback, as its core stores it.
+pub(crate) type Callback = dyn Fn(&Timer, &Fire) + Send + Sync;
 
-/// The state of one timer; see the [module documentation](self) for who may change it.
+/// The state of one timer, behind its lock; see the [module documentation](self) for who may
+/// change it.
 #[derive(Debug, Default)]
 pub(crate) struct TimerState {
     /// The wheel handle of the pending arming, on the timer's shard.
@@ -91,10 +92,9 @@ pub(crate) struct TimerState {
     pub(crate) tolerance: u64,
     /// The pending arming's period and policy, when periodic.
     pub(crate) periodic: Option<(u64, Missed)>,
-    /// Callbacks taken for running (queued or running) and not yet finished.
+    /// Callbacks taken for running (queued or running) and not yet finished. Which of them a
+    /// given thread holds is that thread's own record (the `runs` module).
     pub(crate) running: usize,
-    /// The threads currently inside this timer's callback.
-    pub(crate) runners: Vec<ThreadId>,
     /// Threads waiting in `drain` for a callback to finish (a finishing callback notifies
     /// `idle` only when there is one).
     pub(crate) drainers: usize,
@@ -112,9 +112,11 @@ impl TimerState {
     }
 }
 
-pub(crate) struct TimerCore {
+/// A timer's core, shared by its handles, the wheel slot of its pending arming and its queued
+/// firings: generic over its callback so that it is built with the callback in place (one
+/// allocation), then used through the unsized form `TimerCore` (= `TimerCore<Callback>`).
+pub(crate) struct TimerCore<F: ?Sized = Callback> {
     pub(crate) exec: Exec,
-    pub(crate) callback: Callback,
     /// The shard whose lock guards `state`.
     pub(crate) shard: AtomicUsize,
     pub(crate) state: Mutex<TimerState>,
@@ -124,13 +126,43 @@ pub(crate) struct TimerCore {
     pub(crate) handles: AtomicUsize,
     /// [`Timer::detach`] was called: dropping the handles cancels nothing.
     pub(crate) detached: AtomicBool,
+    /// Last, so that the sized core coerces to the unsized one.
+    pub(crate) callback: F,
 }
 
 impl TimerCore {
+    /// A new core on `shard` holding `callback`, with one user handle counted (the one the
+    /// caller is about to make).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Wheel`] with [`callwheel::Error::NoMemory`] when the allocator refuses.
+    pub(crate) fn new<F>(shard: usize, exec: Exec, callback: F) -> Result<Counted<TimerCore>, Error>
+    where
+        F: Fn(&Timer, &Fire) + Send + Sync + 'static,
+    {
+        let core = TimerCore {
+            exec,
+            shard: AtomicUsize::new(shard),
+            state: Mutex::new(TimerState::default()),
+            idle: Condvar::new(),
+            handles: AtomicUsize::new(1),
+            detached: AtomicBool::new(false),
+            callback,
+        };
+        Counted::<TimerCore>::try_new(core, |p| p).ok_or(Error::Wheel(callwheel::Error::NoMemory))
+    }
+
     /// Every handle is gone and none detached the timer: a firing taken for running but not
     /// yet started is dropped unrun.
     pub(crate) fn abandoned(&self) -> bool {
         self.handles.load(Ordering::Acquire) == 0 && !self.detached.load(Ordering::Acquire)
+    }
+
+    /// The core's identity while it lives (its address): how a thread's record of the runs it
+    /// holds names the timer (the `runs` module).
+    pub(crate) fn id(&self) -> usize {
+        (self as *const TimerCore).cast::<u8>() as usize
     }
 }
 
@@ -179,7 +211,7 @@ pub(crate) struct Arm {
 /// while a callback still runs), and [`Timer::fired`] and [`Timer::overruns`] keep their last
 /// values.
 pub struct Timer {
-    pub(crate) core: Arc<TimerCore>,
+    pub(crate) core: Counted<TimerCore>,
     pub(crate) shared: Arc<Shared>,
     /// A user's handle, counted in `core.handles`; `false` for the runtime's own reference,
     /// lent to the callback, which must not keep the timer from being cancelled.
@@ -199,7 +231,7 @@ impl Clone for Timer {
         // this clone would miss: the drop that takes it to zero happens-before or after.
         self.core.handles.fetch_add(1, Ordering::Relaxed);
         Timer {
-            core: Arc::clone(&self.core),
+            core: self.core.clone(),
             shared: Arc::clone(&self.shared),
             owned: true,
         }
@@ -224,7 +256,7 @@ impl Drop for Timer {
 
 impl Timer {
     /// The first user handle of a new core (whose count starts at one).
-    pub(crate) fn owned(core: Arc<TimerCore>, shared: Arc<Shared>) -> Timer {
+    pub(crate) fn owned(core: Counted<TimerCore>, shared: Arc<Shared>) -> Timer {
         Timer {
             core,
             shared,
@@ -233,7 +265,7 @@ impl Timer {
     }
 
     /// The runtime's own reference, lent to a callback: not counted as a handle.
-    pub(crate) fn runtime_ref(core: Arc<TimerCore>, shared: Arc<Shared>) -> Timer {
+    pub(crate) fn runtime_ref(core: Counted<TimerCore>, shared: Arc<Shared>) -> Timer {
         Timer {
             core,
             shared,
@@ -248,7 +280,7 @@ impl Timer {
     /// # use std::time::{Duration, Instant};
     /// # use callwheel_rt::{Exec, Runtime, Stop};
     /// let rt = Runtime::builder().shards(1).build()?;
-    /// let t = rt.timer(Exec::Direct, |_, _| {});
+    /// let t = rt.timer(Exec::Direct, |_, _| {})?;
     /// assert!(!t.start_at(Instant::now() + Duration::from_secs(60))?);
     /// assert_eq!(t.stop(), Stop::Cancelled);
     /// # Ok::<(), callwheel_rt::Error>(())
@@ -347,7 +379,7 @@ impl Timer {
     /// # use std::time::Duration;
     /// # use callwheel_rt::{Exec, Missed, Runtime};
     /// let rt = Runtime::builder().shards(1).build()?;
-    /// let t = rt.timer(Exec::Direct, |_, _| {});
+    /// let t = rt.timer(Exec::Direct, |_, _| {})?;
     /// t.start_after(Duration::from_millis(1))?;
     /// t.detach(); // still fires
     /// # Ok::<(), callwheel_rt::Error>(())

@@ -67,7 +67,7 @@ fn every_timer_call_after_the_runtime_is_dropped_is_not_pending_or_shut_down() {
         })
         .unwrap();
     let periodic = rt.timer_on(1, Exec::Deferred, |_, _| {}).unwrap();
-    let idle = rt.timer(Exec::Direct, |_, _| {});
+    let idle = rt.timer(Exec::Direct, |_, _| {}).unwrap();
     once.start_at(at(10)).unwrap();
     clock.advance(10);
     eventually("the first firing", || fired.load(Ordering::SeqCst) == 1);
@@ -179,7 +179,8 @@ fn a_runtime_dropped_from_a_deferred_callback_shuts_down() {
             let taken = owner.lock().unwrap().take();
             drop(taken);
             tx.lock().unwrap().send(()).unwrap();
-        });
+        })
+        .unwrap();
     t.start_at(at(0)).unwrap();
     rx.recv_timeout(PATIENCE).unwrap();
     shut_down(t.start_at(at(0)));
@@ -208,10 +209,12 @@ fn a_deferred_firing_the_dropped_runtime_never_ran_does_not_block_drain() {
                 let taken = owner.lock().unwrap().take();
                 drop(taken);
                 tx.lock().unwrap().send(()).unwrap();
-            }),
+            })
+            .unwrap(),
             rt.timer(Exec::Deferred, move |_, _| {
                 count.fetch_add(1, Ordering::SeqCst);
-            }),
+            })
+            .unwrap(),
         )
     };
     killer.start_at(at(1)).unwrap();
@@ -247,12 +250,14 @@ fn panic_scenario(exec: Exec, panic: fn()) {
     let mut timers = Vec::new();
     for (deadline, hostile) in [(100, false), (101, true), (102, false), (103, false)] {
         let fired = Arc::clone(&fired);
-        let t = rt.timer(exec, move |_, f| {
-            if hostile {
-                panic();
-            }
-            fired.lock().unwrap().push(f.deadline);
-        });
+        let t = rt
+            .timer(exec, move |_, f| {
+                if hostile {
+                    panic();
+                }
+                fired.lock().unwrap().push(f.deadline);
+            })
+            .unwrap();
         t.start_at(at(deadline)).unwrap();
         timers.push(t);
     }
@@ -300,16 +305,20 @@ fn a_callback_whose_captures_panic_when_dropped_by_the_driver_is_contained() {
         // reference, and dropping the callback runs the hostile `Drop` on the driver or worker.
         let hostile = PanicOnDrop;
         let count = Arc::clone(&fired);
-        let t = rt.timer(exec, move |_, _| {
-            let _ = &hostile;
-            count.fetch_add(1, Ordering::SeqCst);
-        });
+        let t = rt
+            .timer(exec, move |_, _| {
+                let _ = &hostile;
+                count.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
         t.start_at(at(100)).unwrap();
         t.detach();
         let count = Arc::clone(&fired);
-        let later = rt.timer(exec, move |_, _| {
-            count.fetch_add(1, Ordering::SeqCst);
-        });
+        let later = rt
+            .timer(exec, move |_, _| {
+                count.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
         clock.advance(100);
         eventually("the hostile timer", || fired.load(Ordering::SeqCst) == 1);
         clock.wait_idle(1);
@@ -326,10 +335,12 @@ fn a_periodic_timer_whose_callback_panics_keeps_its_schedule() {
     let rt = manual(&clock, 1);
     let runs = Arc::new(AtomicU64::new(0));
     let count = Arc::clone(&runs);
-    let t = rt.timer(Exec::Direct, move |_, _| {
-        count.fetch_add(1, Ordering::SeqCst);
-        panic!("every time");
-    });
+    let t = rt
+        .timer(Exec::Direct, move |_, _| {
+            count.fetch_add(1, Ordering::SeqCst);
+            panic!("every time");
+        })
+        .unwrap();
     t.start_periodic(at(100), ns(100), Missed::Skip).unwrap();
     for n in 1..=3 {
         clock.advance(100);
@@ -357,10 +368,12 @@ fn a_panicking_set_callback_does_not_lose_the_callers_result() {
     let (entered_tx, entered) = mpsc::channel();
     let (release, release_rx) = mpsc::channel::<()>();
     let (entered_tx, release_rx) = (Mutex::new(entered_tx), Mutex::new(release_rx));
-    let blocker = rt.timer(Exec::Direct, move |_, _| {
-        entered_tx.lock().unwrap().send(()).unwrap();
-        let _ = release_rx.lock().unwrap().recv_timeout(PATIENCE);
-    });
+    let blocker = rt
+        .timer(Exec::Direct, move |_, _| {
+            entered_tx.lock().unwrap().send(()).unwrap();
+            let _ = release_rx.lock().unwrap().recv_timeout(PATIENCE);
+        })
+        .unwrap();
     blocker.start_at(at(1)).unwrap();
     let a = set
         .create(Duration::from_nanos(5), Duration::ZERO, 1)
@@ -534,9 +547,11 @@ fn timers_at_the_end_of_time_fire_once() {
     let mut timers = Vec::new();
     for arm in 0..4 {
         let count = Arc::clone(&fired);
-        let t = rt.timer(Exec::Direct, move |_, _| {
-            count.fetch_add(1, Ordering::SeqCst);
-        });
+        let t = rt
+            .timer(Exec::Direct, move |_, _| {
+                count.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
         match arm {
             0 => t.start_at(at(u64::MAX)),
             1 => t.start_after(Duration::MAX),

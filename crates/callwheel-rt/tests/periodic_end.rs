@@ -33,10 +33,12 @@ fn a_skip_timer_with_period_one_at_the_end_of_time_fires_once() {
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
         let count = Arc::clone(&fired);
-        let t = rt.timer(exec, move |_, f| {
-            count.fetch_add(1, Ordering::SeqCst);
-            let _ = tx.lock().unwrap().send(f.overruns);
-        });
+        let t = rt
+            .timer(exec, move |_, f| {
+                count.fetch_add(1, Ordering::SeqCst);
+                let _ = tx.lock().unwrap().send(f.overruns);
+            })
+            .unwrap();
         t.start_periodic(at(0), ns(1), Missed::Skip).unwrap();
         assert_eq!(rx.recv_timeout(PATIENCE).unwrap(), u64::MAX);
         clock.wait_idle(1);
@@ -61,9 +63,11 @@ fn every_policy_ends_at_the_end_of_time() {
             .unwrap();
         let fired = Arc::new(AtomicU64::new(0));
         let count = Arc::clone(&fired);
-        let t = rt.timer(Exec::Direct, move |_, _| {
-            count.fetch_add(1, Ordering::SeqCst);
-        });
+        let t = rt
+            .timer(Exec::Direct, move |_, _| {
+                count.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
         t.start_periodic(at(u64::MAX - 3), ns(1), missed).unwrap();
         let deadline = std::time::Instant::now() + PATIENCE;
         while t.is_pending() {

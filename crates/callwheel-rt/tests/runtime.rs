@@ -70,9 +70,11 @@ fn coalescing_run(tolerance: Tolerance) -> (u64, u64, Vec<(u64, u64, Fire)>) {
         let tol = tolerance.for_interval(deadline);
         windows.push((deadline, deadline + tol));
         let fires = Arc::clone(&fires);
-        let t = rt.timer(Exec::Direct, move |_, f| {
-            fires.lock().unwrap().push((f.deadline, tol, *f));
-        });
+        let t = rt
+            .timer(Exec::Direct, move |_, f| {
+                fires.lock().unwrap().push((f.deadline, tol, *f));
+            })
+            .unwrap();
         t.start_at(at(deadline)).unwrap();
         // Fire-and-forget: the handle is not kept.
         t.detach();
@@ -129,9 +131,11 @@ fn a_clock_set_wakes_the_driver_to_reevaluate_absolute_timers() {
     let rt = manual_runtime(&clock, 1, Tolerance::EXACT);
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let t = rt.timer(Exec::Direct, move |_, f| {
-        tx.lock().unwrap().send(*f).unwrap()
-    });
+    let t = rt
+        .timer(Exec::Direct, move |_, f| {
+            tx.lock().unwrap().send(*f).unwrap()
+        })
+        .unwrap();
     t.start_at(at(1_000_000)).unwrap();
     clock.wait_idle(1);
     clock.set(2_000_000);
@@ -163,9 +167,11 @@ fn realtime_and_boottime_runtimes_fire_absolute_timers() {
             .unwrap();
         let (tx, rx) = mpsc::channel();
         let tx = Mutex::new(tx);
-        let t = rt.timer(Exec::Direct, move |_, f| {
-            tx.lock().unwrap().send(*f).unwrap()
-        });
+        let t = rt
+            .timer(Exec::Direct, move |_, f| {
+                tx.lock().unwrap().send(*f).unwrap()
+            })
+            .unwrap();
         let deadline = id.read().unwrap() + 2_000_000;
         t.start_at(at(deadline)).unwrap();
         let f = rx.recv_timeout(PATIENCE).unwrap();
@@ -184,20 +190,26 @@ fn a_slow_deferred_callback_delays_no_other_timer() {
     let (started_tx, release_rx) = (Mutex::new(started_tx), Mutex::new(release_rx));
     let finished = Arc::new(AtomicUsize::new(0));
     let finished_in_callback = Arc::clone(&finished);
-    let slow = rt.timer(Exec::Deferred, move |_, _| {
-        started_tx.lock().unwrap().send(()).unwrap();
-        // Blocks its worker until the test lets it go.
-        release_rx.lock().unwrap().recv().unwrap();
-        finished_in_callback.fetch_add(1, Ordering::SeqCst);
-    });
+    let slow = rt
+        .timer(Exec::Deferred, move |_, _| {
+            started_tx.lock().unwrap().send(()).unwrap();
+            // Blocks its worker until the test lets it go.
+            release_rx.lock().unwrap().recv().unwrap();
+            finished_in_callback.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
     let done = Mutex::new(done_tx.clone());
-    let other_deferred = rt.timer(Exec::Deferred, move |_, _| {
-        done.lock().unwrap().send("deferred").unwrap()
-    });
+    let other_deferred = rt
+        .timer(Exec::Deferred, move |_, _| {
+            done.lock().unwrap().send("deferred").unwrap()
+        })
+        .unwrap();
     let done = Mutex::new(done_tx);
-    let direct = rt.timer(Exec::Direct, move |_, _| {
-        done.lock().unwrap().send("direct").unwrap()
-    });
+    let direct = rt
+        .timer(Exec::Direct, move |_, _| {
+            done.lock().unwrap().send("direct").unwrap()
+        })
+        .unwrap();
     slow.start_at(at(100)).unwrap();
     other_deferred.start_at(at(200)).unwrap();
     direct.start_at(at(300)).unwrap();
@@ -243,13 +255,15 @@ fn blocking(rt: &Runtime) -> Blocking {
     let (started_tx, started) = mpsc::channel();
     let started_tx = Mutex::new(started_tx);
     let (r, f) = (Arc::clone(&release), Arc::clone(&finished));
-    let timer = rt.timer(Exec::Deferred, move |_, _| {
-        started_tx.lock().unwrap().send(()).unwrap();
-        while r.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
-        f.fetch_add(1, Ordering::SeqCst);
-    });
+    let timer = rt
+        .timer(Exec::Deferred, move |_, _| {
+            started_tx.lock().unwrap().send(()).unwrap();
+            while r.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            f.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
     Blocking {
         timer,
         release,
@@ -366,7 +380,7 @@ fn bad_configurations_are_errors() {
 #[test]
 fn a_dropped_runtime_refuses_new_armings() {
     let rt = Runtime::builder().shards(1).build().unwrap();
-    let t = rt.timer(Exec::Direct, |_, _| {});
+    let t = rt.timer(Exec::Direct, |_, _| {}).unwrap();
     t.start_after(Duration::from_secs(60)).unwrap();
     drop(rt);
     assert!(matches!(
@@ -382,9 +396,11 @@ fn stats_count_fired_timers_and_their_lateness() {
     let fired = Arc::new(AtomicU64::new(0));
     for i in 0..10u64 {
         let fired = Arc::clone(&fired);
-        let t = rt.timer(Exec::Direct, move |_, _| {
-            fired.fetch_add(1, Ordering::SeqCst);
-        });
+        let t = rt
+            .timer(Exec::Direct, move |_, _| {
+                fired.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
         t.start_at(at(100 + i)).unwrap();
         t.detach();
     }
@@ -419,7 +435,8 @@ fn a_runtime_dropped_from_its_own_callback_shuts_down() {
             let taken = owner.lock().unwrap().take();
             drop(taken);
             tx.lock().unwrap().send(()).unwrap();
-        });
+        })
+        .unwrap();
     t.start_after(Duration::ZERO).unwrap();
     rx.recv_timeout(PATIENCE).unwrap();
     assert!(matches!(
@@ -460,9 +477,11 @@ fn setting_the_wall_clock_wakes_a_realtime_driver() {
         .unwrap();
     let fired = Arc::new(AtomicUsize::new(0));
     let f = Arc::clone(&fired);
-    let t = rt.timer(Exec::Direct, move |_, _| {
-        f.fetch_add(1, Ordering::SeqCst);
-    });
+    let t = rt
+        .timer(Exec::Direct, move |_, _| {
+            f.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
     t.start_after(Duration::from_secs(60)).unwrap();
     // Let the driver go to sleep on its timerfd.
     std::thread::sleep(Duration::from_millis(100));
@@ -496,14 +515,18 @@ fn a_queued_deferred_firing_is_dropped_with_its_last_handle() {
     } = blocking(&rt);
     let runs = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&runs);
-    let victim = rt.timer(Exec::Deferred, move |_, _| {
-        r.fetch_add(1, Ordering::SeqCst);
-    });
+    let victim = rt
+        .timer(Exec::Deferred, move |_, _| {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
     let (done_tx, done_rx) = mpsc::channel();
     let done_tx = Mutex::new(done_tx);
-    let marker = rt.timer(Exec::Deferred, move |_, _| {
-        done_tx.lock().unwrap().send(()).unwrap();
-    });
+    let marker = rt
+        .timer(Exec::Deferred, move |_, _| {
+            done_tx.lock().unwrap().send(()).unwrap();
+        })
+        .unwrap();
     for t in [&blocker, &victim, &marker] {
         t.start_at(at(100)).unwrap();
     }
@@ -525,9 +548,11 @@ fn an_instant_deadline_is_the_monotonic_reading_it_names() {
     let rt = Runtime::builder().shards(1).build().unwrap();
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
-    let t = rt.timer(Exec::Direct, move |_, f| {
-        tx.lock().unwrap().send(*f).unwrap();
-    });
+    let t = rt
+        .timer(Exec::Direct, move |_, f| {
+            tx.lock().unwrap().send(*f).unwrap();
+        })
+        .unwrap();
     let when = std::time::Instant::now() + Duration::from_millis(1);
     t.start_at(when).unwrap();
     let f = rx.recv_timeout(PATIENCE).unwrap();

@@ -323,7 +323,7 @@ impl TimerSet {
             if let Some(inner) = weak.upgrade() {
                 inner.on_fire(timer);
             }
-        });
+        })?;
         Ok(TimerSet { inner, os })
     }
 
