@@ -178,16 +178,17 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
 
     let samples = Arc::new(Mutex::new(Samples::default()));
     let recorder = Arc::clone(&samples);
-    let timer = rt.timer(Exec::Direct, move |timer, fire: &Fire| {
-        let read = clock.read().unwrap_or(fire.now);
-        let mut s = recorder.lock().unwrap_or_else(|p| p.into_inner());
-        s.callback.push(read.saturating_sub(fire.deadline));
-        s.wakeup.push(fire.lateness());
-        if s.callback.len() as u64 >= loops {
-            let _ = timer.stop();
-        }
-    })
-    .map_err(|e| fail("making the timer", e))?;
+    let timer = rt
+        .timer(Exec::Direct, move |timer, fire: &Fire| {
+            let read = clock.read().unwrap_or(fire.now);
+            let mut s = recorder.lock().unwrap_or_else(|p| p.into_inner());
+            s.callback.push(read.saturating_sub(fire.deadline));
+            s.wakeup.push(fire.lateness());
+            if s.callback.len() as u64 >= loops {
+                let _ = timer.stop();
+            }
+        })
+        .map_err(|e| fail("making the timer", e))?;
     // Start a few periods out, so the first sample is not taken while threads still start.
     let base = clock.read().map_err(|e| fail("reading the clock", e))? + 5 * period;
     timer

@@ -351,14 +351,15 @@ impl Sleepers {
             .map_err(|e| fail("starting the runtime", e))?;
         let slot = Arc::new((Mutex::new(None), Condvar::new()));
         let report = Arc::clone(&slot);
-        let timer = rt.timer(Exec::Direct, move |_, _| {
-            // Read first: everything after is the report's cost, not the timer's.
-            let t = clock.read().unwrap_or(0);
-            let (m, cv) = &*report;
-            *m.lock().unwrap_or_else(|p| p.into_inner()) = Some(t);
-            cv.notify_one();
-        })
-        .map_err(|e| fail("making the timer", e))?;
+        let timer = rt
+            .timer(Exec::Direct, move |_, _| {
+                // Read first: everything after is the report's cost, not the timer's.
+                let t = clock.read().unwrap_or(0);
+                let (m, cv) = &*report;
+                *m.lock().unwrap_or_else(|p| p.into_inner()) = Some(t);
+                cv.notify_one();
+            })
+            .map_err(|e| fail("making the timer", e))?;
         let tokio = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()

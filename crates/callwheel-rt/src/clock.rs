@@ -137,6 +137,42 @@ pub trait Clock: Send + Sync + Debug + 'static {
     fn simulated(&self) -> bool {
         false
     }
+
+    /// The kernel clock this clock's own readings are, if any: a deadline given on that base
+    /// ([`Deadline::on`](crate::Deadline::on)) is one of this clock's readings. `None` by
+    /// default.
+    fn base(&self) -> Option<ClockId> {
+        None
+    }
+
+    /// The present reading of clock base `base`, read as close as possible to a reading of
+    /// this clock, or `None` when this clock cannot tell it. A timer armed on another base
+    /// than [`Clock::base`] (hrtimers' clock bases: an absolute wall-clock deadline on a
+    /// monotonic runtime) waits on this clock for the distance between the two readings, and
+    /// is re-evaluated whenever a base is set ([`Clock::sets`], [`Clock::set_watcher`]).
+    /// `None` by default: such deadlines are [`Error::NoClockBase`](crate::Error::NoClockBase).
+    fn base_now(&self, _base: ClockId) -> Option<u64> {
+        None
+    }
+
+    /// How many times one of this clock's bases has been set, for a clock that knows (a
+    /// simulated one); 0 by default. A change makes every shard re-evaluate its timers armed
+    /// on other bases.
+    fn sets(&self) -> u64 {
+        0
+    }
+
+    /// A waiter whose `wait` returns [`Wake::ClockSet`] when a kernel clock base is set, for a
+    /// clock whose own waiters cannot tell (the monotonic and boottime clocks'): the runtime
+    /// runs it on a thread of its own, started when a timer is first armed on another base.
+    /// `None` by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever creating the waiter's resources failed with.
+    fn set_watcher(&self) -> io::Result<Option<Box<dyn Waiter>>> {
+        Ok(None)
+    }
 }
 
 /// One shard's way of sleeping.
@@ -187,6 +223,25 @@ impl Clock for SystemClock {
                 crate::instant::by_distance(at, std::time::Instant::now(), self.now())
             }
         }
+    }
+
+    fn base(&self) -> Option<ClockId> {
+        Some(self.id)
+    }
+
+    fn base_now(&self, base: ClockId) -> Option<u64> {
+        base.read().ok()
+    }
+
+    fn set_watcher(&self) -> io::Result<Option<Box<dyn Waiter>>> {
+        // A realtime timerfd armed with `TFD_TIMER_CANCEL_ON_SET` hears every set of the wall
+        // clock, and the kernel reports a resume from suspend (which moves the boottime and
+        // realtime clocks against the monotonic one) the same way. A realtime runtime's own
+        // waiters already hear it.
+        if self.id == ClockId::Realtime {
+            return Ok(None);
+        }
+        SystemClock::new(ClockId::Realtime).waiter().map(Some)
     }
 
     fn waiter(&self) -> io::Result<Box<dyn Waiter>> {

@@ -8,12 +8,19 @@
 //! wall-clock deadlines); each clock turns an `Instant` into its own nanoseconds
 //! ([`Clock::ns_at`]).
 //!
+//! A deadline may also be an absolute reading of another kernel clock than the runtime's, a
+//! clock base in hrtimers' terms ([`Deadline::on`], [`Deadline::wall`]): a wall-clock deadline
+//! on a monotonic runtime waits on the monotonic clock and moves when the wall clock is set,
+//! as absolute `CLOCK_REALTIME` timers do; relative arming (`start_after`) is never on another
+//! base, so it never moves with a set.
+//!
 //! How an `Instant` becomes a clock reading, exactly on `CLOCK_MONOTONIC`, is the `instant`
 //! module's.
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, ClockId};
+use crate::instant::saturating_ns;
 
 /// When a timer may fire, earliest: an `Instant`, or a reading of the runtime's own clock.
 ///
@@ -34,6 +41,16 @@ pub struct Deadline(Repr);
 enum Repr {
     Instant(Instant),
     ClockNs(u64),
+    Base(ClockId, u64),
+}
+
+/// A deadline resolved for arming: on the runtime clock's own base, or on another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    /// A reading of the runtime's clock.
+    Own(u64),
+    /// A reading of another clock base.
+    Base(ClockId, u64),
 }
 
 impl Deadline {
@@ -44,11 +61,38 @@ impl Deadline {
         Deadline(Repr::ClockNs(ns))
     }
 
-    /// The deadline in `clock`'s nanoseconds.
-    pub(crate) fn resolve(self, clock: &dyn Clock) -> u64 {
+    /// The reading `ns` of kernel clock `base` (nanoseconds since its epoch): an absolute
+    /// deadline on that clock base. On a runtime whose clock is another base, the timer waits
+    /// on the runtime's clock for the distance between the two clocks' readings, and is
+    /// re-evaluated whenever a clock is set: an absolute wall-clock deadline
+    /// ([`ClockId::Realtime`]) fires at once when the wall clock is set past it, and later when
+    /// it is set back (hrtimers' clock bases). A runtime clock that cannot read `base` refuses
+    /// it with [`Error::NoClockBase`](crate::Error::NoClockBase).
+    pub const fn on(base: ClockId, ns: u64) -> Deadline {
+        Deadline(Repr::Base(base, ns))
+    }
+
+    /// A wall-clock deadline: [`Deadline::on`] the realtime clock at `at` (a time before the
+    /// Unix epoch is the epoch; one past `u64::MAX` nanoseconds after it saturates).
+    pub fn wall(at: SystemTime) -> Deadline {
+        let ns = at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, saturating_ns);
+        Deadline::on(ClockId::Realtime, ns)
+    }
+
+    /// The deadline for `clock`: its own reading, or a reading of another of its bases.
+    pub(crate) fn resolve(self, clock: &dyn Clock) -> Resolved {
         match self.0 {
-            Repr::Instant(at) => clock.ns_at(at),
-            Repr::ClockNs(ns) => ns,
+            // An `Instant` is a monotonic reading: on a real wall-clock runtime it stays one,
+            // so setting the wall clock does not move it.
+            Repr::Instant(at) if clock.base() == Some(ClockId::Realtime) && !clock.simulated() => {
+                Resolved::Base(ClockId::Monotonic, crate::instant::monotonic_ns(at))
+            }
+            Repr::Instant(at) => Resolved::Own(clock.ns_at(at)),
+            Repr::ClockNs(ns) => Resolved::Own(ns),
+            Repr::Base(base, ns) if clock.base() == Some(base) => Resolved::Own(ns),
+            Repr::Base(base, ns) => Resolved::Base(base, ns),
         }
     }
 }

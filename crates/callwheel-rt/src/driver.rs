@@ -97,6 +97,15 @@ impl Shared {
             // from it (a timer set) would otherwise, after the clock is set back, see its
             // runtime timer fire for a time it does not yet see, re-arm, and fire again.
             self.last_now.fetch_max(now, Ordering::AcqRel);
+            // A clock was set since this shard last looked: timers armed on another clock base
+            // get their keys again before anything fires (see the `bases` module).
+            let sets = self.set_count();
+            if sets != st.sets_seen {
+                st.sets_seen = sets;
+                if !st.based.is_empty() {
+                    st.rekey(&*self.clock, now);
+                }
+            }
             let progress = st
                 .wheel
                 .advance(now, self.budget, |_, expired| due.push(expired));
@@ -106,19 +115,24 @@ impl Shared {
             for e in due.iter() {
                 let mut state = sync::lock(&e.value.state);
                 if state.pending == Some(e.handle) {
-                    match state.periodic {
-                        None => state.pending = None,
-                        // The wheel re-armed it by the same rule (the core's, the only copy):
-                        // its next deadline, or none after its last firing.
-                        Some((period, missed)) => {
-                            match missed.next(e.deadline, period, now).0 {
-                                Some(next) => state.deadline = next,
-                                // Its last firing: the wheel has let it go.
-                                None => {
-                                    state.pending = None;
-                                    state.periodic = None;
-                                }
+                    // The wheel re-armed a periodic timer by the same rule (the core's, the
+                    // only copy): its next deadline, or none after its last firing.
+                    let next = state
+                        .periodic
+                        .and_then(|(period, missed)| missed.next(e.deadline, period, now).0);
+                    match next {
+                        Some(next) => {
+                            state.deadline = next;
+                            // On another clock base, the base's deadline moves by the period.
+                            if let Some((_, ns)) = &mut state.base {
+                                *ns = ns.saturating_add(next.saturating_sub(e.deadline));
                             }
+                        }
+                        // A one-shot timer, or a periodic one's last firing: the wheel has let
+                        // it go.
+                        None => {
+                            state.forget_arming();
+                            st.unlist(&e.value);
                         }
                     }
                 }
@@ -310,6 +324,7 @@ impl Shared {
                 Ok(Wake::ClockSet) => {
                     Counters::bump(&c.wakeups);
                     Counters::bump(&c.clock_sets);
+                    self.sets.fetch_add(1, Ordering::AcqRel);
                 }
                 Err(_) => {
                     Counters::bump(&c.wait_errors);

@@ -51,6 +51,12 @@ pub enum Error {
     IntervalOutOfRange,
     /// No never-used handle is left (the process-wide supply of set keys is exhausted).
     HandlesExhausted,
+    /// A deadline on a clock base the runtime's clock cannot read (a custom [`Clock`]
+    /// without bases; see [`Clock::base_now`]).
+    ///
+    /// [`Clock`]: crate::Clock
+    /// [`Clock::base_now`]: crate::Clock::base_now
+    NoClockBase(crate::ClockId),
 }
 
 impl Error {
@@ -64,6 +70,7 @@ impl Error {
             | Error::ValueOutOfRange
             | Error::IntervalOutOfRange
             | Error::NoSuchShard { .. }
+            | Error::NoClockBase(_)
             | Error::Config { .. } => Errno::INVAL.raw_os_error(),
             Error::QuotaExceeded { .. } | Error::HandlesExhausted => Errno::AGAIN.raw_os_error(),
             Error::ShutDown => Errno::SHUTDOWN.raw_os_error(),
@@ -98,6 +105,9 @@ impl fmt::Display for Error {
                 )
             }
             Error::HandlesExhausted => write!(f, "no unused timer handle is left"),
+            Error::NoClockBase(base) => {
+                write!(f, "the runtime's clock cannot read the {base:?} clock base")
+            }
         }
     }
 }

@@ -92,6 +92,7 @@ compile_error!(
      core crate `callwheel` is portable"
 );
 
+mod bases;
 pub mod clock;
 mod config;
 mod counted;
@@ -113,6 +114,8 @@ mod sys;
 pub mod timer;
 mod tolerance;
 
+#[cfg(all(test, not(callwheel_loom)))]
+mod bases_tests;
 #[cfg(all(test, not(callwheel_loom)))]
 mod drop_tests;
 #[cfg(all(test, callwheel_loom))]

@@ -6,13 +6,18 @@
 //! wake-up any driver asked for as soon as every driver is asleep and no deferred callback
 //! runs: a discrete-event simulation whose time moves only through the timers.
 //!
+//! It has clock bases, as the kernel's clocks do: it is one base itself (monotonic unless
+//! made with [`ManualClock::on_base`]) and reads the others at fixed distances from its own
+//! reading, which [`ManualClock::set_base`] changes as setting the wall clock changes the
+//! realtime clock's distance from the monotonic one.
+//!
 //! The clock always uses `std`'s primitives (never loom's): it is for tests of the runtime,
 //! not part of the model-checked shard code.
 
 use std::io;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crate::clock::{Clock, Waiter, Wake};
+use crate::clock::{Clock, ClockId, Waiter, Wake};
 
 #[derive(Debug, Default)]
 struct Slot {
@@ -32,6 +37,10 @@ struct State {
     sets: u64,
     jumps: u64,
     slots: Vec<Slot>,
+    /// The base this clock's own readings are (`None`: monotonic).
+    base: Option<ClockId>,
+    /// How far each base reads from this clock's own reading, by `ClockId as usize`.
+    offsets: [i128; 3],
 }
 
 impl State {
@@ -95,11 +104,34 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
-    /// A clock reading `start`, with auto-advance off.
+    /// A clock reading `start`, with auto-advance off. It is the monotonic base, and reads
+    /// the other bases as `start` too until [`ManualClock::set_base`] moves them.
     pub fn new(start: u64) -> ManualClock {
         let c = ManualClock::default();
         c.shared.lock().now = start;
         c
+    }
+
+    /// [`ManualClock::new`] as clock base `base` (a simulated wall clock, for a runtime on
+    /// the realtime clock).
+    pub fn on_base(base: ClockId, start: u64) -> ManualClock {
+        let c = ManualClock::new(start);
+        c.shared.lock().base = Some(base);
+        c
+    }
+
+    /// Sets clock base `base` to read `t`, as an administrator sets the wall clock: the
+    /// other bases keep their readings, and every waiter reports [`Wake::ClockSet`]. Setting
+    /// this clock's own base is [`ManualClock::set`].
+    pub fn set_base(&self, base: ClockId, t: u64) {
+        let mut s = self.shared.lock();
+        if s.base.unwrap_or(ClockId::Monotonic) == base {
+            drop(s);
+            return self.set(t);
+        }
+        s.offsets[base as usize] = i128::from(t) - i128::from(s.now);
+        s.sets += 1;
+        self.shared.changed.notify_all();
     }
 
     /// Moves time forward by `ns` (saturating at `u64::MAX`).
@@ -110,9 +142,17 @@ impl ManualClock {
     }
 
     /// Sets the time to `t`, forwards or backwards, as an administrator sets the wall clock:
-    /// every waiter reports [`Wake::ClockSet`].
+    /// the other clock bases keep their readings, and every waiter reports
+    /// [`Wake::ClockSet`].
     pub fn set(&self, t: u64) {
         let mut s = self.shared.lock();
+        let moved = i128::from(t) - i128::from(s.now);
+        let own = s.base.unwrap_or(ClockId::Monotonic) as usize;
+        for (b, offset) in s.offsets.iter_mut().enumerate() {
+            if b != own {
+                *offset -= moved;
+            }
+        }
         s.now = t;
         s.sets += 1;
         self.shared.changed.notify_all();
@@ -172,6 +212,20 @@ impl Clock for ManualClock {
 
     fn simulated(&self) -> bool {
         true
+    }
+
+    fn base(&self) -> Option<ClockId> {
+        Some(self.shared.lock().base.unwrap_or(ClockId::Monotonic))
+    }
+
+    fn base_now(&self, base: ClockId) -> Option<u64> {
+        let s = self.shared.lock();
+        let reading = i128::from(s.now) + s.offsets[base as usize];
+        Some(u64::try_from(reading.max(0)).unwrap_or(u64::MAX))
+    }
+
+    fn sets(&self) -> u64 {
+        self.shared.lock().sets
     }
 
     fn busy(&self, started: bool) {

@@ -25,36 +25,62 @@ impl Shared {
         core: &Counted<TimerCore>,
         state: &mut TimerState,
         dest: &mut ShardState,
-        src: Option<&mut ShardState>,
+        mut src: Option<&mut ShardState>,
         arm: Arm,
     ) -> Result<bool, Error> {
         let was_pending = state.pending.is_some();
+        if arm.base.is_some() {
+            // Before anything changes: a refusal leaves the timer as it was.
+            dest.reserve_based()?;
+        }
         // Same shard, one-shot to one-shot: move the window in place, keeping the handle.
+        let mut moved_in_place = false;
         if let (None, Some(h), None, None) = (&src, state.pending, state.periodic, arm.periodic) {
-            if dest.wheel.reset(h, arm.deadline, arm.tolerance).is_some() {
-                state.deadline = arm.deadline;
-                state.tolerance = arm.tolerance;
-                return Ok(true);
-            }
+            moved_in_place = dest.wheel.reset(h, arm.deadline, arm.tolerance).is_some();
         }
-        let value = core.clone();
-        let handle = match arm.periodic {
-            Some((period, missed)) => {
-                dest.wheel
-                    .start_periodic(arm.deadline, period, arm.tolerance, missed, value)?
+        if !moved_in_place {
+            let value = core.clone();
+            let handle = match arm.periodic {
+                Some((period, missed)) => {
+                    dest.wheel
+                        .start_periodic(arm.deadline, period, arm.tolerance, missed, value)?
+                }
+                None => dest.wheel.start_with(arm.deadline, arm.tolerance, value)?,
+            };
+            if let Some(old) = state.pending.replace(handle) {
+                match &mut src {
+                    Some(src) => drop(src.wheel.stop(old)),
+                    None => drop(dest.wheel.stop(old)),
+                }
             }
-            None => dest.wheel.start_with(arm.deadline, arm.tolerance, value)?,
-        };
-        if let Some(old) = state.pending.replace(handle) {
-            match src {
-                Some(src) => drop(src.wheel.stop(old)),
-                None => drop(dest.wheel.stop(old)),
-            }
+            state.periodic = arm.periodic;
         }
-        state.periodic = arm.periodic;
         state.deadline = arm.deadline;
         state.tolerance = arm.tolerance;
+        state.base = arm.base;
+        // The list of timers on other clock bases follows the arming: off the shard it left,
+        // onto the one it is on when its deadline is on another base.
+        match src {
+            Some(src) => src.unlist(core),
+            None if arm.base.is_none() => dest.unlist(core),
+            None => {}
+        }
+        if arm.base.is_some() {
+            dest.list(core);
+        }
         Ok(was_pending)
+    }
+
+    /// `arm` with the key of a deadline on another clock base computed again, under the lock
+    /// of the shard it goes to: a clock set after the caller's computation, whose
+    /// re-evaluation that shard may already have made, cannot leave it with a stale key.
+    fn fresh(&self, mut arm: Arm) -> Arm {
+        if let Some((base, ns)) = arm.base {
+            if let Ok(key) = crate::bases::key_on(&*self.clock, base, ns, self.now()) {
+                arm.deadline = key;
+            }
+        }
+        arm
     }
 
     /// Marks the driver of `st` for waking when the window `[deadline, end]`'s aim comes
@@ -109,7 +135,7 @@ impl Shared {
                 if core.abandoned() {
                     return Ok(state.pending.is_some());
                 }
-                let was = Self::place(core, &mut state, &mut st, None, arm)?;
+                let was = Self::place(core, &mut state, &mut st, None, self.fresh(arm))?;
                 (was, Self::needs_wake(&mut st, deadline, end))
             } else {
                 let (mut src, mut dst) = self.lock_two(cur, dest);
@@ -124,7 +150,7 @@ impl Shared {
                 if core.abandoned() {
                     return Ok(state.pending.is_some());
                 }
-                let was = Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
+                let was = Self::place(core, &mut state, &mut dst, Some(&mut src), self.fresh(arm))?;
                 core.shard.store(dest, Ordering::Release);
                 (was, Self::needs_wake(&mut dst, deadline, end))
             };
@@ -147,6 +173,8 @@ impl Shared {
             // only be early), which costs less than waking it now to re-plan.
             drop(st.wheel.stop(h));
             state.periodic = None;
+            state.base = None;
+            st.unlist(core);
             Stop::Cancelled
         } else if state.running > 0 {
             Stop::Running
@@ -215,10 +243,11 @@ impl Shared {
                 tolerance: state.tolerance,
                 shard: Some(dest),
                 periodic: state.periodic,
+                base: state.base,
             };
             let (deadline, end) = (arm.deadline, arm.deadline.saturating_add(arm.tolerance));
             debug_assert!(src.wheel.len() > 0, "{h:?} pending on an empty wheel");
-            Self::place(core, &mut state, &mut dst, Some(&mut src), arm)?;
+            Self::place(core, &mut state, &mut dst, Some(&mut src), self.fresh(arm))?;
             core.shard.store(dest, Ordering::Release);
             let wake = Self::needs_wake(&mut dst, deadline, end);
             drop((state, src, dst));

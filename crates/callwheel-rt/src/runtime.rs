@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use callwheel::Wheel;
 use callwheel::{Budget, Timers};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, Waiter};
 use crate::config::{Builder, Config};
 use crate::counted::Counted;
 use crate::pool::{self, Pool};
@@ -47,7 +47,16 @@ pub(crate) struct Shared {
     /// The latest reading handed out by [`Shared::now`] or seen by a driver (clamped), so it
     /// never goes backwards either and never lags a driver.
     pub(crate) last_now: AtomicU64,
+    /// Clock sets heard by the runtime (its set watcher, its drivers' waiters): with the
+    /// clock's own count, what makes the shards re-evaluate timers on other clock bases.
+    pub(crate) sets: AtomicU64,
+    /// The thread watching for clock sets and its waiter, once a timer was armed on another
+    /// clock base (see the `bases` module). A plain std mutex also under loom.
+    pub(crate) watcher: std::sync::Mutex<Option<SetWatcher>>,
 }
+
+/// The running clock-set watcher: its waiter (to wake it at shutdown) and its thread.
+pub(crate) type SetWatcher = (Arc<dyn Waiter>, JoinHandle<()>);
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -78,6 +87,8 @@ impl Shared {
             shutdown: AtomicBool::new(false),
             watchers: std::sync::Mutex::new(Vec::new()),
             last_now: AtomicU64::new(0),
+            sets: AtomicU64::new(0),
+            watcher: std::sync::Mutex::new(None),
         })
     }
 
@@ -378,6 +389,18 @@ impl Drop for Runtime {
             // A driver or worker that panicked has nothing left to clean up.
             let _ = t.join();
         }
+        // The clock-set watcher, if one was started, leaves its loop when woken after the
+        // shutdown flag went up.
+        let watcher = self
+            .shared
+            .watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((waiter, thread)) = watcher {
+            waiter.wake();
+            let _ = thread.join();
+        }
         // Drop every pending timer: their callbacks may hold timers, which hold the shared
         // state, and would otherwise keep it alive in a cycle. A closed shard takes no new
         // arming, and its timers forget theirs when next asked (they hold the shard's lock
@@ -386,7 +409,12 @@ impl Drop for Runtime {
             let old = {
                 let mut st = self.shared.lock_shard(i);
                 st.closed = true;
-                std::mem::replace(&mut st.wheel, Wheel::new())
+                for core in &st.based {
+                    core.based_at
+                        .store(crate::bases::UNLISTED, Ordering::Relaxed);
+                }
+                let based = std::mem::take(&mut st.based);
+                (std::mem::replace(&mut st.wheel, Wheel::new()), based)
             };
             // Outside the lock: dropping the timers' callbacks runs user code (`Drop`), which
             // may use a timer of this shard, or panic.

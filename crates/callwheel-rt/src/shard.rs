@@ -20,6 +20,12 @@ pub(crate) struct ShardState {
     pub(crate) clamp: Clamp,
     /// The runtime has been dropped and the wheel emptied: no arming is taken any more.
     pub(crate) closed: bool,
+    /// The timers pending here on another clock base than the runtime clock's (the `bases`
+    /// module), each knowing its place (`TimerCore::based_at`).
+    pub(crate) based: Vec<Counted<TimerCore>>,
+    /// The count of clock sets (the clock's own and the runtime's watcher's) at the last
+    /// re-evaluation of `based`.
+    pub(crate) sets_seen: u64,
 }
 
 /// One shard.
@@ -41,6 +47,8 @@ impl Shard {
                 lead: Lead::ZERO,
                 clamp: Clamp::default(),
                 closed: false,
+                based: Vec::new(),
+                sets_seen: 0,
             }),
             waiter,
             counters: Counters::default(),

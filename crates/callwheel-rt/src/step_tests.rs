@@ -25,11 +25,11 @@ pub(crate) fn shared(clock: &ManualClock, shards: usize, k: u64) -> Arc<Shared> 
     Arc::new(Shared::new(Arc::new(clock.clone()), shards, k, Tolerance::EXACT, None).unwrap())
 }
 
-type Log = Arc<StdMutex<Vec<(usize, Fire)>>>;
+pub(crate) type Log = Arc<StdMutex<Vec<(usize, Fire)>>>;
 
 /// A timer on `shard` that logs its firings with `tag`. It is detached, so a test may drop
 /// its handle (the step logic, not cancellation on drop, is under test here).
-fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log) -> Timer {
+pub(crate) fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log) -> Timer {
     let log = Arc::clone(log);
     let t = Timer::owned(
         s.new_timer(shard, Exec::Direct, move |_, f| {
@@ -42,7 +42,7 @@ fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log) -> Timer 
     t
 }
 
-fn tags(log: &Log) -> Vec<usize> {
+pub(crate) fn tags(log: &Log) -> Vec<usize> {
     log.lock().unwrap().iter().map(|(t, _)| *t).collect()
 }
 

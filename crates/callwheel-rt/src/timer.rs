@@ -19,8 +19,9 @@ use std::time::Duration;
 
 use callwheel::{Handle, Missed};
 
+use crate::clock::ClockId;
 use crate::counted::Counted;
-use crate::deadline::Deadline;
+use crate::deadline::{Deadline, Resolved};
 use crate::instant::saturating_ns;
 use crate::runtime::Shared;
 use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
@@ -92,6 +93,10 @@ pub(crate) struct TimerState {
     pub(crate) tolerance: u64,
     /// The pending arming's period and policy, when periodic.
     pub(crate) periodic: Option<(u64, Missed)>,
+    /// The clock base and its reading the pending arming's deadline stands for, when on
+    /// another base than the runtime clock's (its `deadline` is then the key the `bases`
+    /// module computed, re-evaluated when a clock is set).
+    pub(crate) base: Option<(ClockId, u64)>,
     /// Callbacks taken for running (queued or running) and not yet finished. Which of them a
     /// given thread holds is that thread's own record (the `runs` module).
     pub(crate) running: usize,
@@ -109,6 +114,7 @@ impl TimerState {
     pub(crate) fn forget_arming(&mut self) {
         self.pending = None;
         self.periodic = None;
+        self.base = None;
     }
 }
 
@@ -126,6 +132,9 @@ pub(crate) struct TimerCore<F: ?Sized = Callback> {
     pub(crate) handles: AtomicUsize,
     /// [`Timer::detach`] was called: dropping the handles cancels nothing.
     pub(crate) detached: AtomicBool,
+    /// The timer's place in its shard's list of timers armed on other clock bases, or
+    /// `bases::UNLISTED`; changed only under that shard's lock.
+    pub(crate) based_at: AtomicUsize,
     /// Last, so that the sized core coerces to the unsized one.
     pub(crate) callback: F,
 }
@@ -148,6 +157,7 @@ impl TimerCore {
             idle: Condvar::new(),
             handles: AtomicUsize::new(1),
             detached: AtomicBool::new(false),
+            based_at: AtomicUsize::new(crate::bases::UNLISTED),
             callback,
         };
         Counted::<TimerCore>::try_new(core, |p| p).ok_or(Error::Wheel(callwheel::Error::NoMemory))
@@ -178,10 +188,14 @@ impl fmt::Debug for TimerCore {
 /// What to arm: one window, optionally periodic, optionally on a chosen shard.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Arm {
+    /// The deadline on the runtime's clock (for a deadline on another base, its key: see the
+    /// `bases` module).
     pub(crate) deadline: u64,
     pub(crate) tolerance: u64,
     pub(crate) shard: Option<usize>,
     pub(crate) periodic: Option<(u64, Missed)>,
+    /// The clock base and its reading the deadline stands for, when on another base.
+    pub(crate) base: Option<(ClockId, u64)>,
 }
 
 /// A timer of a [`Runtime`](crate::Runtime): cheap to clone (all clones are the same timer),
@@ -289,11 +303,13 @@ impl Timer {
     /// # Errors
     ///
     /// [`Error::Wheel`] when the shard's wheel refuses it, [`Error::ShutDown`] after the runtime
-    /// is gone.
+    /// is gone, [`Error::NoClockBase`] for a deadline on a clock base the runtime's clock
+    /// cannot read ([`Deadline::on`]), [`Error::Io`] when the thread that hears clock sets
+    /// cannot be started (the first arming on another base starts it).
     pub fn start_at(&self, deadline: impl Into<Deadline>) -> Result<bool, Error> {
-        let deadline = self.resolve(deadline.into());
+        let (deadline, base) = self.resolve(deadline.into())?;
         let tolerance = self.default_tolerance(deadline);
-        self.arm(deadline, tolerance, None, None)
+        self.arm(deadline, tolerance, None, None, base)
     }
 
     /// Arms the timer `after` from now (see [`Timer::start_at`]).
@@ -302,9 +318,27 @@ impl Timer {
     ///
     /// As [`Timer::start_at`].
     pub fn start_after(&self, after: Duration) -> Result<bool, Error> {
-        let deadline = self.shared.now().saturating_add(saturating_ns(after));
+        let after = saturating_ns(after);
+        // On a wall-clock runtime a relative timer runs on the monotonic clock, as POSIX and
+        // Linux run relative `CLOCK_REALTIME` timers: setting the wall clock does not move it.
+        let clock = &*self.shared.clock;
+        if clock.base() == Some(ClockId::Realtime) {
+            if let Some(mono) = clock.base_now(ClockId::Monotonic) {
+                let ns = mono.saturating_add(after);
+                let deadline = Shared::key_for(&self.shared, ClockId::Monotonic, ns)?;
+                let tolerance = self.shared.tolerance.for_interval(after);
+                return self.arm(
+                    deadline,
+                    tolerance,
+                    None,
+                    None,
+                    Some((ClockId::Monotonic, ns)),
+                );
+            }
+        }
+        let deadline = self.shared.now().saturating_add(after);
         let tolerance = self.default_tolerance(deadline);
-        self.arm(deadline, tolerance, None, None)
+        self.arm(deadline, tolerance, None, None, None)
     }
 
     /// Arms the timer with window `[deadline, deadline + tolerance]`, on `shard` (`None`: the
@@ -320,8 +354,8 @@ impl Timer {
         tolerance: Duration,
         shard: Option<usize>,
     ) -> Result<bool, Error> {
-        let deadline = self.resolve(deadline.into());
-        self.arm(deadline, saturating_ns(tolerance), shard, None)
+        let (deadline, base) = self.resolve(deadline.into())?;
+        self.arm(deadline, saturating_ns(tolerance), shard, None, base)
     }
 
     /// Arms the timer periodically: first at `first`, then every `period` after the previous
@@ -367,8 +401,8 @@ impl Timer {
         } else {
             tolerance
         };
-        let first = self.resolve(first.into());
-        self.arm(first, tolerance, shard, Some((period, missed)))
+        let (first, base) = self.resolve(first.into())?;
+        self.arm(first, tolerance, shard, Some((period, missed)), base)
     }
 
     /// Gives the timer up: it is no longer cancelled when its last handle is dropped, so it
@@ -394,6 +428,7 @@ impl Timer {
         tolerance: u64,
         shard: Option<usize>,
         periodic: Option<(u64, Missed)>,
+        base: Option<(ClockId, u64)>,
     ) -> Result<bool, Error> {
         self.shared.arm(
             &self.core,
@@ -402,12 +437,20 @@ impl Timer {
                 tolerance,
                 shard,
                 periodic,
+                base,
             },
         )
     }
 
-    fn resolve(&self, deadline: Deadline) -> u64 {
-        deadline.resolve(&*self.shared.clock)
+    /// The deadline on the runtime's clock, and the base reading it stands for when it is on
+    /// another clock base. [`Error::NoClockBase`] for a base the clock cannot read.
+    fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error> {
+        match deadline.resolve(&*self.shared.clock) {
+            Resolved::Own(ns) => Ok((ns, None)),
+            Resolved::Base(base, ns) => {
+                Ok((Shared::key_for(&self.shared, base, ns)?, Some((base, ns))))
+            }
+        }
     }
 
     /// Cancels the pending arming, if any. Never waits. After the runtime is dropped there is
