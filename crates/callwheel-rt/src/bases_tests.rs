@@ -137,8 +137,12 @@ fn a_periodic_wall_timer_keeps_its_wall_deadlines_across_a_set() {
     assert_eq!(s.step(0).sleep, Some(Some(2_200)));
     clock.advance(1_100);
     assert_eq!(s.step(0).fired, 1);
+    // Its firing speaks of the wall clock it was armed on.
     let fires = log.lock().unwrap().clone();
-    assert_eq!(fires[1].1.deadline, 2_200);
+    assert_eq!(
+        (fires[1].1.deadline, fires[1].1.now),
+        (WALL + 200, WALL + 200)
+    );
     assert_eq!(s.step(0).sleep, Some(Some(2_300)));
     assert_eq!(listed(&s, 0), 1, "a periodic timer stays listed");
 }
@@ -200,20 +204,22 @@ fn a_clock_without_bases_refuses_another_base_and_takes_its_own() {
         Err(Error::NoClockBase(ClockId::Realtime))
     ));
     assert!(!t.is_pending(), "a refused arming changes nothing");
-    // A manual clock is its own base (monotonic unless told): that base is its own clock.
-    let clock = ManualClock::on_base(ClockId::Realtime, WALL);
+    // A deadline on the runtime clock's own base is one of its readings.
+    let clock = ManualClock::new(1_000);
     let s = shared(&clock, 1, 64);
     let t = logging_timer(&s, 0, 1, &log);
-    t.start_at(Deadline::on(ClockId::Realtime, WALL + 5))
-        .unwrap();
+    t.start_at(Deadline::on(ClockId::Monotonic, 1_005)).unwrap();
     assert_eq!(listed(&s, 0), 0);
-    assert_eq!(s.step(0).sleep, Some(Some(WALL + 5)));
+    assert_eq!(s.step(0).sleep, Some(Some(1_005)));
 }
 
 #[test]
 fn on_a_wall_clock_runtime_relative_timers_run_on_the_monotonic_clock() {
+    // The shards run on the wall clock's monotonic base (reading WALL too, at first): the
+    // runtime clock's own readings are wall deadlines, on the realtime base.
     let clock = ManualClock::on_base(ClockId::Realtime, WALL);
     let s = shared(&clock, 1, 64);
+    assert_eq!(s.clock.base(), Some(ClockId::Monotonic));
     let log = Log::default();
     let relative = logging_timer(&s, 0, 1, &log);
     let absolute = logging_timer(&s, 0, 2, &log);
@@ -222,18 +228,25 @@ fn on_a_wall_clock_runtime_relative_timers_run_on_the_monotonic_clock() {
     assert_eq!(
         listed(&s, 0),
         1,
-        "the relative timer is on the monotonic base"
+        "the wall deadline is on the realtime base"
     );
     assert_eq!(s.step(0).sleep, Some(Some(WALL + 500)));
-    // The wall clock jumps 10,000 ahead: the absolute deadline has passed, the relative one
-    // is still 500 of elapsed time away.
+    // The wall clock jumps 10,000 ahead: the wall deadline has passed, the relative one is
+    // still 500 of elapsed time away.
     clock.set(WALL + 10_000);
     assert_eq!(s.step(0).fired, 1);
     assert_eq!(tags(&log), [2]);
-    assert_eq!(s.step(0).sleep, Some(Some(WALL + 10_500)));
-    clock.advance(499);
-    assert_eq!(s.step(0).fired, 0);
-    clock.advance(1);
+    assert_eq!(s.step(0).sleep, Some(Some(WALL + 500)));
+    // Now back 20,000: a wall deadline 500 ahead of the wall clock waits 500; the relative
+    // timer fires on time, unmoved.
+    absolute.start_at(at(WALL + 10_500)).unwrap();
+    clock.set(WALL - 10_000);
+    assert_eq!(s.step(0).sleep, Some(Some(WALL + 500)));
+    clock.advance(500);
     assert_eq!(s.step(0).fired, 1);
     assert_eq!(tags(&log), [2, 1]);
+    assert_eq!(s.step(0).sleep, Some(Some(WALL + 20_500)));
+    clock.advance(20_000);
+    assert_eq!(s.step(0).fired, 1);
+    assert_eq!(tags(&log), [2, 1, 2]);
 }

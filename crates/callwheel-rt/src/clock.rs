@@ -5,7 +5,8 @@
 //! says which happened — or that the clock was set, so absolute timers must be re-evaluated.
 //!
 //! [`SystemClock`] is the kernel's: `CLOCK_MONOTONIC`, `CLOCK_BOOTTIME` (counts suspend) or
-//! `CLOCK_REALTIME`. Its waiters:
+//! `CLOCK_REALTIME` (a runtime given it sleeps on its monotonic base: the `steady` module; a
+//! realtime waiter then only hears clock sets, for timers on other clock bases). Its waiters:
 //!
 //! | clock | sleep | early wake-up | clock set |
 //! |---|---|---|---|
@@ -162,6 +163,13 @@ pub trait Clock: Send + Sync + Debug + 'static {
         0
     }
 
+    /// A waiter whose deadlines are readings of clock base `base` rather than of this clock,
+    /// or `None` when this clock cannot make one (the default). A runtime on the wall clock
+    /// sleeps on its monotonic base ([`Config::clock`](crate::Config::clock)).
+    fn waiter_on(&self, _base: ClockId) -> Option<io::Result<Box<dyn Waiter>>> {
+        None
+    }
+
     /// A waiter whose `wait` returns [`Wake::ClockSet`] when a kernel clock base is set, for a
     /// clock whose own waiters cannot tell (the monotonic and boottime clocks'): the runtime
     /// runs it on a thread of its own, started when a timer is first armed on another base.
@@ -233,14 +241,14 @@ impl Clock for SystemClock {
         base.read().ok()
     }
 
+    fn waiter_on(&self, base: ClockId) -> Option<io::Result<Box<dyn Waiter>>> {
+        Some(SystemClock::new(base).waiter())
+    }
+
     fn set_watcher(&self) -> io::Result<Option<Box<dyn Waiter>>> {
         // A realtime timerfd armed with `TFD_TIMER_CANCEL_ON_SET` hears every set of the wall
         // clock, and the kernel reports a resume from suspend (which moves the boottime and
-        // realtime clocks against the monotonic one) the same way. A realtime runtime's own
-        // waiters already hear it.
-        if self.id == ClockId::Realtime {
-            return Ok(None);
-        }
+        // realtime clocks against the monotonic one) the same way.
         SystemClock::new(ClockId::Realtime).waiter().map(Some)
     }
 

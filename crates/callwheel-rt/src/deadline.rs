@@ -81,16 +81,17 @@ impl Deadline {
         Deadline::on(ClockId::Realtime, ns)
     }
 
-    /// The deadline for `clock`: its own reading, or a reading of another of its bases.
-    pub(crate) fn resolve(self, clock: &dyn Clock) -> Resolved {
+    /// The deadline for `clock`, whose readings a runtime configured with a clock of base
+    /// `own` takes as its own: a reading of `clock`, or of another of its bases.
+    pub(crate) fn resolve(self, clock: &dyn Clock, own: Option<ClockId>) -> Resolved {
         match self.0 {
-            // An `Instant` is a monotonic reading: on a real wall-clock runtime it stays one,
-            // so setting the wall clock does not move it.
-            Repr::Instant(at) if clock.base() == Some(ClockId::Realtime) && !clock.simulated() => {
-                Resolved::Base(ClockId::Monotonic, crate::instant::monotonic_ns(at))
-            }
             Repr::Instant(at) => Resolved::Own(clock.ns_at(at)),
-            Repr::ClockNs(ns) => Resolved::Own(ns),
+            // A runtime on the wall clock runs its shards on the monotonic base (the `steady`
+            // module): its own readings are then wall-clock deadlines.
+            Repr::ClockNs(ns) => match own {
+                Some(own) if clock.base() != Some(own) => Resolved::Base(own, ns),
+                _ => Resolved::Own(ns),
+            },
             Repr::Base(base, ns) if clock.base() == Some(base) => Resolved::Own(ns),
             Repr::Base(base, ns) => Resolved::Base(base, ns),
         }

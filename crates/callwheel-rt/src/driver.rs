@@ -41,6 +41,9 @@ pub(crate) struct Step {
 pub(crate) struct Scratch {
     due: Vec<Expired<Counted<TimerCore>>>,
     lateness: Vec<u64>,
+    /// For each expiry in `due`, the clock base and its reading its deadline stood for, when
+    /// it was armed on another base: its [`Fire`] speaks of that clock.
+    bases: Vec<Option<(ClockId, u64)>>,
     /// Room for the driver thread's record of the runs it holds (the `runs` module), adopted
     /// by the thread when it starts.
     runs: Vec<usize>,
@@ -60,6 +63,7 @@ impl Scratch {
         let refused = |_| Error::Wheel(callwheel::Error::NoMemory);
         scratch.due.try_reserve_exact(n).map_err(refused)?;
         scratch.lateness.try_reserve_exact(n).map_err(refused)?;
+        scratch.bases.try_reserve_exact(n).map_err(refused)?;
         scratch.runs = runs::reserved(n)?;
         Ok(scratch)
     }
@@ -68,7 +72,7 @@ impl Scratch {
 #[cfg(test)]
 impl Scratch {
     pub(crate) fn is_empty(&self) -> bool {
-        self.due.is_empty() && self.lateness.is_empty()
+        self.due.is_empty() && self.lateness.is_empty() && self.bases.is_empty()
     }
 }
 
@@ -85,8 +89,8 @@ impl Shared {
     pub(crate) fn step_with(self: &Arc<Self>, i: usize, scratch: &mut Scratch) -> Step {
         let shard = &self.shards[i];
         let late = scratch.late.take();
-        let due = &mut scratch.due;
-        debug_assert!(due.is_empty() && scratch.lateness.is_empty());
+        let (due, bases) = (&mut scratch.due, &mut scratch.bases);
+        debug_assert!(due.is_empty() && scratch.lateness.is_empty() && bases.is_empty());
         let (now, sleep) = {
             let mut st = self.lock_shard(i);
             let now = {
@@ -114,6 +118,7 @@ impl Shared {
             }
             for e in due.iter() {
                 let mut state = sync::lock(&e.value.state);
+                bases.push(state.base.filter(|_| state.pending == Some(e.handle)));
                 if state.pending == Some(e.handle) {
                     // The wheel re-armed a periodic timer by the same rule (the core's, the
                     // only copy): its next deadline, or none after its last firing.
@@ -159,11 +164,26 @@ impl Shared {
         let fired = due.len();
         // Lateness is recorded after the callbacks are dispatched, so it adds nothing to theirs.
         let lateness = &mut scratch.lateness;
-        for e in due.drain(..) {
+        // One reading per clock base for the whole batch, as for the shard's own clock.
+        let mut readings: [Option<u64>; 3] = [None; 3];
+        for (e, base) in due.drain(..).zip(bases.drain(..)) {
             lateness.push(now.saturating_sub(e.deadline));
+            let (deadline, at) = match base {
+                // Armed on another clock base: its deadline and the time in that clock's
+                // readings (the key's distance when the base cannot be read again).
+                Some((b, ns)) => {
+                    let reading = *readings[b as usize].get_or_insert_with(|| {
+                        self.clock
+                            .base_now(b)
+                            .unwrap_or(ns.saturating_add(now.saturating_sub(e.deadline)))
+                    });
+                    (ns, reading)
+                }
+                None => (e.deadline, now),
+            };
             let fire = Fire {
-                deadline: e.deadline,
-                now,
+                deadline,
+                now: at,
                 overruns: e.overruns,
                 shard: i,
             };

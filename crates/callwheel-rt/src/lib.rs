@@ -109,6 +109,7 @@ mod runtime;
 pub mod set;
 mod shard;
 mod stats;
+mod steady;
 mod sync;
 mod sys;
 pub mod timer;

@@ -192,22 +192,34 @@ impl ManualClock {
     }
 }
 
-impl Clock for ManualClock {
-    fn now(&self) -> u64 {
-        self.shared.lock().now
-    }
-
-    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
+impl ManualClock {
+    /// A waiter whose deadlines are readings of `base` (`None`: of this clock).
+    fn new_waiter(&self, base: Option<ClockId>) -> Box<dyn Waiter> {
         let mut s = self.shared.lock();
         let sets_seen = s.sets;
         s.slots.push(Slot {
             sets_seen,
             ..Slot::default()
         });
-        Ok(Box::new(ManualWaiter {
+        Box::new(ManualWaiter {
             shared: Arc::clone(&self.shared),
             index: s.slots.len() - 1,
-        }))
+            base,
+        })
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> u64 {
+        self.shared.lock().now
+    }
+
+    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
+        Ok(self.new_waiter(None))
+    }
+
+    fn waiter_on(&self, base: ClockId) -> Option<io::Result<Box<dyn Waiter>>> {
+        Some(Ok(self.new_waiter(Some(base))))
     }
 
     fn simulated(&self) -> bool {
@@ -247,11 +259,22 @@ impl Clock for ManualClock {
 struct ManualWaiter {
     shared: Arc<Shared>,
     index: usize,
+    /// The clock base its deadlines are readings of (`None`: the clock's own).
+    base: Option<ClockId>,
 }
 
 impl Waiter for ManualWaiter {
     fn wait(&self, until: Option<u64>) -> io::Result<Wake> {
         let mut s = self.shared.lock();
+        // A deadline on another base, as this clock's reading: exact until the next set, which
+        // ends the wait (`Wake::ClockSet`) before the two can disagree.
+        let until = match self.base {
+            Some(b) => until.map(|t| {
+                let own = i128::from(t) - s.offsets[b as usize];
+                u64::try_from(own.max(0)).unwrap_or(u64::MAX)
+            }),
+            None => until,
+        };
         s.slots[self.index].waiting = true;
         s.slots[self.index].until = until;
         let wake = loop {

@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use callwheel::Wheel;
 use callwheel::{Budget, Timers};
 
-use crate::clock::{Clock, Waiter};
+use crate::clock::{Clock, ClockId, Waiter};
 use crate::config::{Builder, Config};
 use crate::counted::Counted;
 use crate::pool::{self, Pool};
@@ -36,7 +36,12 @@ pub(crate) trait OnShutdown: Send + Sync {
 /// The part of the runtime that timers and drivers share.
 pub(crate) struct Shared {
     pub(crate) shards: Vec<Shard>,
+    /// The clock the shards run on: the configured one, or its monotonic base for a wall
+    /// clock (the `steady` module).
     pub(crate) clock: Arc<dyn Clock>,
+    /// The configured clock's base: whose readings `Deadline::from_clock_ns` and
+    /// `Runtime::now_ns` speak of.
+    pub(crate) own_base: Option<ClockId>,
     pub(crate) tolerance: Tolerance,
     pub(crate) budget: Budget,
     pub(crate) pool: Option<Arc<Pool<Deferred>>>,
@@ -75,12 +80,15 @@ impl Shared {
         tolerance: Tolerance,
         pool: Option<Arc<Pool<Deferred>>>,
     ) -> Result<Shared, Error> {
+        let own_base = clock.base();
+        let clock = crate::steady::steady(clock);
         let shards = (0..shards)
             .map(|_| Ok(Shard::new(clock.waiter()?, stats::new_histogram()?)))
             .collect::<Result<Vec<_>, Error>>()?;
         Ok(Shared {
             shards,
             clock,
+            own_base,
             tolerance,
             budget: Budget::steps(k),
             pool,
@@ -332,15 +340,25 @@ impl Runtime {
         self.shared.shards.len()
     }
 
-    /// The clock's reading in nanoseconds since its epoch, never below an earlier one: the
-    /// unit of [`Deadline::from_clock_ns`](crate::Deadline::from_clock_ns) and
-    /// [`Fire`]'s fields.
+    /// The clock's reading in nanoseconds since its epoch: the unit of
+    /// [`Deadline::from_clock_ns`](crate::Deadline::from_clock_ns) and of [`Fire`]'s fields
+    /// for timers armed with it. Never below an earlier reading, except on a runtime given
+    /// the wall clock, whose readings go back when the wall clock is set back (its shards run
+    /// on the monotonic clock, and its readings are wall-clock deadlines).
     pub fn now_ns(&self) -> u64 {
-        self.shared.now()
+        match self.shared.own_base {
+            Some(own) if self.shared.clock.base() != Some(own) => self
+                .shared
+                .clock
+                .base_now(own)
+                .unwrap_or_else(|| self.shared.now()),
+            _ => self.shared.now(),
+        }
     }
 
-    /// The clock's reading at `at` ([`Clock::ns_at`]): exact on the monotonic clock, by
-    /// distance from now on the others. For comparing an `Instant` with [`Fire`]'s fields.
+    /// The shards' clock's reading at `at` ([`Clock::ns_at`]): exact on the monotonic clock
+    /// (which a runtime given the wall clock runs on), by distance from now on the others.
+    /// For comparing an `Instant` with [`Fire`]'s fields of a timer armed with one.
     pub fn ns_at(&self, at: std::time::Instant) -> u64 {
         self.shared.clock.ns_at(at)
     }

@@ -53,9 +53,11 @@ pub enum Stop {
 /// What a callback is told about its firing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fire {
-    /// The deadline it fired for, in clock nanoseconds.
+    /// The deadline it fired for, in nanoseconds of the clock it was armed on: the runtime's
+    /// clock, or the clock base of a [`Deadline::on`] (and, on a runtime given the wall
+    /// clock, of [`Deadline::from_clock_ns`]).
     pub deadline: u64,
-    /// The (clamped) clock reading at the wake-up that fired it.
+    /// That clock's reading at the wake-up that fired it (the runtime clock's clamped).
     pub now: u64,
     /// For a periodic timer, the whole periods this firing missed; 0 otherwise.
     pub overruns: u64,
@@ -319,23 +321,6 @@ impl Timer {
     /// As [`Timer::start_at`].
     pub fn start_after(&self, after: Duration) -> Result<bool, Error> {
         let after = saturating_ns(after);
-        // On a wall-clock runtime a relative timer runs on the monotonic clock, as POSIX and
-        // Linux run relative `CLOCK_REALTIME` timers: setting the wall clock does not move it.
-        let clock = &*self.shared.clock;
-        if clock.base() == Some(ClockId::Realtime) {
-            if let Some(mono) = clock.base_now(ClockId::Monotonic) {
-                let ns = mono.saturating_add(after);
-                let deadline = Shared::key_for(&self.shared, ClockId::Monotonic, ns)?;
-                let tolerance = self.shared.tolerance.for_interval(after);
-                return self.arm(
-                    deadline,
-                    tolerance,
-                    None,
-                    None,
-                    Some((ClockId::Monotonic, ns)),
-                );
-            }
-        }
         let deadline = self.shared.now().saturating_add(after);
         let tolerance = self.default_tolerance(deadline);
         self.arm(deadline, tolerance, None, None, None)
@@ -445,7 +430,7 @@ impl Timer {
     /// The deadline on the runtime's clock, and the base reading it stands for when it is on
     /// another clock base. [`Error::NoClockBase`] for a base the clock cannot read.
     fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error> {
-        match deadline.resolve(&*self.shared.clock) {
+        match deadline.resolve(&*self.shared.clock, self.shared.own_base) {
             Resolved::Own(ns) => Ok((ns, None)),
             Resolved::Base(base, ns) => {
                 Ok((Shared::key_for(&self.shared, base, ns)?, Some((base, ns))))
