@@ -390,6 +390,12 @@ impl Timer {
         self.arm(first, tolerance, shard, Some((period, missed)), base)
     }
 
+    /// Arms the timer, exactly, for `at` on the clock the runtime's shards run on (for the
+    /// runtime's own users of that clock: timer sets).
+    pub(crate) fn start_on_shards_clock(&self, at: u64) -> Result<bool, Error> {
+        self.arm(at, 0, None, None, None)
+    }
+
     /// Gives the timer up: it is no longer cancelled when its last handle is dropped, so it
     /// fires as armed (a one-shot timer once, a periodic one until the runtime is dropped).
     /// Fire-and-forget. The callback's `&Timer` can still stop it.

@@ -761,3 +761,40 @@ fn dropping_the_set_waits_for_its_callback_running_on_the_driver() {
         "the drop returned mid-callback"
     );
 }
+
+/// A set's timers are relative: on a runtime given a (simulated) wall clock they count elapsed
+/// time, and setting the wall clock forward or back moves none of them.
+#[test]
+fn on_a_wall_clock_runtime_a_set_ignores_sets_of_the_wall_clock() {
+    let clock = ManualClock::on_base(callwheel_rt::ClockId::Realtime, 1_000 * MS);
+    let rt = runtime(&clock);
+    let set = TimerSet::new(&rt).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    set.set_callback(move || {
+        let _ = tx.lock().unwrap().send(());
+    });
+    let h = set.create(ms(10), Duration::ZERO, 1).unwrap();
+    clock.set(5_000 * MS);
+    // The runtime's own timer (which wakes the set) must not fire for a wall-clock move.
+    assert!(
+        rx.recv_timeout(Duration::from_millis(50)).is_err(),
+        "woken by the set forward"
+    );
+    assert_eq!(set.get(h).unwrap().remaining, ms(10), "not moved forward");
+    clock.set(10 * MS);
+    assert_eq!(set.get(h).unwrap().remaining, ms(10), "not moved back");
+    clock.advance(10 * MS);
+    // Only the runtime's timer can tell the set now: no call of the set catches up here.
+    assert_eq!(
+        rx.recv_timeout(PATIENCE),
+        Ok(()),
+        "woken after 10 ms of elapsed time"
+    );
+    assert_eq!(set.reap().map(|(h2, _)| h2), Some(h));
+    assert_eq!(
+        rt.stats()[0].fired,
+        1,
+        "the runtime's timer fired once, at 10 ms"
+    );
+}

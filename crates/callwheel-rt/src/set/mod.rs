@@ -112,7 +112,7 @@ use crate::config::check_tolerance;
 use crate::runtime::OnShutdown;
 use crate::sync::Ordering;
 use crate::sys::EventFd;
-use crate::{Deadline, Error, Exec, Runtime, Timer};
+use crate::{Error, Exec, Runtime, Timer};
 
 pub use handle::TimerHandle;
 use table::Table;
@@ -198,10 +198,7 @@ impl Inner {
             st.armed = match next {
                 // A runtime that is gone cannot arm: the queue then moves only when the set is
                 // called (every call catches up with the clock).
-                Some(at) => os
-                    .start_with(Deadline::from_clock_ns(at), Duration::ZERO, None)
-                    .ok()
-                    .map(|_| at),
+                Some(at) => os.start_on_shards_clock(at).ok().map(|_| at),
                 None => {
                     if st.armed.is_some() {
                         let _ = os.stop();
@@ -302,7 +299,7 @@ impl TimerSet {
             check_tolerance(tolerance)?;
         }
         let tolerance = config.tolerance.unwrap_or(rt.shared.tolerance);
-        let table = Table::new(config.quota, tolerance, config.missed, rt.now_ns())?;
+        let table = Table::new(config.quota, tolerance, config.missed, rt.shared.now())?;
         let inner = Arc::new(Inner {
             state: Mutex::new(State {
                 table,
@@ -499,8 +496,10 @@ impl TimerSet {
         lock(&self.inner.state).table.check()
     }
 
-    /// The runtime clock's reading, in nanoseconds since its epoch (the unit of
-    /// [`Reaped::deadline`]).
+    /// The reading of the clock the set counts in, in nanoseconds since its epoch (the unit
+    /// of [`Reaped::deadline`]): the runtime's clock, or its monotonic base on a runtime given
+    /// the wall clock (a set's timers are relative and never move with a set of the wall
+    /// clock).
     pub fn now_ns(&self) -> u64 {
         self.os.shared.now()
     }
