@@ -17,8 +17,30 @@ use callwheel_schemes::ordered_list::OrderedList;
 /// own [`Timers::start_with`](callwheel::Timers::start_with) (the production [`Wheel`] coalesces within the window, the exact
 /// schemes fire at its start). The addition to [`Scheme`] is the pair
 /// [`Backing::load_limit`] / [`Backing::resized`], by which a scheme of fixed shape (a hashed
-/// wheel's bucket count) grows with the table's pool.
+/// wheel's bucket count) grows with the table's pool, and the old callout's search
+/// ([`Backing::SEARCHED_BY_UNTIMEOUT`]).
 pub trait Backing: Scheme<u32> + Sized {
+    /// `true` for 4.4BSD's `calltodo` ([`DifferentialList`]): the table keeps no hash of
+    /// (function, argument), and `untimeout(func, arg)` searches the scheme's list from its
+    /// head with [`Backing::search`], as the kernel did before Costello & Varghese. `false`,
+    /// the default: `untimeout` finds its callout through the table's chained hash, in O(1)
+    /// expected.
+    const SEARCHED_BY_UNTIMEOUT: bool = false;
+
+    /// When [`Backing::SEARCHED_BY_UNTIMEOUT`]: the first pending record, in firing order,
+    /// that `matches` accepts, and how many entries the walk skipped before it (all of them
+    /// when none matches). The default finds nothing.
+    fn search<F: FnMut(u32) -> bool>(&self, matches: F) -> (Option<u32>, u64) {
+        let _ = matches;
+        (None, 0)
+    }
+
+    /// Entries this scheme's starts have skipped, in all, walking a list to find their place
+    /// (the old `calltodo`'s insert); 0 for a scheme whose start walks nothing.
+    fn entries_skipped(&self) -> u64 {
+        0
+    }
+
     /// How many pending timers this scheme holds before its costs start to grow with their
     /// number (a hashed wheel: a small multiple of its buckets). When the table holds more,
     /// it asks [`Backing::resized`] for a larger scheme and moves its callouts there.
@@ -47,8 +69,22 @@ macro_rules! exact_backing {
     )*};
 }
 
+/// The old callout: `untimeout` walks `calltodo` from its head, and the starts count what
+/// they skip.
+impl Backing for DifferentialList<u32> {
+    const SEARCHED_BY_UNTIMEOUT: bool = true;
+
+    fn search<F: FnMut(u32) -> bool>(&self, mut matches: F) -> (Option<u32>, u64) {
+        let (found, skipped) = DifferentialList::search(self, |&idx| matches(idx));
+        (found.copied(), skipped)
+    }
+
+    fn entries_skipped(&self) -> u64 {
+        DifferentialList::entries_skipped(self)
+    }
+}
+
 exact_backing!(
-    DifferentialList<u32>,
     OrderedList<u32>,
     HierarchicalWheel<u32>,
     BinaryHeap<u32>,

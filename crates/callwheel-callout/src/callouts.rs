@@ -70,6 +70,13 @@ pub struct Stats {
     pub resizes: u64,
     /// Calls to [`Callouts::callout_process`]: the tickless mode's event-timer interrupts.
     pub events: u64,
+    /// Entries that setting and cancelling callouts traversed to find a place or a callout
+    /// (Costello & Varghese's Table II counts them as `t` and `h`). On the old `calltodo`
+    /// ([`Backing::SEARCHED_BY_UNTIMEOUT`]): the entries each insert into the list (`timeout`,
+    /// `setcallout`, ...) skipped before its place, and those each `untimeout` skipped before
+    /// its match (every entry on a miss). Through the hash: the chain entries each
+    /// `untimeout` compared. Cancelling by handle: none.
+    pub traversed: u64,
 }
 
 /// A handler ready to run, taken out of the table.
@@ -268,7 +275,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
 
     /// The counters.
     pub fn stats(&self) -> Stats {
-        self.stats
+        let mut stats = self.stats;
+        stats.traversed += self.scheme.entries_skipped();
+        stats
     }
 
     /// The backing scheme, for inspection.
@@ -702,6 +711,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             handle: Handle,
         }
         let pending = self.scheme.len();
+        // The walks the old scheme took stay counted when it is replaced.
+        let skipped = self.scheme.entries_skipped();
         // Whatever happens, do not try again before the callouts have doubled.
         self.resize_at = pending.saturating_mul(2);
         let mut fresh = match self.scheme.resized(pending) {
@@ -748,6 +759,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             }
         }
         self.scheme = fresh;
+        self.stats.traversed += skipped;
         self.resize_at = self.scheme.load_limit();
         self.stats.resizes += 1;
     }
@@ -783,7 +795,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// `timeout(func, arg, ticks)`: runs `call` `ticks` ticks from now (`ticks <= 0` counts as
-    /// 1). The callout can be cancelled only by `untimeout(call)`.
+    /// 1). The callout can be cancelled only by `untimeout(call)`. On a hashing backing it goes
+    /// on the (function, argument) hash too (O(1)); on the old `calltodo` it is only placed in
+    /// the list, by a walk from the head.
     ///
     /// # Errors
     ///
@@ -792,22 +806,73 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// cannot hold the deadline. Nothing changes on error.
     pub fn timeout(&mut self, call: C, ticks: i64) -> Result<(), Error> {
         let idx = self.oneshot(call, ticks)?;
-        self.pool.hash_insert(idx);
+        self.pool.records[idx as usize].by_timeout = true;
+        if !S::SEARCHED_BY_UNTIMEOUT {
+            self.pool.hash_insert(idx);
+        }
         Ok(())
     }
 
-    /// `untimeout(func, arg)`: cancels the oldest pending `timeout` of `call`. Returns whether
-    /// one was pending. Callouts set by `setcallout` are not found here (cancel them by handle).
+    /// `untimeout(func, arg)`: cancels one pending `timeout` of `call`. Returns whether one was
+    /// pending. Callouts set by `setcallout` are not found here (cancel them by handle).
+    ///
+    /// On a hashing backing (Costello & Varghese's) the callout is found through the
+    /// (function, argument) hash, in O(1) expected, and it is the oldest: the one set first.
+    /// On the old `calltodo` ([`Backing::SEARCHED_BY_UNTIMEOUT`]) it is 4.4BSD's search, a walk
+    /// from the head of the list that stops at the first match, in O(n): the one due first
+    /// (set first among equal deadlines). The two differ only when one `call` is pending twice
+    /// with different deadlines.
     pub fn untimeout(&mut self, call: C) -> bool {
-        match self.pool.hash_find(&call) {
-            Some(idx) => {
-                self.disarm(idx);
-                self.pool.hash_remove(idx);
-                self.pool.release(idx);
-                true
-            }
-            None => false,
+        let found = if S::SEARCHED_BY_UNTIMEOUT {
+            self.search_calltodo(&call)
+        } else {
+            let (found, compared) = self.pool.hash_find(&call);
+            self.stats.traversed += compared;
+            found
+        };
+        let Some(idx) = found else {
+            return false;
+        };
+        self.disarm(idx);
+        if self.pool.records[idx as usize].hashed {
+            self.pool.hash_remove(idx);
         }
+        self.pool.release(idx);
+        true
+    }
+
+    /// 4.4BSD's `untimeout` search for the `timeout` record of `call`: first the callouts
+    /// `softclock` has taken off the list and not yet handed out (they were the list's head,
+    /// where the kernel's `softclock` leaves the next one until it runs), then the scheme's
+    /// list from its head. Counts the entries skipped.
+    fn search_calltodo(&mut self, call: &C) -> Option<u32> {
+        let Callouts {
+            scheme,
+            pool,
+            batch,
+            stats,
+            ..
+        } = self;
+        let records = &pool.records;
+        let matches = |idx: u32| {
+            let r = &records[idx as usize];
+            r.by_timeout && r.call.as_ref() == Some(call)
+        };
+        let mut skipped = 0;
+        for &idx in batch.iter() {
+            // Entries cancelled since the batch was taken are no longer there.
+            if records[idx as usize].sched != Sched::Due {
+                continue;
+            }
+            if matches(idx) {
+                stats.traversed += skipped;
+                return Some(idx);
+            }
+            skipped += 1;
+        }
+        let (found, walked) = scheme.search(matches);
+        stats.traversed += skipped + walked;
+        found
     }
 
     /// `setcallout(func, arg, ticks)`: like `timeout`, but returns a handle that cancels this
@@ -886,6 +951,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             }
             if r.hashed && r.kind != Some(Kind::OneShot) {
                 return Err("a persistent record is hashed");
+            }
+            if r.by_timeout && r.kind != Some(Kind::OneShot) {
+                return Err("a record not made by timeout is marked so");
+            }
+            if r.hashed != (r.by_timeout && !S::SEARCHED_BY_UNTIMEOUT) {
+                return Err("a timeout record's hashing disagrees with the backing");
             }
         }
         if pending != self.scheme.len() {

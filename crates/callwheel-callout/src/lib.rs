@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | [`Callouts::hardclock`] | `ticks += 1`; if nothing is due, `softticks` follows (fast path) | O(1) |
 //! | [`Callouts::softclock`] | catches up, at most `MAX_SOFTCLOCK_STEPS` steps at a stretch | O(1) per callout |
-//! | [`Callouts::timeout`] / [`Callouts::untimeout`] | by (function, argument), through a chained hash | O(1) expected |
+//! | [`Callouts::timeout`] / [`Callouts::untimeout`] | by (function, argument), through a chained hash (on the old `calltodo`: `untimeout` walks the list from its head, as 4.4BSD's did) | O(1) expected |
 //! | [`Callouts::setcallout`] / [`Callouts::unsetcallout`] | by [`Handle`] (index + generation + the table's identity) | O(1) |
 //! | `callout_init`, `callout_reset`, [`Callouts::callout_reset_sbt_on`], `callout_stop`, `callout_drain`, `callout_pending`, `callout_active`, `callout_deactivate` | FreeBSD's `struct callout` | O(1) |
 //! | [`Callouts::callout_async_drain`] | stop without waiting; a drain call after a running handler returns | O(1) |

@@ -73,7 +73,9 @@ pub(crate) struct Record<C> {
     /// FreeBSD's `CALLOUT_ACTIVE`.
     pub(crate) active: bool,
     pub(crate) call: Option<C>,
-    /// In the (function, argument) hash: made by `timeout`.
+    /// Made by `timeout`: `untimeout` may cancel it.
+    pub(crate) by_timeout: bool,
+    /// In the (function, argument) hash (a `timeout` record of a table that hashes).
     pub(crate) hashed: bool,
     pub(crate) prev: u32,
     pub(crate) next: u32,
@@ -88,6 +90,7 @@ impl<C> Record<C> {
             running: false,
             active: false,
             call: None,
+            by_timeout: false,
             hashed: false,
             prev: NIL,
             next: NIL,
@@ -174,6 +177,7 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         r.running = false;
         r.active = false;
         r.call = call;
+        r.by_timeout = false;
         r.hashed = false;
         self.live += 1;
         Ok(idx)
@@ -209,6 +213,7 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         r.kind = None;
         r.sched = Sched::Idle;
         r.call = None;
+        r.by_timeout = false;
         r.running = false;
         r.active = false;
         self.live -= 1;
@@ -286,10 +291,11 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         self.hashed -= 1;
     }
 
-    /// The oldest hashed record for `call`. The whole chain is walked whatever is found, so
-    /// cancelling a callout that does not exist costs what cancelling one that does costs.
-    pub(crate) fn hash_find(&self, call: &C) -> Option<u32> {
+    /// The oldest hashed record for `call`, and the chain entries compared (the whole chain:
+    /// cancelling a callout that does not exist costs what cancelling one that does costs).
+    pub(crate) fn hash_find(&self, call: &C) -> (Option<u32>, u64) {
         let mut found = None;
+        let mut compared = 0;
         let mut i = self.buckets[self.bucket(call)];
         while i != NIL {
             let r = &self.records[i as usize];
@@ -297,9 +303,10 @@ impl<C: Copy + Eq + Hash> Pool<C> {
                 // New records go in at the head, so the last match is the oldest.
                 found = Some(i);
             }
+            compared += 1;
             i = r.next;
         }
-        found
+        (found, compared)
     }
 
     /// Doubles the buckets and splits every chain in place, keeping each chain newest first.

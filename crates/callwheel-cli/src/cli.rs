@@ -43,6 +43,15 @@ pub enum Command {
     /// Reproduces Costello & Varghese's Table I and Figure 8: cancel + set one callout with N
     /// others outstanding, old callout against new (hash and handle interfaces).
     Table1(Table1Args),
+    /// Reproduces Costello & Varghese's Table II: instructions per call of hardclock,
+    /// softclock, timeout, untimeout, setcallout and unsetcallout, old and new, counted by
+    /// valgrind's callgrind (skipped when valgrind is not on PATH) and fitted to the paper's
+    /// forms.
+    Table2(Table2Args),
+    /// Runs every Table II point in this process, for callgrind (what `table2` runs under
+    /// valgrind).
+    #[command(hide = true)]
+    Table2Driver(Table2DriverArgs),
     /// Runs the papers' experiments and the peer comparison, writes a report with plots
     /// (default `report/REPORT.md`) and prints a summary.
     Repro(crate::repro::ReproArgs),
@@ -88,6 +97,25 @@ pub struct Table1Args {
     /// Directory for the plot (`table1.svg`).
     #[arg(long, value_name = "DIR", default_value = "report")]
     pub out: std::path::PathBuf,
+}
+
+/// The options of `callwheel table2`.
+#[derive(Debug, Args)]
+pub struct Table2Args {
+    /// Three points per line instead of five (a smoke test).
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for the plot (`table2.svg`, `table2.png`).
+    #[arg(long, value_name = "DIR", default_value = "report")]
+    pub out: std::path::PathBuf,
+}
+
+/// The options of the hidden `callwheel table2-driver`.
+#[derive(Debug, Args)]
+pub struct Table2DriverArgs {
+    /// Three points per line instead of five.
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// The options of the hidden `callwheel table1-one`.
@@ -193,6 +221,14 @@ pub fn run() -> ExitCode {
         Command::BenchOne(args) => bench_one(&args),
         Command::Table1(args) => table1_command(&args),
         Command::Table1One(args) => table1_one(&args),
+        Command::Table2(args) => table2_command(&args),
+        Command::Table2Driver(args) => match crate::table2::driver::run(args.quick) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Repro(args) => ExitCode::from(crate::repro::run(&args)),
         Command::Compare { a, b } => compare(&a, &b),
         Command::Latency(args) => crate::latency::command(&args),
@@ -432,6 +468,17 @@ fn table1_command(args: &Table1Args) -> ExitCode {
         );
     }
     if run_table1(&sizes, reps, &args.out) > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn table2_command(args: &Table2Args) -> ExitCode {
+    let mut failures = 0;
+    let (_, md) = crate::table2::section(args.quick, &args.out, &mut failures);
+    print!("{md}");
+    if failures > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

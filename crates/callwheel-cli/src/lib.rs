@@ -17,6 +17,7 @@
 //! | [`report`] | the tables |
 //! | [`sections`] | each workload's measurements and Markdown section, shared by `bench` and `repro` |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
+//! | [`table2`] | Costello & Varghese's Table II: instructions per timer function, counted by callgrind |
 //! | [`latency`] | `callwheel latency`: callwheel-rt timer lateness against a raw `clock_nanosleep` loop |
 //! | [`stress`] | `callwheel stress`: `start` latency while a mass expiry runs, and the count check |
 //! | [`sweep`] | `callwheel sweep`: requested against actual sleep (calloutng Figures 4–7) and the runtime's wake-up counts |
@@ -43,5 +44,6 @@ pub mod smol_pool;
 pub mod stress;
 pub mod sweep;
 pub mod table1;
+pub mod table2;
 /// The workloads, from the benchmark library (kept at this path for the tool's modules).
 pub use callwheel_bench::workload;

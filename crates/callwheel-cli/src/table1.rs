@@ -6,15 +6,19 @@
 //! N callouts at random times far in the future — in descending order, so the old list's
 //! build is O(N) rather than the O(N^2) of random order, without changing what is timed —
 //! then times `pairs` rounds of "cancel the extra callout, set it again one tick farther than
-//! before", and prints one line:
+//! before", and prints one line with the times, the bytes per callout and the entries each
+//! pair traversed (the table's `Stats::traversed`, counted, not timed):
 //!
 //! ```text
-//! callwheel-table1 samples=41.2,40.9,41.5 bytes=72.0
+//! callwheel-table1 samples=41.2,40.9,41.5 bytes=72.0 traversed=2000
 //! ```
 //!
-//! Farther than every other callout is the old list's worst case (its insert walks the whole
-//! list) and the paper's experiment; for the hashed wheel and the production wheel the time
-//! does not matter.
+//! The old callout is 4.4BSD's on the `calltodo` list: `untimeout(func, arg)` searches the
+//! list from its head and `timeout` walks it to the new callout's place. Farther than every
+//! other callout is the paper's experiment and both walks' worst case: each pair traverses 2N
+//! entries. The new callout finds the callout through the (function, argument) hash (one
+//! chain) or its handle, and its insert walks nothing; for the hashed wheel and the production
+//! wheel the time does not matter.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -39,7 +43,8 @@ pub const QUICK_SIZES: [u64; 3] = [0, 200, 1000];
 pub const MAX_N: u64 = 50_000_000;
 /// Timed pairs per repetition (the paper's 10,000).
 pub const PAIRS: u64 = 10_000;
-/// The old list's timed pairs are capped so that pairs * N stays near this many list steps.
+/// The old list's timed pairs are capped so that pairs * 2N (each pair walks the list twice:
+/// the search of `untimeout`, the insert of `timeout`) stays near this many list steps.
 pub const OLD_WORK: u64 = 200_000_000;
 /// The fewest timed pairs for the old list.
 pub const OLD_MIN_PAIRS: u64 = 200;
@@ -94,7 +99,7 @@ impl Interface {
     /// list at large N.
     pub fn pairs(self, n: u64) -> u64 {
         match self {
-            Interface::Old => (OLD_WORK / n.max(1)).clamp(OLD_MIN_PAIRS, PAIRS),
+            Interface::Old => (OLD_WORK / n.max(1).saturating_mul(2)).clamp(OLD_MIN_PAIRS, PAIRS),
             _ => PAIRS,
         }
     }
@@ -110,6 +115,9 @@ pub struct Measurement {
     pub samples: Vec<f64>,
     /// Bytes the table holds per outstanding callout (N > 0).
     pub bytes_per_callout: Option<f64>,
+    /// Entries traversed per (cancel + set) pair, counted (`Stats::traversed`): the old
+    /// list's walks, the hash chain's compared entries; the same in every repetition.
+    pub traversed: f64,
 }
 
 impl Measurement {
@@ -117,10 +125,11 @@ impl Measurement {
     pub fn to_line(&self) -> String {
         let samples: Vec<String> = self.samples.iter().map(|s| s.to_string()).collect();
         format!(
-            "{RESULT_TAG} samples={} bytes={}",
+            "{RESULT_TAG} samples={} bytes={} traversed={}",
             samples.join(","),
             self.bytes_per_callout
-                .map_or_else(|| "-".to_string(), |b| b.to_string())
+                .map_or_else(|| "-".to_string(), |b| b.to_string()),
+            self.traversed
         )
     }
 
@@ -130,7 +139,7 @@ impl Measurement {
         if words.next() != Some(RESULT_TAG) {
             return Err(format!("not a {RESULT_TAG} line: {line:?}"));
         }
-        let (mut samples, mut bytes) = (None, None);
+        let (mut samples, mut bytes, mut traversed) = (None, None, None);
         for word in words {
             let (key, value) = word
                 .split_once('=')
@@ -148,14 +157,24 @@ impl Measurement {
                             .map_err(|e| format!("bad bytes {value:?}: {e}"))?,
                     ))
                 }
+                "traversed" => {
+                    traversed = Some(
+                        value
+                            .parse()
+                            .map_err(|e| format!("bad traversed {value:?}: {e}"))?,
+                    )
+                }
                 _ => return Err(format!("unknown field {key:?}")),
             }
         }
-        match (samples, bytes) {
-            (Some(samples), Some(bytes_per_callout)) if !samples.is_empty() => Ok(Measurement {
-                samples,
-                bytes_per_callout,
-            }),
+        match (samples, bytes, traversed) {
+            (Some(samples), Some(bytes_per_callout), Some(traversed)) if !samples.is_empty() => {
+                Ok(Measurement {
+                    samples,
+                    bytes_per_callout,
+                    traversed,
+                })
+            }
             _ => Err(format!("incomplete result line {line:?}")),
         }
     }
@@ -164,9 +183,9 @@ impl Measurement {
 /// Runs one (interface, N) measurement in this process.
 pub fn measure(interface: Interface, n: u64, pairs: u64, reps: u32) -> Result<Measurement, String> {
     let mut samples = Vec::new();
-    let mut bytes = None;
+    let (mut bytes, mut traversed) = (None, 0.0);
     for _ in 0..reps {
-        let (ns, b) = match interface {
+        let (ns, b, t) = match interface {
             Interface::Old => one_rep(DifferentialList::new(), false, n, pairs)?,
             Interface::Hash | Interface::Handle => {
                 // Costello & Varghese size the callwheel to the callout table: a power of two
@@ -179,20 +198,23 @@ pub fn measure(interface: Interface, n: u64, pairs: u64, reps: u32) -> Result<Me
         };
         samples.push(ns);
         bytes = b;
+        traversed = t;
     }
     Ok(Measurement {
         samples,
         bytes_per_callout: bytes,
+        traversed,
     })
 }
 
-/// One repetition on a fresh table: returns ns per pair and bytes per outstanding callout.
+/// One repetition on a fresh table: returns ns per pair, bytes per outstanding callout and
+/// entries traversed per pair.
 fn one_rep<S: Backing>(
     scheme: S,
     handles: bool,
     n: u64,
     pairs: u64,
-) -> Result<(f64, Option<f64>), String> {
+) -> Result<(f64, Option<f64>, f64), String> {
     let config = Config {
         calloutsize: usize::try_from(n + 1).map_err(|_| "N does not fit in memory")?,
         ..Config::default()
@@ -219,6 +241,7 @@ fn one_rep<S: Backing>(
         table.timeout(extra, base).map_err(|e| e.to_string())?;
         None
     };
+    let traversed_before = table.stats().traversed;
     let start = Instant::now();
     for i in 1..=pairs as i64 {
         match handle {
@@ -241,6 +264,7 @@ fn one_rep<S: Backing>(
         }
     }
     let elapsed = start.elapsed();
+    let traversed = (table.stats().traversed - traversed_before) as f64 / pairs as f64;
     if table.pending() as u64 != n + 1 {
         return Err(format!(
             "{} callouts pending after the run, expected {}",
@@ -250,7 +274,7 @@ fn one_rep<S: Backing>(
     }
     let bytes = (n > 0).then(|| table.memory_bytes() as f64 / n as f64);
     black_box(&table);
-    Ok((elapsed.as_nanos() as f64 / pairs as f64, bytes))
+    Ok((elapsed.as_nanos() as f64 / pairs as f64, bytes, traversed))
 }
 
 /// Runs one measurement in a child process of this binary.
@@ -337,6 +361,56 @@ pub fn table(rows: &[Row]) -> String {
     out
 }
 
+/// The entries each (cancel + set) pair traversed, counted (N down, interfaces across).
+pub fn counts_table(rows: &[Row]) -> String {
+    let mut out = format!(
+        "| N |{}\n|---:|",
+        Interface::ALL.map(|i| format!(" {} |", i.label())).concat()
+    );
+    out.push_str(&"---:|".repeat(Interface::ALL.len()));
+    for row in rows {
+        let _ = write!(out, "\n| {} |", row.n);
+        for cell in &row.cells {
+            let _ = write!(
+                out,
+                " {} |",
+                cell.as_ref()
+                    .map_or("-".into(), |m| m.traversed.to_string())
+            );
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// The counted shape, one line per interface: the old callout's pairs traverse 2N entries
+/// (the insert walks to the tail, `untimeout`'s search to the match, which is last), the new
+/// interfaces' a number bounded whatever N.
+fn count_verdicts(rows: &[Row]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (i, iface) in Interface::ALL.iter().enumerate() {
+        let counted: Vec<(u64, f64)> = rows
+            .iter()
+            .filter_map(|r| r.cells[i].as_ref().ok().map(|m| (r.n, m.traversed)))
+            .collect();
+        let Some(&(n, t)) = counted.last() else {
+            continue;
+        };
+        let worst = counted.iter().map(|p| p.1).fold(0.0, f64::max);
+        let verdict = match (iface, counted.iter().all(|&(n, t)| t == 2.0 * n as f64)) {
+            (Interface::Old, true) => "2N at every N (timeout walks to its place, untimeout searches from the head), linear as in the paper".to_string(),
+            (Interface::Old, false) => "NOT 2N at every N".to_string(),
+            _ if worst <= 8.0 => format!("at most {worst} over every N, bounded as in the paper"),
+            _ => format!("up to {worst}: NOT bounded by a small constant"),
+        };
+        lines.push(format!(
+            "{}, entries traversed per pair: {t} at N = {n}: {verdict}",
+            iface.label()
+        ));
+    }
+    lines
+}
+
 /// What the table shows against the paper's claims, one line each.
 pub fn verdicts(rows: &[Row]) -> Vec<String> {
     let column = |i: usize| -> Vec<(u64, f64)> {
@@ -361,7 +435,7 @@ pub fn verdicts(rows: &[Row]) -> Vec<String> {
                 last.0,
                 last.1 / first.1,
                 if last.1 > 2.0 * first.1 {
-                    "grows with N, as in the paper"
+                    "grows with N, as in the paper (insert and search both walk the list)"
                 } else {
                     "does NOT grow with N"
                 }
@@ -410,6 +484,7 @@ pub fn verdicts(rows: &[Row]) -> Vec<String> {
             }
         ));
     }
+    lines.extend(count_verdicts(rows));
     lines
 }
 
@@ -491,8 +566,10 @@ pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (V
     md.push_str(&table(&rows));
     let _ = write!(
         md,
-        "\nTimed pairs: {PAIRS} per repetition; the old list {OLD_WORK} / N, clamped to [{OLD_MIN_PAIRS}, {PAIRS}] (its insert walks all N). Outstanding callouts are due in [2^30, 2^31) ticks, the timed one after all of them.\n"
+        "\nTimed pairs: {PAIRS} per repetition; the old list {OLD_WORK} / 2N, clamped to [{OLD_MIN_PAIRS}, {PAIRS}] (its insert and 4.4BSD's untimeout, a search from the list's head, each walk all N). Outstanding callouts are due in [2^30, 2^31) ticks, the timed one after all of them.\n\nEntries traversed per cancel + set, counted (the old list's walks, the hash chain's compared entries):\n\n"
     );
+    md.push_str(&counts_table(&rows));
+    md.push('\n');
     for line in verdicts(&rows) {
         let _ = writeln!(md, "- {line}");
     }

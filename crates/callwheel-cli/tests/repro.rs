@@ -50,7 +50,24 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
     ] {
         assert!(stdout.contains(name), "summary lacks {name}:\n{stdout}");
     }
+    // Table II: counted under callgrind where valgrind is installed, skipped (and said so)
+    // where it is not.
+    let valgrind = callwheel_cli::table2::valgrind().is_some();
+    if valgrind {
+        assert!(
+            stdout.contains("| table2 | untimeout (original) against t"),
+            "{stdout}"
+        );
+    } else {
+        assert!(
+            stdout.contains(
+                "| table2 | instruction counts by callgrind | skipped: valgrind is not on PATH |"
+            ),
+            "{stdout}"
+        );
+    }
     let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
+    assert!(report.contains("## Table II"), "report lacks Table II");
     for part in [
         "| CPU |",
         "| clocksource |",
@@ -104,6 +121,11 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
     };
     assert!(has("family", "ordered-list", "median_ns"));
     assert!(has("table1", "old", "median_ns"));
+    assert!(has("table1", "old", "traversed_per_pair"));
+    if valgrind {
+        assert!(has("table2", "untimeout original", "instructions"));
+        assert!(dir.join("table2.png").exists() && report.contains("(table2.png)"));
+    }
     assert!(has("peers", "delayqueue", "median_ns"));
     assert!(has("coalescing", "wheel", "optimum"));
     assert!(has("latency", "callwheel-rt", "wakeups"));

@@ -21,6 +21,12 @@ fn every_interface_measures_and_keeps_every_callout() {
             assert_eq!(m.samples.len(), 2);
             assert!(m.samples.iter().all(|s| s.is_finite() && *s > 0.0));
             assert_eq!(m.bytes_per_callout.is_some(), n > 0);
+            // Counted, not timed: the old list's pairs walk it twice, handles walk nothing.
+            match iface {
+                Interface::Old => assert_eq!(m.traversed, 2.0 * n as f64, "N = {n}"),
+                Interface::Handle | Interface::Wheel => assert_eq!(m.traversed, 0.0),
+                Interface::Hash => assert!(m.traversed <= 8.0, "N = {n}: {}", m.traversed),
+            }
         }
     }
 }
@@ -30,11 +36,13 @@ fn result_line_round_trips() {
     let m = Measurement {
         samples: vec![1.5, 2.25],
         bytes_per_callout: Some(48.0),
+        traversed: 2000.0,
     };
     assert_eq!(Measurement::from_line(&m.to_line()), Ok(m));
     let none = Measurement {
         samples: vec![3.0],
         bytes_per_callout: None,
+        traversed: 1.5,
     };
     assert_eq!(Measurement::from_line(&none.to_line()), Ok(none));
     for bad in [
@@ -44,6 +52,8 @@ fn result_line_round_trips() {
         "callwheel-table1 samples=1",
         "callwheel-table1 samples=x bytes=-",
         "callwheel-table1 samples=1 bytes=- extra=3",
+        "callwheel-table1 samples=1 bytes=- traversed=x",
+        "callwheel-table1 samples=1 bytes=-",
     ] {
         assert!(Measurement::from_line(bad).is_err(), "{bad:?} parsed");
     }
@@ -54,8 +64,9 @@ fn old_list_pairs_shrink_with_n_within_bounds() {
     assert_eq!(Interface::Old.pairs(0), table1::PAIRS);
     assert_eq!(Interface::Old.pairs(1000), table1::PAIRS);
     assert_eq!(
-        Interface::Old.pairs(1_000_000),
-        table1::OLD_WORK / 1_000_000
+        Interface::Old.pairs(100_000),
+        table1::OLD_WORK / 200_000,
+        "each pair walks the list twice"
     );
     assert_eq!(Interface::Old.pairs(u64::MAX), table1::OLD_MIN_PAIRS);
     assert_eq!(Interface::Handle.pairs(1_000_000), table1::PAIRS);
@@ -84,7 +95,7 @@ fn table1_command_prints_the_table_and_writes_the_plot() {
         .filter(|l| l.starts_with("| ") && !l.starts_with("| N"))
         .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
         .collect();
-    assert_eq!(rows.len(), 3, "{text}");
+    assert_eq!(rows.len(), 6, "the times, then the counts: {text}");
     for (row, n) in rows.iter().zip(["0", "50", "200"]) {
         assert_eq!(row[0], n);
         assert_eq!(row.len(), 6, "N + four interfaces + ratio: {row:?}");
@@ -92,7 +103,13 @@ fn table1_command_prints_the_table_and_writes_the_plot() {
             assert!(cell.parse::<f64>().is_ok(), "cell {cell:?} in {row:?}");
         }
     }
+    for (row, n) in rows[3..].iter().zip([0, 50, 200]) {
+        assert_eq!(row.len(), 5, "N + four interfaces: {row:?}");
+        assert_eq!(row[1], (2 * n).to_string(), "old: 2N entries per pair");
+        assert_eq!(&row[3..], ["0", "0"], "handles traverse nothing");
+    }
     assert!(text.contains("old callout:"), "{text}");
+    assert!(text.contains("2N at every N"), "{text}");
     assert!(text.contains("handle / hash:"), "{text}");
     let svg = std::fs::read_to_string(dir.join("table1.svg")).unwrap();
     assert!(svg.starts_with("<svg"));

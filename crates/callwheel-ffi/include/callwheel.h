@@ -3,7 +3,8 @@
  * setcallout/unsetcallout and FreeBSD's callout_reset_sbt_on family) for C programs.
  *
  * A table (cw_callouts) is one CPU's callout queue on one of three timer schemes:
- * CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout);
+ * CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout, and
+ * cw_untimeout searches it from its head, O(n));
  * CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel of 2^bits
  * buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one bucket per
  * pending callout whenever they outnumber the buckets twice, so a tick costs O(1) however far
@@ -179,7 +180,8 @@
 #define CW_C_PREL(n) ((int)((((unsigned)(n) + 1u) & 0x7fu) << 1))
 
 
-// Backing scheme: the old BSD callout, a differential list (setting a callout is O(n)).
+// Backing scheme: the old BSD callout, a differential list (setting a callout is O(n), and
+// cw_untimeout searches the list from its head, O(n), as 4.4BSD's untimeout did).
 #define CW_BACKING_LIST 0
 
 // Backing scheme: Costello and Varghese's callwheel, Scheme 6 (a hashed wheel of 2^bits
@@ -520,8 +522,11 @@ int cw_timeout(cw_callouts *cw,
                void *arg,
                int64_t ticks);
 
-// BSD's `untimeout(func, arg)`: cancels the oldest pending cw_timeout of (func, arg).
-// Cancelling one that does not exist costs the same as one that does.
+// BSD's `untimeout(func, arg)`: cancels one pending cw_timeout of (func, arg). On
+// CW_BACKING_HASHED and CW_BACKING_WHEEL it is found through a hash of (func, arg), and it is
+// the oldest (set first); cancelling one that does not exist costs the same as one that
+// does. On CW_BACKING_LIST it is 4.4BSD's search of the list from its head, which stops at
+// the first match: the one due first (set first among equal deadlines).
 //
 // Returns 1 if one was cancelled (it will not run), 0 if none was pending; CW_EINVAL for a
 // NULL table or `func`.

@@ -2,7 +2,8 @@
 //! setcallout/unsetcallout and FreeBSD's callout_reset_sbt_on family) for C programs.
 //!
 //! A table (cw_callouts) is one CPU's callout queue on one of three timer schemes:
-//! CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout);
+//! CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout, and
+//! cw_untimeout searches it from its head, O(n));
 //! CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel of 2^bits
 //! buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one bucket per
 //! pending callout whenever they outnumber the buckets twice, so a tick costs O(1) however far
@@ -177,7 +178,8 @@ use callwheel_callout::{flags, AsyncDrain, Callouts, Config, Error, Handle, Shar
 use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 
-/// Backing scheme: the old BSD callout, a differential list (setting a callout is O(n)).
+/// Backing scheme: the old BSD callout, a differential list (setting a callout is O(n), and
+/// cw_untimeout searches the list from its head, O(n), as 4.4BSD's untimeout did).
 pub const CW_BACKING_LIST: c_int = 0;
 /// Backing scheme: Costello and Varghese's callwheel, Scheme 6 (a hashed wheel of 2^bits
 /// unsorted buckets, with bits = ceil(log2(calloutsize)) kept between 8 and 20).
@@ -735,8 +737,11 @@ pub unsafe extern "C" fn cw_timeout(
     })
 }
 
-/// BSD's `untimeout(func, arg)`: cancels the oldest pending cw_timeout of (func, arg).
-/// Cancelling one that does not exist costs the same as one that does.
+/// BSD's `untimeout(func, arg)`: cancels one pending cw_timeout of (func, arg). On
+/// CW_BACKING_HASHED and CW_BACKING_WHEEL it is found through a hash of (func, arg), and it is
+/// the oldest (set first); cancelling one that does not exist costs the same as one that
+/// does. On CW_BACKING_LIST it is 4.4BSD's search of the list from its head, which stops at
+/// the first match: the one due first (set first among equal deadlines).
 ///
 /// Returns 1 if one was cancelled (it will not run), 0 if none was pending; CW_EINVAL for a
 /// NULL table or `func`.

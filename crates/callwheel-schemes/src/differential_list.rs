@@ -13,14 +13,18 @@
 //! | operation | cost |
 //! |---|---|
 //! | start (`timeout`) | O(n): walk from the head summing `c_time` |
-//! | stop (`untimeout` by handle) | O(1): fold the entry's `c_time` into its successor |
+//! | stop by handle | O(1): fold the entry's `c_time` into its successor |
+//! | [`DifferentialList::search`] (`untimeout(func, arg)`) | O(n): walk from the head to the first match |
 //! | per tick (`hardclock`) | O(1): decrement the head (tickless here: jump by the head's `c_time`) |
 //!
-//! Stopping by handle is O(1) here; the historical `untimeout(func, arg)` searched the list, and
-//! that search belongs to the callout layer, which can run on this structure.
+//! Stopping by handle is O(1) here; the historical `untimeout(func, arg)` had no handle and
+//! searched the list from its head, which is [`DifferentialList::search`]: the callout layer's
+//! `untimeout` on this structure is 4.4BSD's. Both walks count the entries they skip (the `t` of
+//! Costello & Varghese's Table II): [`DifferentialList::entries_skipped`] and the count `search`
+//! returns.
 
 use crate::arena::NIL;
-use crate::clock::{tick_driven_scheme, Core, Step, TickDriven};
+use crate::clock::{tick_driven_scheme, Core, Step, TickDriven, OVERDUE};
 use callwheel::Error;
 use callwheel::Tick;
 
@@ -32,6 +36,8 @@ pub struct DifferentialList<T> {
     core: Core<T>,
     /// The tick the head's `c_time` is counted from (the last `hardclock`).
     synced: Tick,
+    /// Entries the starts' walks have skipped, in all.
+    skipped: u64,
 }
 
 fn c_time<T>(core: &Core<T>, idx: u32) -> i64 {
@@ -48,6 +54,7 @@ impl<T> DifferentialList<T> {
         DifferentialList {
             core: Core::growing(1),
             synced: 0,
+            skipped: 0,
         }
     }
 
@@ -56,7 +63,38 @@ impl<T> DifferentialList<T> {
         Ok(DifferentialList {
             core: Core::new(1, Some(capacity))?,
             synced: 0,
+            skipped: 0,
         })
+    }
+
+    /// Entries that every start so far has skipped in its walk of `calltodo` before finding its
+    /// place: the sum of Table II's `t` over the `timeout` calls (a count, never a time).
+    pub fn entries_skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// 4.4BSD's `untimeout(func, arg)` search: walks the timers from the one due first (the
+    /// overdue queue, then `calltodo` from its head) and returns the first value `matches`
+    /// accepts — the one due first, the one started first among equal deadlines — with the
+    /// number of entries skipped before it (Table II's `t`; every entry when nothing matches).
+    /// Stop the timer found with its handle, which is O(1).
+    pub fn search<F: FnMut(&T) -> bool>(&self, mut matches: F) -> (Option<&T>, u64) {
+        let arena = &self.core.arena;
+        let mut skipped = 0;
+        for list in [OVERDUE, CALLTODO] {
+            let mut at = arena.first(list);
+            while at != NIL {
+                let node = arena.node(at);
+                if let Some(value) = node.value.as_ref() {
+                    if matches(value) {
+                        return (Some(value), skipped);
+                    }
+                }
+                skipped += 1;
+                at = node.next;
+            }
+        }
+        (None, skipped)
     }
 
     /// `hardclock()`: time has moved to `tick`; decrement the head by the elapsed ticks.
@@ -94,6 +132,7 @@ impl<T> TickDriven<T> for DifferentialList<T> {
     fn place(&mut self, idx: u32) {
         let mut rest = (self.core.arena.node(idx).expiry - self.synced) as i64;
         let mut at = self.core.arena.first(CALLTODO);
+        let mut skipped = 0;
         // Skip every entry due at or before the new one (equal deadlines: after them).
         while at != NIL {
             let c = c_time(&self.core, at);
@@ -101,8 +140,10 @@ impl<T> TickDriven<T> for DifferentialList<T> {
                 break;
             }
             rest -= c;
+            skipped += 1;
             at = self.core.arena.node(at).next;
         }
+        self.skipped += skipped;
         set_c_time(&mut self.core, idx, rest);
         if at == NIL {
             self.core.arena.push_back(CALLTODO, idx);

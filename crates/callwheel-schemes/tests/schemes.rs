@@ -261,3 +261,38 @@ conformance!(
         tickless: true,
     }
 );
+
+// 4.4BSD's `untimeout(func, arg)` on `calltodo`: a walk from the head to the first match, which
+// reports the entries it skipped; the starts report theirs.
+#[test]
+fn calltodo_search_finds_the_first_due_and_counts_what_it_skips() {
+    use callwheel::{Scheme, Timers};
+    let mut list = DifferentialList::new();
+    for (deadline, value) in [(30, 'c'), (10, 'a'), (20, 'b'), (20, 'x'), (40, 'a')] {
+        list.start(deadline, value).unwrap();
+    }
+    // Starts skip the entries due at or before theirs: 0, 0 (the head moves), 1, 2, 4.
+    assert_eq!(list.entries_skipped(), 7);
+    assert_eq!(
+        list.search(|&v| v == 'a'),
+        (Some(&'a'), 0),
+        "the head matches"
+    );
+    assert_eq!(
+        list.search(|&v| v == 'x'),
+        (Some(&'x'), 2),
+        "after (10 a), (20 b)"
+    );
+    assert_eq!(list.search(|&v| v == 'c'), (Some(&'c'), 3));
+    assert_eq!(
+        list.search(|&v| v == 'z'),
+        (None, 5),
+        "a miss walks every entry"
+    );
+    // An overdue timer (started at or before the cursor) fires first, so it is searched first.
+    list.advance_to(5, |_, _| {});
+    list.start(3, 'o').unwrap();
+    assert_eq!(list.search(|&v| v == 'o'), (Some(&'o'), 0));
+    assert_eq!(list.search(|&v| v == 'a'), (Some(&'a'), 1));
+    list.check_invariants().unwrap();
+}

@@ -69,6 +69,9 @@ pub struct Model {
     pending: Vec<Entry>,
     /// Handles in issue order: the sequence number each names.
     pub handles: Vec<u64>,
+    /// `untimeout` cancels the match due first (set first among equal deadlines), as 4.4BSD's
+    /// search of `calltodo` does; otherwise the match set first, as the hash does.
+    pub first_due: bool,
 }
 
 impl Model {
@@ -89,14 +92,15 @@ impl Model {
     }
 
     pub fn untimeout(&mut self, key: u8) -> bool {
-        let oldest = self
+        let first_due = self.first_due;
+        let found = self
             .pending
             .iter()
             .enumerate()
             .filter(|(_, e)| e.hashed && e.key == key)
-            .min_by_key(|(_, e)| e.seq)
+            .min_by_key(|(_, e)| (if first_due { e.deadline } else { 0 }, e.seq))
             .map(|(i, _)| i);
-        oldest.map(|i| self.pending.remove(i)).is_some()
+        found.map(|i| self.pending.remove(i)).is_some()
     }
 
     pub fn set(&mut self, key: u8, n: i64) {

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `family` | every scheme of Varghese & Lauck on W1 (cost vs N, the paper's Table I shape) and W3 |
 //! | `table1` | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
+//! | `table2` | Costello & Varghese's Table II: instructions per call of each timer function, counted by callgrind (skipped without valgrind) |
 //! | `cost-model` | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as the wheel's size M and the timers' interval T vary |
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
@@ -43,6 +44,8 @@ pub enum Experiment {
     Family,
     /// Table I / Figure 8 through the callout interfaces.
     Table1,
+    /// Table II: instructions per timer function, by callgrind.
+    Table2,
     /// Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model).
     CostModel,
     /// The production wheel against the in-process peers on W1–W5.
@@ -61,9 +64,10 @@ pub enum Experiment {
 
 impl Experiment {
     /// Every experiment, in report order.
-    pub const ALL: [Experiment; 9] = [
+    pub const ALL: [Experiment; 10] = [
         Experiment::Family,
         Experiment::Table1,
+        Experiment::Table2,
         Experiment::CostModel,
         Experiment::Peers,
         Experiment::Coalescing,
@@ -78,6 +82,7 @@ impl Experiment {
         match self {
             Experiment::Family => "family",
             Experiment::Table1 => "table1",
+            Experiment::Table2 => "table2",
             Experiment::CostModel => "cost-model",
             Experiment::Peers => "peers",
             Experiment::Coalescing => "coalescing",
@@ -324,6 +329,7 @@ pub fn run(args: &ReproArgs) -> u8 {
         let done = match e {
             Experiment::Family => papers::family(size, &args.out),
             Experiment::Table1 => papers::table1_experiment(size, &args.out),
+            Experiment::Table2 => papers::table2_experiment(size, &args.out),
             Experiment::CostModel => cost_model::cost_model(size, &args.out),
             Experiment::Peers => peers::peers(size),
             Experiment::Coalescing => coalescing::coalescing(size, &args.out),

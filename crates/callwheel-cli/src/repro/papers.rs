@@ -1,6 +1,6 @@
 //! The papers' experiments on the structures alone: the scheme family of Varghese & Lauck on W1
-//! (Table I's shape) and W3, and Costello & Varghese's Table I / Figure 8 through the callout
-//! interfaces.
+//! (Table I's shape) and W3, Costello & Varghese's Table I / Figure 8 through the callout
+//! interfaces, and their Table II by callgrind.
 
 use std::path::Path;
 
@@ -9,6 +9,7 @@ use crate::registry::{Role, SchemeInfo, SCHEMES};
 use crate::report;
 use crate::sections;
 use crate::table1;
+use crate::table2;
 
 use super::plots::{Chart, Series};
 use super::{Done, Size};
@@ -148,21 +149,56 @@ pub(super) fn table1_experiment(size: Size, out: &Path) -> Done {
     for row in &rows {
         for (iface, cell) in table1::Interface::ALL.iter().zip(&row.cells) {
             if let Ok(m) = cell {
+                let case = format!("N={}", row.n);
                 if let Some(s) = report::Summary::of(&m.samples) {
-                    done.figure(
-                        "table1",
-                        iface.name(),
-                        &format!("N={}", row.n),
-                        "median_ns",
-                        s.median,
-                    );
+                    done.figure("table1", iface.name(), &case, "median_ns", s.median);
                 }
+                done.figure(
+                    "table1",
+                    iface.name(),
+                    &case,
+                    "traversed_per_pair",
+                    m.traversed,
+                );
             }
         }
     }
     for line in table1::verdicts(&rows) {
         let (what, verdict) = line.split_once(": ").unwrap_or((line.as_str(), ""));
         done.find("table1", what.to_string(), verdict.to_string());
+    }
+    done
+}
+
+pub(super) fn table2_experiment(size: Size, out: &Path) -> Done {
+    let mut done = Done::default();
+    let mut failures = 0;
+    let (outcome, md) = table2::section(matches!(size, Size::Tiny), out, &mut failures);
+    done.failures = failures;
+    done.markdown.push_str(&md);
+    let measured = match outcome {
+        table2::Outcome::Measured(m) => m,
+        table2::Outcome::Skipped(why) => {
+            done.find(
+                "table2",
+                "instruction counts by callgrind".into(),
+                format!("skipped: {why}"),
+            );
+            return done;
+        }
+    };
+    for m in &measured {
+        let structure = format!("{} {}", m.line.function.name(), m.line.version.name());
+        for &(x, y) in &m.points {
+            let case = format!("{}={x}", m.line.var);
+            done.figure("table2", &structure, &case, "instructions", y);
+        }
+        let case = format!("fit in {}", m.line.var);
+        done.figure("table2", &structure, &case, "a", m.fit.a);
+        done.figure("table2", &structure, &case, "b", m.fit.b);
+    }
+    for (what, verdict) in table2::verdicts(&measured) {
+        done.find("table2", what, verdict);
     }
     done
 }

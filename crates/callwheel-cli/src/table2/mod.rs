@@ -1,0 +1,500 @@
+//! The Table II reproduction of Costello & Varghese: instructions executed by each timer
+//! function, counted by valgrind's callgrind, fitted to the paper's forms.
+//!
+//! The paper counts the instructions of the longest paths of `hardclock`, `softclock`,
+//! `timeout`, `untimeout`, `setcallout` and `unsetcallout` in the new kernel and the original,
+//! as a constant or a constant plus a cost per entry traversed (`t` entries of `calltodo`
+//! skipped, `h` non-matching entries of a hash chain, ...). Here each function of the callout
+//! table runs under callgrind in a child process (`callwheel table2-driver`, see [`driver`]) at
+//! several values of its variable, [`driver::CALLS`] calls per point; the inclusive
+//! count per call is fitted to `a + b·x` by least squares, and its shape (constant or linear
+//! in x) is set beside the paper's:
+//!
+//! | function | new version (paper) | original (paper) | variable here |
+//! |---|---|---|---|
+//! | `hardclock` | 37 | 34 + 11v | N outstanding (new); v overdue at the head of `calltodo` (original) |
+//! | `softclock` | 27 + 20i + 15j + 12k + 54m + 37n | 27 + 28e | m, n, k with i = 1, j = 0 (new); e (original) |
+//! | `timeout` | 81 | 46 + 11t | N (new); t skipped in the walk of `calltodo` (original) |
+//! | `untimeout` | 80 + 11h | 45 + 11t | h non-matching in the hash chain (new); t skipped in the search of `calltodo` (original) |
+//! | `setcallout` | 60 | | N |
+//! | `unsetcallout` | 55 | | N |
+//!
+//! Counts, not times: they do not depend on the machine's load. The counts include the few
+//! instructions of the call into the probe. Without `valgrind` on `PATH` the experiment is
+//! skipped, and says so.
+
+pub mod callgrind;
+pub mod driver;
+
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use driver::{Scenario, CALLS, POINT_TAG};
+
+pub use report::{charts, section, table, verdicts};
+
+/// The functions of Table II.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Function {
+    /// The clock interrupt.
+    Hardclock,
+    /// The software interrupt that runs due callouts.
+    Softclock,
+    /// Set a callout by (function, argument).
+    Timeout,
+    /// Cancel a callout by (function, argument).
+    Untimeout,
+    /// Set a callout, returning a handle.
+    Setcallout,
+    /// Cancel a callout by handle.
+    Unsetcallout,
+}
+
+impl Function {
+    /// Every function, in the paper's order.
+    pub const ALL: [Function; 6] = [
+        Function::Hardclock,
+        Function::Softclock,
+        Function::Timeout,
+        Function::Untimeout,
+        Function::Setcallout,
+        Function::Unsetcallout,
+    ];
+
+    /// The function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Function::Hardclock => "hardclock",
+            Function::Softclock => "softclock",
+            Function::Timeout => "timeout",
+            Function::Untimeout => "untimeout",
+            Function::Setcallout => "setcallout",
+            Function::Unsetcallout => "unsetcallout",
+        }
+    }
+}
+
+/// The paper's two columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// Costello & Varghese's callwheel: here `Callouts<HashedWheel>`.
+    New,
+    /// 4.4BSD's `calltodo`: here `Callouts<DifferentialList>`.
+    Original,
+}
+
+impl Version {
+    /// The column's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Version::New => "new",
+            Version::Original => "original",
+        }
+    }
+}
+
+/// One measured line: a function of one version against one variable.
+#[derive(Clone, Copy, Debug)]
+pub struct Line {
+    /// The function.
+    pub function: Function,
+    /// Which column.
+    pub version: Version,
+    /// The variable's letter (the paper's, or `N` for the callouts outstanding).
+    pub var: &'static str,
+    /// What the variable counts.
+    pub var_desc: &'static str,
+    /// The paper's count, as printed.
+    pub paper: &'static str,
+    /// The paper's count as `a + b·var` at this line's settings (`i` = 1, `j` = 0, the other
+    /// variables 0 but `m` = 1 for `k`).
+    pub paper_fit: (f64, f64),
+    /// The probe's name in the driver, after `table2_probe_`.
+    pub probe: &'static str,
+    /// The scenario that measures it.
+    pub scenario: Scenario,
+}
+
+/// A [`Line`] from (function, version), (variable, what it counts), (paper's count, as
+/// `a + b·var`), the probe and the scenario.
+const fn line(
+    (function, version): (Function, Version),
+    (var, var_desc): (&'static str, &'static str),
+    (paper, paper_fit): (&'static str, (f64, f64)),
+    probe: &'static str,
+    scenario: Scenario,
+) -> Line {
+    Line {
+        function,
+        version,
+        var,
+        var_desc,
+        paper,
+        paper_fit,
+        probe,
+        scenario,
+    }
+}
+
+const SOFTCLOCK_NEW: &str = "27 + 20i + 15j + 12k + 54m + 37n";
+
+/// Every line measured, in the paper's order.
+pub const LINES: [Line; 12] = {
+    use Function::*;
+    use Scenario::*;
+    use Version::*;
+    [
+        line(
+            (Hardclock, New),
+            ("N", "callouts outstanding"),
+            ("37", (37.0, 0.0)),
+            "hardclock_new",
+            NewOutstanding,
+        ),
+        line(
+            (Hardclock, Original),
+            ("v", "callouts overdue at the head of calltodo"),
+            ("34 + 11v", (34.0, 11.0)),
+            "hardclock_old",
+            OldOverdue,
+        ),
+        line(
+            (Softclock, New),
+            ("m", "timeouts expiring (i = 1)"),
+            (SOFTCLOCK_NEW, (47.0, 54.0)),
+            "softclock_new",
+            NewExpireTimeouts,
+        ),
+        line(
+            (Softclock, New),
+            ("n", "setcallouts expiring (i = 1)"),
+            (SOFTCLOCK_NEW, (47.0, 37.0)),
+            "softclock_new",
+            NewExpireHandles,
+        ),
+        line(
+            (Softclock, New),
+            ("k", "later callouts in the bucket (i = m = 1)"),
+            (SOFTCLOCK_NEW, (101.0, 12.0)),
+            "softclock_new",
+            NewBucket,
+        ),
+        line(
+            (Softclock, Original),
+            ("e", "callouts expiring"),
+            ("27 + 28e", (27.0, 28.0)),
+            "softclock_old",
+            OldExpire,
+        ),
+        line(
+            (Timeout, New),
+            ("N", "callouts outstanding"),
+            ("81", (81.0, 0.0)),
+            "timeout_new",
+            NewOutstanding,
+        ),
+        line(
+            (Timeout, Original),
+            ("t", "calltodo entries skipped"),
+            ("46 + 11t", (46.0, 11.0)),
+            "timeout_old",
+            OldList,
+        ),
+        line(
+            (Untimeout, New),
+            ("h", "non-matching entries in the hash chain"),
+            ("80 + 11h", (80.0, 11.0)),
+            "untimeout_new",
+            NewChain,
+        ),
+        line(
+            (Untimeout, Original),
+            ("t", "calltodo entries skipped"),
+            ("45 + 11t", (45.0, 11.0)),
+            "untimeout_old",
+            OldList,
+        ),
+        line(
+            (Setcallout, New),
+            ("N", "callouts outstanding"),
+            ("60", (60.0, 0.0)),
+            "setcallout_new",
+            NewOutstanding,
+        ),
+        line(
+            (Unsetcallout, New),
+            ("N", "callouts outstanding"),
+            ("55", (55.0, 0.0)),
+            "unsetcallout_new",
+            NewOutstanding,
+        ),
+    ]
+};
+
+/// The marker of the probes' names.
+const PROBE_MARKER: &str = "table2_probe_";
+
+/// A least-squares line `a + b·x` and how well it fits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fit {
+    /// The constant.
+    pub a: f64,
+    /// The cost per unit of the variable.
+    pub b: f64,
+    /// The coefficient of determination (1 when every point is on the line, or all are equal).
+    pub r2: f64,
+}
+
+impl Fit {
+    /// The least-squares line through `points` (x, y).
+    pub fn of(points: &[(f64, f64)]) -> Fit {
+        let n = points.len().max(1) as f64;
+        let (mx, my) = points
+            .iter()
+            .fold((0.0, 0.0), |(a, b), &(x, y)| (a + x / n, b + y / n));
+        let (sxy, sxx, syy) = points
+            .iter()
+            .fold((0.0, 0.0, 0.0), |(sxy, sxx, syy), &(x, y)| {
+                (
+                    sxy + (x - mx) * (y - my),
+                    sxx + (x - mx) * (x - mx),
+                    syy + (y - my) * (y - my),
+                )
+            });
+        let b = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+        let residual: f64 = points
+            .iter()
+            .map(|&(x, y)| (y - my - b * (x - mx)).powi(2))
+            .sum();
+        let r2 = if syy > 0.0 { 1.0 - residual / syy } else { 1.0 };
+        Fit {
+            a: my - b * mx,
+            b,
+            r2,
+        }
+    }
+}
+
+/// What a line's counts look like against its variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Varies by at most a tenth of its mean over the variable's range.
+    Constant,
+    /// Grows, on a line (R² at least 0.95).
+    Linear,
+    /// Neither.
+    Other,
+}
+
+impl Shape {
+    /// The shape of the counts `points` fitted by `fit`.
+    pub fn of(points: &[(f64, f64)], fit: &Fit) -> Shape {
+        let lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+        let hi = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+        let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len().max(1) as f64;
+        let rise = fit.b * (hi - lo).max(0.0);
+        if rise.abs() <= 0.1 * mean.abs().max(1.0) {
+            Shape::Constant
+        } else if fit.b > 0.0 && fit.r2 >= 0.95 {
+            Shape::Linear
+        } else {
+            Shape::Other
+        }
+    }
+
+    /// The paper's: linear when it has a cost per unit of the variable.
+    pub fn of_paper(line: &Line) -> Shape {
+        if line.paper_fit.1 == 0.0 {
+            Shape::Constant
+        } else {
+            Shape::Linear
+        }
+    }
+}
+
+/// One line's counts.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// The line.
+    pub line: Line,
+    /// (variable, instructions per call), in the variable's order.
+    pub points: Vec<(f64, f64)>,
+    /// The fitted line.
+    pub fit: Fit,
+    /// Its shape.
+    pub shape: Shape,
+}
+
+/// What a run gave.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Every line's counts.
+    Measured(Vec<Measured>),
+    /// Not run, and why (no `valgrind` on `PATH`).
+    Skipped(String),
+}
+
+/// `valgrind` on `PATH`, if it is there.
+pub fn valgrind() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("valgrind"))
+        .find(|p| p.is_file())
+}
+
+/// Runs the driver under callgrind (every point of every scenario, in one process) and reads
+/// the counts. `Err` says what failed.
+pub fn run(quick: bool) -> Result<Outcome, String> {
+    let Some(valgrind) = valgrind() else {
+        return Ok(Outcome::Skipped("valgrind is not on PATH".into()));
+    };
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let dir = std::env::temp_dir().join(format!("callwheel-table2-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let result = run_in(&valgrind, &exe, &dir, quick);
+    let _ = std::fs::remove_dir_all(&dir);
+    result.map(Outcome::Measured)
+}
+
+fn run_in(valgrind: &Path, exe: &Path, dir: &Path, quick: bool) -> Result<Vec<Measured>, String> {
+    const STEM: &str = "callgrind.out";
+    let mut command = Command::new(valgrind);
+    command
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", dir.join(STEM).display()))
+        .args([
+            "--collect-atstart=no",
+            &format!("--toggle-collect=*{PROBE_MARKER}*"),
+            "--dump-after=*table2_point_done*",
+            "--dump-instr=no",
+            "--demangle=yes",
+        ])
+        .arg(exe)
+        .arg("table2-driver");
+    if quick {
+        command.arg("--quick");
+    }
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", valgrind.display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        return Err(format!(
+            "the driver under callgrind failed ({}): {}",
+            output.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        ));
+    }
+    let points = parse_points(&String::from_utf8_lossy(&output.stdout))?;
+    let mut dumps: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            callgrind::dump_number(&name, STEM).map(|n| (n, e.path()))
+        })
+        .collect();
+    dumps.sort();
+    if dumps.len() < points.len() {
+        return Err(format!(
+            "callgrind wrote {} dumps for {} points (is --dump-after supported?)",
+            dumps.len(),
+            points.len()
+        ));
+    }
+    let mut names = callgrind::Names::default();
+    let mut measured: Vec<Measured> = LINES
+        .iter()
+        .map(|&line| Measured {
+            line,
+            points: Vec::new(),
+            fit: Fit::of(&[]),
+            shape: Shape::Constant,
+        })
+        .collect();
+    for ((scenario, x), (_, path)) in points.iter().zip(&dumps) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let calls = callgrind::calls_to(&text, PROBE_MARKER, &mut names)?;
+        for m in measured.iter_mut().filter(|m| m.line.scenario == *scenario) {
+            let c = calls.get(m.line.probe).copied().unwrap_or_default();
+            if c.count != CALLS {
+                return Err(format!(
+                    "callgrind saw {} calls of {} at {} = {x}, the driver made {CALLS}",
+                    c.count, m.line.probe, m.line.var
+                ));
+            }
+            m.points.push((*x, c.instructions as f64 / c.count as f64));
+        }
+    }
+    for m in &mut measured {
+        m.fit = Fit::of(&m.points);
+        m.shape = Shape::of(&m.points, &m.fit);
+    }
+    Ok(measured)
+}
+
+/// The driver's point lines: (scenario, x) in order.
+fn parse_points(stdout: &str) -> Result<Vec<(Scenario, f64)>, String> {
+    let mut points = Vec::new();
+    for line in stdout.lines().filter(|l| l.starts_with(POINT_TAG)) {
+        let field = |key: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+                .ok_or_else(|| format!("point line without {key}: {line:?}"))
+        };
+        let scenario = Scenario::from_name(field("scenario")?)
+            .ok_or_else(|| format!("unknown scenario in {line:?}"))?;
+        let x: f64 = field("x")?
+            .parse()
+            .map_err(|_| format!("bad x in {line:?}"))?;
+        points.push((scenario, x));
+    }
+    if points.is_empty() {
+        return Err("the driver printed no points".into());
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_fits_exactly_and_a_flat_one_is_constant() {
+        let line: Vec<(f64, f64)> = (0..5).map(|x| (x as f64, 45.0 + 11.0 * x as f64)).collect();
+        let fit = Fit::of(&line);
+        assert!(
+            (fit.a - 45.0).abs() < 1e-9 && (fit.b - 11.0).abs() < 1e-9,
+            "{fit:?}"
+        );
+        assert!((fit.r2 - 1.0).abs() < 1e-9);
+        assert_eq!(Shape::of(&line, &fit), Shape::Linear);
+        let flat = [(0.0, 81.0), (64.0, 82.0), (4096.0, 81.0)];
+        assert_eq!(Shape::of(&flat, &Fit::of(&flat)), Shape::Constant);
+        let step = [(0.0, 10.0), (1.0, 100.0), (2.0, 10.0), (3.0, 100.0)];
+        assert_eq!(Shape::of(&step, &Fit::of(&step)), Shape::Other);
+    }
+
+    #[test]
+    fn every_line_has_the_papers_shape_and_a_probe() {
+        for l in &LINES {
+            assert!(!l.probe.is_empty() && !l.paper.is_empty());
+            let linear = l.paper.contains(l.var) && l.var != "N";
+            assert_eq!(Shape::of_paper(l) == Shape::Linear, linear, "{l:?}");
+        }
+    }
+
+    #[test]
+    fn point_lines_parse() {
+        let points = parse_points("noise\ncallwheel-table2 scenario=old-list x=128\n").unwrap();
+        assert_eq!(points, [(Scenario::OldList, 128.0)]);
+        assert!(parse_points("").is_err());
+        assert!(parse_points("callwheel-table2 scenario=nosuch x=1").is_err());
+        assert!(parse_points("callwheel-table2 scenario=old-list x=z").is_err());
+    }
+}

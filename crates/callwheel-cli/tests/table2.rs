@@ -1,0 +1,129 @@
+//! `callwheel table2`: instruction counts under callgrind (when valgrind is on PATH), the
+//! driver on its own, and a clean skip without valgrind. Counts, never times.
+
+use std::process::{Command, Output};
+
+use callwheel_cli::table2::driver::Scenario;
+
+fn callwheel(args: &[&str], path: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_callwheel"));
+    command.args(args);
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    command.output().expect("the callwheel binary runs")
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("callwheel-table2-{name}-{}", std::process::id()))
+}
+
+#[test]
+fn the_driver_prints_one_line_per_point_and_counts_t_and_h() {
+    let out = callwheel(&["table2-driver", "--quick"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let points: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("callwheel-table2 "))
+        .collect();
+    let expected: usize = Scenario::ALL.iter().map(|s| s.xs(true).len()).sum();
+    assert_eq!(points.len(), expected, "{text}");
+    // t and h are what the table counted: every entry before the callout, and the chain's
+    // other entries.
+    for (scenario, xs) in [
+        (Scenario::OldList, [0, 8, 32]),
+        (Scenario::NewChain, [0, 1, 2]),
+    ] {
+        for x in xs {
+            let line = format!("callwheel-table2 scenario={} x={x}", scenario.name());
+            assert!(points.contains(&line.as_str()), "{line} missing:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn without_valgrind_the_experiment_is_skipped_and_says_so() {
+    let dir = temp("skip");
+    let out = callwheel(
+        &["table2", "--quick", "--out", dir.to_str().unwrap()],
+        Some("/nonexistent"),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Skipped: valgrind is not on PATH"), "{text}");
+    assert!(!dir.join("table2.png").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn under_callgrind_the_forms_match_the_papers() {
+    if callwheel_cli::table2::valgrind().is_none() {
+        eprintln!("valgrind is not on PATH: nothing to count");
+        return;
+    }
+    let dir = temp("run");
+    let out = callwheel(&["table2", "--quick", "--out", dir.to_str().unwrap()], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("| function | new version: paper | new version: ours |"),
+        "{text}"
+    );
+    // The paper's claims about the set and cancel calls, on counts: the original's grow by a
+    // cost per entry traversed, the new ones by handle do not grow with the callouts
+    // outstanding, and the new untimeout grows with its hash chain.
+    for (what, verdict) in [
+        (
+            "- timeout (original) against t",
+            "linear in t, the paper's linear in t: match",
+        ),
+        (
+            "- untimeout (original) against t",
+            "linear in t, the paper's linear in t: match",
+        ),
+        (
+            "- untimeout (new) against h",
+            "linear in h, the paper's linear in h: match",
+        ),
+        (
+            "- timeout (new) against N",
+            "constant, the paper's constant: match",
+        ),
+        (
+            "- setcallout (new) against N",
+            "constant, the paper's constant: match",
+        ),
+        (
+            "- unsetcallout (new) against N",
+            "constant, the paper's constant: match",
+        ),
+        (
+            "- softclock (original) against e",
+            "linear in e, the paper's linear in e: match",
+        ),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(what))
+            .unwrap_or_else(|| panic!("no {what:?} line:\n{text}"));
+        assert!(line.contains(verdict), "{line}");
+    }
+    for ext in ["svg", "png"] {
+        let bytes = std::fs::read(dir.join(format!("table2.{ext}"))).unwrap();
+        assert!(bytes.len() > 1000, "table2.{ext} is nearly empty");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
