@@ -7,29 +7,22 @@
 //! shard's wheel under a *key*: the runtime clock's reading at which its base will read the
 //! deadline, by the two clocks' readings when the key was computed. So the shard's next
 //! wake-up is the minimum over every base with no second structure to look at. The shard also
-//! lists those timers, and when a clock is set ([`Clock::sets`], or the runtime's set watcher,
-//! see [`Clock::set_watcher`]) its driver computes every listed key again before it fires
-//! anything: an absolute wall-clock deadline set past fires at once, one set back waits
-//! longer. Relative timers are never on another base, so they never move.
+//! lists those timers, and when a clock is set ([`Clock::sets`], or the runtime's watcher in
+//! the `clock_sets` module, see [`Clock::set_watcher`]) its driver computes every listed key
+//! again before it fires anything: an absolute wall-clock deadline set past fires at once, one
+//! set back waits longer. Relative timers are never on another base, so they never move.
 //!
 //! [`Clock::sets`]: crate::Clock::sets
 //! [`Clock::set_watcher`]: crate::Clock::set_watcher
 
-use std::sync::Arc;
-
 use callwheel::Timers;
 
-use crate::clock::{Clock, ClockId, Wake};
+use crate::clock::{Clock, ClockId};
 use crate::counted::Counted;
-use crate::runtime::Shared;
 use crate::shard::ShardState;
-use crate::stats::Counters;
 use crate::sync::{self, Ordering};
-use crate::timer::TimerCore;
+use crate::timer::{TimerCore, UNLISTED};
 use crate::Error;
-
-/// `TimerCore::based_at` of a timer in no shard's list.
-pub(crate) const UNLISTED: usize = usize::MAX;
 
 /// The runtime clock's reading at which a base reading `base_now` now becomes `ns`, given the
 /// runtime clock reads `now` at the same moment: `ns - base_now + now`, saturating at both
@@ -47,63 +40,6 @@ pub(crate) fn key(ns: u64, base_now: u64, now: u64) -> u64 {
 pub(crate) fn key_on(clock: &dyn Clock, base: ClockId, ns: u64, now: u64) -> Result<u64, Error> {
     let base_now = clock.base_now(base).ok_or(Error::NoClockBase(base))?;
     Ok(key(ns, base_now, now))
-}
-
-impl Shared {
-    /// The key for reading `ns` of `base`, by the runtime clock's present reading; starts the
-    /// set watcher first if the clock has one and it is not running.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NoClockBase`]; [`Error::Io`] when the watcher cannot be started.
-    pub(crate) fn key_for(self: &Arc<Self>, base: ClockId, ns: u64) -> Result<u64, Error> {
-        self.watch_sets()?;
-        key_on(&*self.clock, base, ns, self.now())
-    }
-
-    /// Starts the thread that hears clock sets for a clock whose drivers' waiters cannot (see
-    /// [`Clock::set_watcher`]), unless it runs or the clock needs none. It counts each set in
-    /// `sets` and every shard's `clock_sets`, and wakes every driver to re-evaluate its timers
-    /// on other bases. (A set landing between the watcher's wake-up and its next arming is
-    /// seen by the drivers it wakes when it comes before their clock readings; one after them
-    /// waits for the next set or arming on another base.)
-    fn watch_sets(self: &Arc<Self>) -> Result<(), Error> {
-        let mut slot = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.is_some() || self.shutdown.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let Some(waiter) = self.clock.set_watcher()? else {
-            return Ok(());
-        };
-        let waiter: Arc<dyn crate::clock::Waiter> = Arc::from(waiter);
-        let (w, shared) = (Arc::clone(&waiter), Arc::clone(self));
-        let thread = std::thread::Builder::new()
-            .name("callwheel-rt-clock-sets".into())
-            .spawn(move || loop {
-                // The far future: only a set (or the shutdown's wake) ends this wait.
-                match w.wait(Some(u64::MAX)) {
-                    Ok(Wake::ClockSet) => {
-                        shared.sets.fetch_add(1, Ordering::AcqRel);
-                        for shard in &shared.shards {
-                            Counters::bump(&shard.counters.clock_sets);
-                            shard.waiter.wake();
-                        }
-                    }
-                    Ok(Wake::Early) if shared.shutdown.load(Ordering::Acquire) => return,
-                    Ok(_) => {}
-                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
-                }
-            })?;
-        *slot = Some((waiter, thread));
-        Ok(())
-    }
-
-    /// The count of clock sets a shard compares with the one it last re-evaluated at.
-    pub(crate) fn set_count(&self) -> u64 {
-        self.clock
-            .sets()
-            .wrapping_add(self.sets.load(Ordering::Acquire))
-    }
 }
 
 impl ShardState {

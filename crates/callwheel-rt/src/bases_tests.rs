@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use callwheel::Missed;
 
-use crate::bases::UNLISTED;
 use crate::clock::{Clock, ClockId, Waiter, Wake};
 use crate::runtime::Shared;
 use crate::step_tests::{at, logging_timer, ns, shared, tags, Log};
 use crate::sync::{self, Ordering};
+use crate::timer::UNLISTED;
 use crate::{Deadline, Error, ManualClock, Tolerance};
 
 const WALL: u64 = 1_700_000_000_000_000_000;

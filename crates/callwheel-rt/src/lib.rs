@@ -94,6 +94,7 @@ compile_error!(
 
 mod bases;
 pub mod clock;
+mod clock_sets;
 mod config;
 mod counted;
 mod deadline;

@@ -429,7 +429,7 @@ impl Drop for Runtime {
                 st.closed = true;
                 for core in &st.based {
                     core.based_at
-                        .store(crate::bases::UNLISTED, Ordering::Relaxed);
+                        .store(crate::timer::UNLISTED, Ordering::Relaxed);
                 }
                 let based = std::mem::take(&mut st.based);
                 (std::mem::replace(&mut st.wheel, Wheel::new()), based)

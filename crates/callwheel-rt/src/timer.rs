@@ -79,6 +79,9 @@ pub(crate) struct Deferred {
     pub(crate) fire: Fire,
 }
 
+/// `TimerCore::based_at` of a timer in no shard's list of timers on other clock bases.
+pub(crate) const UNLISTED: usize = usize::MAX;
+
 /// A timer's callback, as its core stores it.
 pub(crate) type Callback = dyn Fn(&Timer, &Fire) + Send + Sync;
 
@@ -135,7 +138,7 @@ pub(crate) struct TimerCore<F: ?Sized = Callback> {
     /// [`Timer::detach`] was called: dropping the handles cancels nothing.
     pub(crate) detached: AtomicBool,
     /// The timer's place in its shard's list of timers armed on other clock bases, or
-    /// `bases::UNLISTED`; changed only under that shard's lock.
+    /// [`UNLISTED`]; changed only under that shard's lock.
     pub(crate) based_at: AtomicUsize,
     /// Last, so that the sized core coerces to the unsized one.
     pub(crate) callback: F,
@@ -159,7 +162,7 @@ impl TimerCore {
             idle: Condvar::new(),
             handles: AtomicUsize::new(1),
             detached: AtomicBool::new(false),
-            based_at: AtomicUsize::new(crate::bases::UNLISTED),
+            based_at: AtomicUsize::new(UNLISTED),
             callback,
         };
         Counted::<TimerCore>::try_new(core, |p| p).ok_or(Error::Wheel(callwheel::Error::NoMemory))

@@ -1,0 +1,69 @@
+//! Hearing clock sets: the runtime's watcher thread, and the count of sets each shard
+//! compares with the one it last re-evaluated its timers on other clock bases at (the
+//! `bases` module).
+
+use std::sync::Arc;
+
+use crate::bases::key_on;
+use crate::clock::{ClockId, Waiter, Wake};
+use crate::runtime::Shared;
+use crate::stats::Counters;
+use crate::sync::Ordering;
+use crate::Error;
+
+impl Shared {
+    /// The key for reading `ns` of `base`, by the runtime clock's present reading; starts the
+    /// set watcher first if the clock has one and it is not running.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoClockBase`]; [`Error::Io`] when the watcher cannot be started.
+    pub(crate) fn key_for(self: &Arc<Self>, base: ClockId, ns: u64) -> Result<u64, Error> {
+        self.watch_sets()?;
+        key_on(&*self.clock, base, ns, self.now())
+    }
+
+    /// Starts the thread that hears clock sets for a clock whose drivers' waiters cannot (see
+    /// [`Clock::set_watcher`]), unless it runs or the clock needs none. It counts each set in
+    /// `sets` and every shard's `clock_sets`, and wakes every driver to re-evaluate its timers
+    /// on other bases. (A set landing between the watcher's wake-up and its next arming is
+    /// seen by the drivers it wakes when it comes before their clock readings; one after them
+    /// waits for the next set or arming on another base.)
+    fn watch_sets(self: &Arc<Self>) -> Result<(), Error> {
+        let mut slot = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() || self.shutdown.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let Some(waiter) = self.clock.set_watcher()? else {
+            return Ok(());
+        };
+        let waiter: Arc<dyn Waiter> = Arc::from(waiter);
+        let (w, shared) = (Arc::clone(&waiter), Arc::clone(self));
+        let thread = std::thread::Builder::new()
+            .name("callwheel-rt-clock-sets".into())
+            .spawn(move || loop {
+                // The far future: only a set (or the shutdown's wake) ends this wait.
+                match w.wait(Some(u64::MAX)) {
+                    Ok(Wake::ClockSet) => {
+                        shared.sets.fetch_add(1, Ordering::AcqRel);
+                        for shard in &shared.shards {
+                            Counters::bump(&shard.counters.clock_sets);
+                            shard.waiter.wake();
+                        }
+                    }
+                    Ok(Wake::Early) if shared.shutdown.load(Ordering::Acquire) => return,
+                    Ok(_) => {}
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
+                }
+            })?;
+        *slot = Some((waiter, thread));
+        Ok(())
+    }
+
+    /// The count of clock sets a shard compares with the one it last re-evaluated at.
+    pub(crate) fn set_count(&self) -> u64 {
+        self.clock
+            .sets()
+            .wrapping_add(self.sets.load(Ordering::Acquire))
+    }
+}
