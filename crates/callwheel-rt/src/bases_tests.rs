@@ -3,15 +3,15 @@
 //! only the absolute deadlines on it, and the shard's list of such timers follows every
 //! arming, stop, move and firing.
 
-use std::io;
 use std::sync::Arc;
 
 use callwheel::Missed;
 
-use crate::clock::{Clock, ClockId, Waiter, Wake};
+use crate::clock::{Clock, ClockId};
 use crate::runtime::Shared;
 use crate::step_tests::{at, logging_timer, ns, shared, tags, Log};
 use crate::sync::{self, Ordering};
+use crate::test_clock::Fixed;
 use crate::timer::UNLISTED;
 use crate::{Deadline, Error, ManualClock, Tolerance};
 
@@ -178,25 +178,7 @@ fn the_list_follows_stops_moves_rearms_and_shutdown() {
 
 #[test]
 fn a_clock_without_bases_refuses_another_base_and_takes_its_own() {
-    #[derive(Debug)]
-    struct Plain;
-    #[derive(Debug)]
-    struct NoSleep;
-    impl Waiter for NoSleep {
-        fn wait(&self, _: Option<u64>) -> io::Result<Wake> {
-            Ok(Wake::Early)
-        }
-        fn wake(&self) {}
-    }
-    impl Clock for Plain {
-        fn now(&self) -> u64 {
-            100
-        }
-        fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
-            Ok(Box::new(NoSleep))
-        }
-    }
-    let s = Arc::new(Shared::new(Arc::new(Plain), 1, 64, Tolerance::EXACT, None).unwrap());
+    let s = Arc::new(Shared::new(Arc::new(Fixed(100)), 1, 64, Tolerance::EXACT, None).unwrap());
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
     assert!(matches!(

@@ -124,6 +124,8 @@ mod drop_tests;
 mod loom_tests;
 #[cfg(all(test, not(callwheel_loom)))]
 mod step_tests;
+#[cfg(test)]
+mod test_clock;
 
 pub use callwheel::Missed;
 pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};

@@ -4,7 +4,6 @@
 //!
 //! Run with `RUSTFLAGS="--cfg callwheel_loom" cargo test -p callwheel-rt --lib --release loom`.
 
-use std::io;
 use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};
 use std::sync::Arc;
 
@@ -14,38 +13,16 @@ use loom::thread;
 use callwheel::Timers;
 
 use crate::runtime::Shared;
+use crate::test_clock::Fixed;
 use crate::timer::{Exec, Stop, Timer};
-use crate::{Clock, Deadline, Tolerance, Waiter, Wake};
+use crate::{Deadline, Tolerance};
 
 fn at(ns: u64) -> Deadline {
     Deadline::from_clock_ns(ns)
 }
 
-/// A clock stuck at 10: a timer due at 10 is due at every step.
-#[derive(Debug)]
-struct Fixed;
-
-#[derive(Debug)]
-struct NoSleep;
-
-impl Waiter for NoSleep {
-    fn wait(&self, _: Option<u64>) -> io::Result<Wake> {
-        Ok(Wake::Deadline)
-    }
-    fn wake(&self) {}
-}
-
-impl Clock for Fixed {
-    fn now(&self) -> u64 {
-        10
-    }
-    fn waiter(&self) -> io::Result<Box<dyn Waiter>> {
-        Ok(Box::new(NoSleep))
-    }
-}
-
 fn setup(rearm: bool) -> (Arc<Shared>, Timer, Arc<AtomicUsize>) {
-    let s = Arc::new(Shared::new(Arc::new(Fixed), 1, 64, Tolerance::EXACT, None).unwrap());
+    let s = Arc::new(Shared::new(Arc::new(Fixed(10)), 1, 64, Tolerance::EXACT, None).unwrap());
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);
     let t = Timer::owned(
