@@ -312,7 +312,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.ticks = next;
         let nothing_due = self.batch.is_empty()
             && self.drains_ready.is_empty()
-            && self.scheme.next_expiry().is_none_or(|e| e > next)
+            && !self.scheme.may_expire_at(next)
             && self
                 .direct_front()
                 .is_none_or(|(deadline, _)| deadline > next);

@@ -186,6 +186,13 @@ pub(crate) trait TickDriven<T>: Timers<T> + Sized {
         (core.structure_len() > 0).then(|| core.cursor.saturating_add(1))
     }
 
+    /// Whether a timer in the structure may have its deadline at tick `t` (after the cursor):
+    /// `false` only when none does. Defaults to `next_work() <= t`; a hashed wheel answers
+    /// from `t`'s busy mark alone.
+    fn work_at(&self, t: Tick) -> bool {
+        self.next_work().is_some_and(|w| w <= t)
+    }
+
     /// Prepares the work of tick `tick` (the cursor has just moved to it).
     fn begin_tick(&mut self, tick: Tick);
 
@@ -241,6 +248,10 @@ macro_rules! tick_driven_scheme {
 
             fn next_expiry(&self) -> Option<::callwheel::Tick> {
                 $crate::clock::next_expiry(self)
+            }
+
+            fn may_expire_at(&self, t: ::callwheel::Tick) -> bool {
+                $crate::clock::may_expire_at(self, t)
             }
 
             fn memory_bytes(&self) -> usize {
@@ -353,6 +364,14 @@ pub(crate) fn reset<T, S: TickDriven<T>>(
         s.place(idx);
     }
     Some(previous)
+}
+
+/// Whether a timer may expire at `t`, for [`Timers::may_expire_at`].
+pub(crate) fn may_expire_at<T, S: TickDriven<T>>(s: &S, t: Tick) -> bool {
+    if s.core().arena.len() == 0 {
+        return false;
+    }
+    s.core().pending_now() || s.work_at(t)
 }
 
 /// The earliest tick at which `advance` has work, for [`Timers::next_expiry`].

@@ -46,6 +46,18 @@ impl Table {
         self.busy.set(list as usize - 1);
     }
 
+    /// Whether `tick`'s bucket holds any timer (of this rotation or a later one).
+    #[inline]
+    pub(crate) fn busy_at(&self, tick: Tick) -> bool {
+        self.busy.get((tick & self.mask) as usize)
+    }
+
+    /// Whether a timer may have its deadline at `t`: `t`'s busy mark (one bit, as 4.4BSD's
+    /// `hardclock` looks at one bucket), `true` also for a bucket of later rotations only.
+    pub(crate) fn work_at<T>(&self, core: &Core<T>, t: Tick) -> bool {
+        core.structure_len() > 0 && self.busy_at(t)
+    }
+
     /// Clears the busy mark of `list` if it has become empty.
     #[inline]
     pub(crate) fn unmark_if_empty<T>(&mut self, core: &Core<T>, list: u32) {

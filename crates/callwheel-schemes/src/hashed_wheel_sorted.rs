@@ -86,6 +86,10 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
         self.table.next_busy(&self.core)
     }
 
+    fn work_at(&self, t: Tick) -> bool {
+        self.table.work_at(&self.core, t)
+    }
+
     fn extra_bytes(&self) -> usize {
         self.table.memory_bytes()
     }

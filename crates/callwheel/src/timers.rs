@@ -171,6 +171,16 @@ pub trait Timers<T> {
     /// coarse structure (a bucket or cascade boundary). `None` when nothing is pending.
     fn next_expiry(&self) -> Option<Tick>;
 
+    /// Whether a timer may expire at tick `t`: `false` only when none has its deadline at `t`
+    /// and none is overdue. A clock interrupt that runs every tick asks it once per tick, as
+    /// 4.4BSD's `hardclock` looks at the next tick's bucket alone: a hashed structure answers
+    /// from that one bucket in constant time (possibly `true` for a bucket holding only later
+    /// rotations) where [`Timers::next_expiry`] would search. The default is
+    /// `next_expiry() <= t`, which is never `false` wrongly.
+    fn may_expire_at(&self, t: Tick) -> bool {
+        self.next_expiry().is_some_and(|e| e <= t)
+    }
+
     /// The instant a driver should next call `advance`: never later than the end of any
     /// pending timer's window ([`Timers::start_with`]). `None` when nothing is pending.
     ///
