@@ -39,9 +39,9 @@ use callwheel_rt::ClockId;
 use serde::Serialize;
 
 use crate::latency::Row;
-use crate::report::{verdict, Verdict};
 use crate::repro::plots::Chart;
 use crate::smol_pool::SmolPool;
+use crate::verdict::{verdict, Verdict};
 use crate::workload::{SplitMix64, SEED};
 
 /// The requested sleeps, in µs: 1-2-5 steps from 10 µs to 10 ms.

@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::plan::{self, Settings};
 use crate::registry::{SchemeInfo, SCHEMES};
@@ -15,6 +15,9 @@ use crate::runner::{self, Task};
 use crate::sections;
 use crate::table1;
 use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
+
+/// The workloads `bench` runs (defined beside the structures' constructors).
+pub use crate::registry::Workload;
 
 /// `callwheel`: benchmarks of the callwheel timer schemes.
 #[derive(Debug, Parser)]
@@ -133,26 +136,6 @@ pub struct Table1OneArgs {
     /// Repetitions (1 to 1000).
     #[arg(long, default_value_t = plan::DEFAULT_REPS, value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: u32,
-}
-
-/// A workload of docs/workloads.md.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Workload {
-    /// W1, set/cancel: ns per (cancel + start) pair with N timers outstanding.
-    W1,
-    /// W2, churn: ns per step of start / pop the oldest / cancel it 95 % of the time, with the
-    /// expiry count.
-    W2,
-    /// W3, expire: ns per timer to start and fire them all, tick by tick.
-    W3,
-    /// W4, sparse advance: ns per timer to start 1000 far-apart timers and jump from one
-    /// deadline to the next, with the jump count.
-    W4,
-    /// W5, coalescing: wake-ups against the optimum for windows of 5 % and of 0.
-    W5,
-    /// Table I: Costello & Varghese's experiment through the callout interfaces (see
-    /// `callwheel table1`).
-    Table1,
 }
 
 /// The options of `callwheel bench`.

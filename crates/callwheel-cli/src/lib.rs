@@ -15,6 +15,7 @@
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`runner`] | one child process per measurement, and its result line |
 //! | [`report`] | the tables |
+//! | [`verdict`] | an experiment's verdict lines (what was checked, met or missed) |
 //! | [`sections`] | each workload's measurements and Markdown section, shared by `bench` and `repro` |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
 //! | [`table2`] | Costello & Varghese's Table II: instructions per timer function, counted by callgrind |
@@ -45,5 +46,6 @@ pub mod stress;
 pub mod sweep;
 pub mod table1;
 pub mod table2;
+pub mod verdict;
 /// The workloads, from the benchmark library (kept at this path for the tool's modules).
 pub use callwheel_bench::workload;

@@ -41,15 +41,37 @@ use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel_schemes::ordered_list::OrderedList;
 use callwheel_schemes::straightforward::Straightforward;
+use clap::ValueEnum;
 
 use crate::async_queue::AsyncQueue;
 use crate::c_wheel::CWheel;
-use crate::cli::Workload;
 use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
 use crate::workload::{
     W1Outcome, W1Params, W2Outcome, W2Params, W3Outcome, W3Params, W4Outcome, W4Params, W5Outcome,
     W5Params,
 };
+
+// The workload selector lives beside the constructors that take it, so that the registry
+// needs nothing of the command line.
+/// A workload of docs/workloads.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    /// W1, set/cancel: ns per (cancel + start) pair with N timers outstanding.
+    W1,
+    /// W2, churn: ns per step of start / pop the oldest / cancel it 95 % of the time, with the
+    /// expiry count.
+    W2,
+    /// W3, expire: ns per timer to start and fire them all, tick by tick.
+    W3,
+    /// W4, sparse advance: ns per timer to start 1000 far-apart timers and jump from one
+    /// deadline to the next, with the jump count.
+    W4,
+    /// W5, coalescing: wake-ups against the optimum for windows of 5 % and of 0.
+    W5,
+    /// Table I: Costello & Varghese's experiment through the callout interfaces (see
+    /// `callwheel table1`).
+    Table1,
+}
 
 /// The cost classes the benchmark plan cares about: which operations grow with the number of
 /// pending timers.

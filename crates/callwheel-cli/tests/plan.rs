@@ -3,7 +3,9 @@
 
 use callwheel_cli::plan::{Settings, NA_NO_QUERY, NA_RANGE, SKIPPED_LINEAR_START};
 use callwheel_cli::registry::{self, Complexity, Role, SchemeInfo, SCHEMES};
-use callwheel_cli::report::{Outcome, Summary, W2Row, W3Row, W4Row, W5Row};
+use callwheel_cli::report::{
+    ratio_table, Outcome, RatioEntry, Summary, W2Row, W3Row, W4Row, W5Row,
+};
 use callwheel_cli::runner::{Report, TolerantReport};
 
 fn with(complexity: Complexity) -> &'static SchemeInfo {
@@ -173,6 +175,35 @@ fn registry_roles_and_flags() {
     assert_eq!(lossy, ["hierarchical-one", "hierarchical-none"]);
     assert!(!find("btreemap").caps.memory && !find("delayqueue").caps.memory);
     assert!(find("heap-lazy").caps.memory && find("wheel").caps.memory);
+}
+
+/// W1's ratio entries hold one entry per structure and N, so every peer comes once per column;
+/// the table still has one row per peer, each with a figure in every column.
+#[test]
+fn ratio_table_lists_each_peer_once() {
+    let columns: Vec<String> = ["N=0", "N=1000"].iter().map(|c| c.to_string()).collect();
+    let names = ["wheel", "heap-lazy", "btreemap", "delayqueue"];
+    let entries: Vec<RatioEntry> = names
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &name)| {
+            columns
+                .iter()
+                .map(move |c| (find(name), c.clone(), Some(10.0 * (i + 1) as f64)))
+        })
+        .collect();
+    let table = ratio_table(&entries, &columns).expect("a facility and peers");
+    let rows: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .map(|l| l.split('|').nth(1).unwrap().trim())
+        .collect();
+    assert_eq!(
+        rows,
+        ["heap-lazy (tombstones)", "btreemap", "delayqueue"],
+        "{table}"
+    );
+    assert!(!table.contains(" - "), "every cell has a ratio: {table}");
 }
 
 #[test]

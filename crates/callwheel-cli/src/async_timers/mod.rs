@@ -1,0 +1,132 @@
+//! `callwheel async`: callwheel-async's timers against tokio's and async-io's, in one run.
+//!
+//! # Precision
+//!
+//! Requested against actual sleep on three executors: see [`crate::async_precision`].
+//!
+//! # Coalescing
+//!
+//! Intervals with tolerance on the real clock: see [`crate::async_coalescing`].
+//!
+//! # Timeout churn
+//!
+//! K tasks (by default 1, 64 and 1,024) on a tokio multi-thread runtime with 2 workers each
+//! loop `timeout(1 s, f).await` until the run's operations are done, f being ready at once
+//! (variant A) or pending once before it completes (variant B, a future that wakes itself and
+//! yields); operations per second for `tokio::time::timeout`, for async-io's `Timer` raced
+//! against f (async-io has no timeout of its own; this is how smol code writes one) and for
+//! `callwheel_async::timeout`. The three run alternately, each over the same task counts.
+//!
+//! # Sleep storm
+//!
+//! In a child process per case (so that each measures its own memory), N tasks (by default
+//! 1,000,000) each sleep until a deadline drawn over one second: on tokio's multi-thread
+//! runtime with `tokio::time::sleep` and with `callwheel_async::sleep`, and on smol's executor
+//! with async-io's `Timer` and with `callwheel_async::sleep`. Reported: the time to spawn every
+//! task and have it registered (each task signals its first poll), the resident memory per
+//! sleeping task (resident set after registration less before spawning, divided by N), and how
+//! long after the latest deadline the last task woke. Two floor cases spawn the same tasks with
+//! no timer (each counts its first poll and waits for ever): what spawning and polling cost on
+//! each executor, which bounds how much faster any timer can make the storm.
+
+// The submodules depend on one another in one direction only (plan, churn and storm, measure,
+// verdicts, render); this file only gathers them and runs the command, which is also the storm
+// child's entry.
+mod churn;
+mod measure;
+mod plan;
+mod render;
+mod storm;
+mod verdicts;
+
+use std::process::ExitCode;
+
+pub use churn::{ChurnCell, Timer};
+pub use measure::{measure, AsyncReport};
+pub use plan::{AsyncArgs, AsyncPlan, COALESCING_PERCENT};
+pub use render::render;
+pub use storm::{StormCase, StormResult};
+pub use verdicts::verdicts;
+
+use crate::async_precision;
+use crate::repro::plots;
+use storm::storm_here;
+
+/// `callwheel async`.
+pub fn command(args: &AsyncArgs) -> ExitCode {
+    if let Some(key) = &args.storm_child {
+        let Some(case) = StormCase::ALL.into_iter().find(|c| c.key() == key) else {
+            eprintln!("error: unknown storm case {key}");
+            return ExitCode::from(2);
+        };
+        let plan = args.plan();
+        let result = storm_here(case, plan.sleepers, plan.span_ms);
+        match serde_json::to_string(&result) {
+            Ok(line) => {
+                println!("{line}");
+                return ExitCode::SUCCESS;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its figures are not representative (use --release)"
+        );
+    }
+    // A figure directory that cannot be made is refused before the measurements, not after.
+    if let Some(dir) = &args.out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    let plan = args.plan();
+    let bar = crate::sections::progress_bar(plan.samples as usize);
+    bar.set_message("precision sweep");
+    let measured = measure(&plan, &|| bar.inc(1));
+    bar.finish_and_clear();
+    match measured {
+        Ok(report) => {
+            if let Some(dir) = &args.out {
+                let charts = async_precision::charts(&report.precision);
+                match plots::write_panels(
+                    async_precision::CHART_TITLE,
+                    &charts,
+                    dir,
+                    "async-precision",
+                ) {
+                    Ok(paths) => {
+                        for p in paths {
+                            eprintln!("wrote {}", p.display());
+                        }
+                    }
+                    Err(e) => eprintln!("warning: the figure was not drawn: {e}"),
+                }
+            }
+            if args.json {
+                match serde_json::to_string_pretty(&report) {
+                    Ok(text) => println!("{text}"),
+                    Err(e) => {
+                        eprintln!("error: cannot encode the results: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+            } else {
+                print!("{}", render(&report));
+                println!("\n| verdict | result |\n|---|---|");
+                for v in verdicts(&report) {
+                    println!("| {} | {} |", v.what, v.result);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

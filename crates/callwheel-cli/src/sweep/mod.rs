@@ -1,0 +1,126 @@
+//! `callwheel sweep`: calloutng's Figures 4–7 (Italiano & Motin, §5) — requested against
+//! actual sleep from 1 µs to 10 ms — and the runtime's wake-up counts with and without
+//! tolerance.
+//!
+//! # The sleep sweep
+//!
+//! For every requested sleep `r` (log-spaced, 1, 2, 5, 10, … 10,000 µs) five sources sleep
+//! `r`, one sample each in turn, in a fresh seeded shuffle of the sources every turn, so all
+//! of them see the same host noise (the sources are interleaved sample by sample, never run one
+//! after another). The shuffle matters for short sleeps: a fixed order, even rotated, always
+//! gives a source the same predecessor, and a callwheel timer armed right after tokio's 1 ms
+//! sleep must wake a driver that has gone cold on an idle CPU (6–10 µs), while one armed right
+//! after another callwheel sample finds it warm (about 3 µs):
+//!
+//! | source | how it sleeps | actual sleep: clock reading … minus the reading before arming |
+//! |---|---|---|
+//! | callwheel-rt, exact | a direct timer on a one-shard runtime, window `[t0 + r, t0 + r]` (calloutng's absolute precision, Figure 4) | … at the start of the callback |
+//! | callwheel-rt, 5 % | the same timer with tolerance `r × 5 %` (calloutng's `C_PREL`, Figure 5) | … at the start of the callback |
+//! | clock_nanosleep, 1 ns slack | `clock_nanosleep(TIMER_ABSTIME)` on this thread, timer slack 1 ns | … right after the sleep returns |
+//! | clock_nanosleep, 5 % slack | the same with `PR_SET_TIMERSLACK` = `r × 5 %`: the kernel's own tolerance | … right after the sleep returns |
+//! | tokio::time::sleep | `block_on(sleep(r))` on a current-thread tokio runtime (1 ms timer wheel) | … when `block_on` returns |
+//!
+//! The runtime's driver sleeps until the earliest window *end*, so a lone timer with 5 %
+//! tolerance fires near `1.05 r`, as a lone kernel hrtimer with 5 % slack does: tolerance buys
+//! coalescing, not promptness.
+//!
+//! # The wake-up batches
+//!
+//! A fresh one-shard runtime gets `timers` direct timers with deadlines `d` drawn (SplitMix64)
+//! over a span, tolerance `(d - now) × pct / 100`, for each tolerance (0 % and 5 %). Its
+//! driver's wake-ups are counted from [`ShardStats`](callwheel_rt::ShardStats) (every return
+//! from its sleep, less the early ones a new, earlier timer caused while they were armed), and
+//! compared with the optimum: the fewest instants stabbing every window, computed offline by
+//! the greedy algorithm ([`callwheel::stabbing_optimum`]). Each firing's driver reading is checked against
+//! its window: never before the deadline; after the window's end only by the kernel's wake-up
+//! overshoot (the driver plans its wake-up at the earliest window end, so the timer that sets
+//! it fires that overshoot after its window). Every timer must fire exactly once. A last check
+//! leaves a runtime with one timer an hour away idle and counts its wake-ups: there must be
+//! none.
+
+// The submodules depend on one another in one direction only (plan, report, host, then the
+// measurements, verdicts, tables and chart); this file only gathers them and runs the command.
+mod chart;
+mod host;
+mod measure;
+mod plan;
+mod render;
+mod report;
+mod verdicts;
+mod wakeups;
+
+use std::process::ExitCode;
+
+pub use chart::{charts, sleep_panels, CHART_TITLE};
+pub use host::{cpu_ticks, steal_note, steal_percent, with_least_slack};
+pub use measure::measure;
+pub use plan::{Plan, Source, SweepArgs, BATCH_TOLERANCES, REQUESTS_US, TOLERANCE_PERCENT};
+pub use render::render;
+pub use report::{Batch, Cell, Idle, SweepError, SweepReport};
+pub use verdicts::verdicts;
+
+use crate::repro::plots;
+
+/// `callwheel sweep`: measure and print. Exit status 1 when a measurement failed or a batch
+/// timer did not fire exactly once (or fired before its deadline).
+pub fn command(args: &SweepArgs) -> ExitCode {
+    // A plot directory that cannot be made fails now, not after the whole sweep.
+    if let Some(dir) = &args.plot {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: cannot create {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its figures are not representative (use --release)"
+        );
+    }
+    let plan = args.plan();
+    let bar = crate::sections::progress_bar(0);
+    let measured = measure(&plan, &bar);
+    bar.finish_and_clear();
+    match measured {
+        Ok(report) => {
+            if args.json {
+                match serde_json::to_string_pretty(&report) {
+                    Ok(text) => println!("{text}"),
+                    Err(e) => {
+                        eprintln!("error: cannot encode the results: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+            } else {
+                print!("{}", render(&report));
+            }
+            if let Some(dir) = &args.plot {
+                let drawn = std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+                    .and_then(|()| {
+                        plots::write_panels(CHART_TITLE, &charts(&report), dir, "sweep")
+                    });
+                match drawn {
+                    Ok(paths) => {
+                        for p in paths {
+                            eprintln!("wrote {}", p.display());
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            if report.counts_ok() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("error: a batch timer did not fire exactly once inside its window");
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: sweep: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

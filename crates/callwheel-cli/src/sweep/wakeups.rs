@@ -1,0 +1,140 @@
+//! The wake-up batches (many direct timers with windows, the driver's wake-ups against the
+//! stabbing optimum) and the idle check (no wake-up while nothing is due).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use callwheel::stabbing_optimum;
+use callwheel_rt::{Deadline, Exec, Runtime, ShardStats};
+
+use super::plan::Plan;
+use super::report::{fail, Batch, Idle, SweepError};
+use crate::latency::Row;
+use crate::workload::SplitMix64;
+
+/// How far after arming the first batch deadline may fall, so that arming is over first: at
+/// least this, and three times what creating the batch's timers took (arming costs about as
+/// much; a million timers take over a second).
+const BATCH_LEAD_NS: u64 = 50_000_000;
+
+fn stats(rt: &Runtime) -> Result<ShardStats, SweepError> {
+    rt.shard_stats(0)
+        .map_err(|e| fail("reading the statistics", e))
+}
+
+/// One wake-up batch at `pct` % tolerance.
+pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
+    let rt = Runtime::builder()
+        .shards(1)
+        .workers(1)
+        .build()
+        .map_err(|e| fail("starting the runtime", e))?;
+    let n = plan.batch_timers as usize;
+    let fired_at: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+    let counts: Arc<Vec<AtomicU32>> = Arc::new((0..n).map(|_| AtomicU32::new(0)).collect());
+    let span = plan.span_ms * 1_000_000;
+    let before = stats(&rt)?;
+    let created = Instant::now();
+    let mut timers = Vec::with_capacity(n);
+    for i in 0..n {
+        let (at, count) = (Arc::clone(&fired_at), Arc::clone(&counts));
+        let timer = rt.timer(Exec::Direct, move |_, fire| {
+            at[i].store(fire.now, Ordering::Relaxed);
+            count[i].fetch_add(1, Ordering::Release);
+        });
+        timers.push(timer.map_err(|e| fail("making a batch timer", e))?);
+    }
+    let lead = BATCH_LEAD_NS.max(3 * u64::try_from(created.elapsed().as_nanos()).unwrap_or(0));
+    let now = rt.now_ns();
+    let mut rng = SplitMix64::new(seed);
+    let mut windows = Vec::with_capacity(n);
+    for t in &timers {
+        let deadline = now + lead + rng.range(0, span);
+        let tolerance = (deadline - now) * pct / 100;
+        t.start_with(
+            Deadline::from_clock_ns(deadline),
+            Duration::from_nanos(tolerance),
+            None,
+        )
+        .map_err(|e| fail("arming a batch timer", e))?;
+        windows.push((deadline, deadline + tolerance));
+    }
+    let total = || -> u64 {
+        counts
+            .iter()
+            .map(|c| u64::from(c.load(Ordering::Acquire)))
+            .sum()
+    };
+    let began_during_arming = total() > 0;
+    let give_up = Instant::now()
+        + Duration::from_nanos(lead + span + span * pct / 100)
+        + Duration::from_secs(10);
+    while total() < n as u64 && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // A second firing would come at once: every window has ended.
+    std::thread::sleep(Duration::from_millis(5));
+    let after = stats(&rt)?;
+    let early = after.early_wakeups - before.early_wakeups;
+    let mut excess = Vec::new();
+    let mut before_deadline = 0;
+    for (i, &(start, end)) in windows.iter().enumerate() {
+        if counts[i].load(Ordering::Acquire) == 0 {
+            continue;
+        }
+        let at = fired_at[i].load(Ordering::Relaxed);
+        if at < start {
+            before_deadline += 1;
+        } else if at > end {
+            excess.push(at - end);
+        }
+    }
+    let after_window = excess.len() as u64;
+    let excess = Row::of("excess", excess);
+    Ok(Batch {
+        tolerance_percent: pct,
+        timers: n as u64,
+        fired: total(),
+        never: counts
+            .iter()
+            .filter(|c| c.load(Ordering::Acquire) == 0)
+            .count() as u64,
+        twice: counts
+            .iter()
+            .filter(|c| c.load(Ordering::Acquire) > 1)
+            .count() as u64,
+        wakeups: (after.wakeups - before.wakeups).saturating_sub(early),
+        early_wakeups: early,
+        optimum: stabbing_optimum(&windows),
+        before_deadline,
+        after_window,
+        excess_p50_ns: excess.as_ref().map_or(0, |r| r.p50),
+        excess_max_ns: excess.as_ref().map_or(0, |r| r.max),
+        began_during_arming,
+    })
+}
+
+/// Watches a runtime whose only timer is an hour away for `ms` milliseconds.
+pub(super) fn idle(ms: u64) -> Result<Idle, SweepError> {
+    let rt = Runtime::builder()
+        .shards(1)
+        .workers(1)
+        .build()
+        .map_err(|e| fail("starting the runtime", e))?;
+    let t = rt
+        .timer(Exec::Direct, |_, _| {})
+        .map_err(|e| fail("making the idle timer", e))?;
+    t.start_after(Duration::from_secs(3_600))
+        .map_err(|e| fail("arming the idle timer", e))?;
+    // Let the driver take the arming's wake-up and go back to sleep.
+    std::thread::sleep(Duration::from_millis(5));
+    let before = stats(&rt)?.wakeups;
+    std::thread::sleep(Duration::from_millis(ms));
+    let after = stats(&rt)?.wakeups;
+    let _ = t.stop();
+    Ok(Idle {
+        ms,
+        wakeups: after - before,
+    })
+}
