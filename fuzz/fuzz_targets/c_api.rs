@@ -32,6 +32,16 @@
 //! due, otherwise between the wheel's time and the earliest window end (that end exactly while
 //! nothing was deleted or reset and no round of pulls is unfinished); the counts follow the
 //! model, and cw_wheel_check passes after every call.
+//!
+//! Last, the same input drives the per-CPU callout sets (`cw_percpu_*`, in `c_percpu_model.rs`):
+//! two sets of one to four CPUs and a plain table beside them, callouts armed on valid, -1 and
+//! outside CPUs, moved at once or, from a running handler, when it returns, stopped, drained,
+//! freed and async-drained (`cw_percpu_callout_async_drain`, `cw_callout_async_drain`), each
+//! CPU processed on its own (hardclock, softclock, tickless process), handlers calling back
+//! into all three. Each arming fires at most once, never before its deadline, on the CPU it was
+//! armed on or moved to; a stopped one never; a drain runs exactly once, after its handler; and
+//! a handle of the other set, of the table or a forged one is CW_ESTALE everywhere and changes
+//! nothing.
 #![no_main]
 
 use core::cell::{Cell, RefCell};
@@ -52,6 +62,9 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "c_wheel_model.rs"]
 mod c_wheel_model;
+
+#[path = "c_percpu_model.rs"]
+mod c_percpu_model;
 
 /// The flag bits the API accepts (C_PREL's field is bits 1 to 7).
 const KNOWN_FLAGS: u32 = (CW_C_DIRECT_EXEC | CW_C_ABSOLUTE | CW_C_HARDCLOCK) as u32 | 0xfe;
@@ -765,4 +778,5 @@ fn run(data: &[u8]) {
 fuzz_target!(|data: &[u8]| {
     run(data);
     c_wheel_model::run(data);
+    c_percpu_model::run(data);
 });
