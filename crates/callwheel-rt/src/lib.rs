@@ -20,6 +20,7 @@
 //! | timer | a reusable [`Timer`]: start / reset / periodic / stop / drain / move between shards | [`timer`] |
 //! | observability | per-shard counters and a lateness histogram ([`ShardStats`]) | `stats` |
 //! | timer set | many labelled user-level timers per owner with an expired queue to reap, on one runtime timer; eventfd, wait and callback notification (`ITIMER_MULTIREAL`, [`TimerSet`]) | [`set`] |
+//! | clock bases | monotonic, realtime and boottime deadlines ([`Deadline::on`], [`Deadline::wall`]) on the same shards, re-evaluated when a clock is set; a runtime given the wall clock runs on the monotonic one | `bases`, `clock_sets`, `steady` |
 //!
 //! There are no periodic wake-ups: a driver with nothing pending sleeps until woken; with
 //! timers, it wakes once per coalesced window — firing, at each wake-up, every timer whose
@@ -34,11 +35,12 @@
 //! `std::time::Instant` as is. Periods, tolerances and delays are `Duration`s. An `Instant`
 //! becomes the clock's nanoseconds through [`Clock::ns_at`]: exactly on `CLOCK_MONOTONIC`
 //! (on Linux, std's `Instant` *is* a `CLOCK_MONOTONIC` reading; the runtime relies on that and
-//! its tests check it), by distance from now on boottime and realtime. Raw nanoseconds remain
-//! only where a clock other than the monotonic one needs them:
-//! [`Deadline::from_clock_ns`] (a reading of the runtime's own clock: a
-//! [`ManualClock`]'s simulated time, a wall-clock deadline), [`Runtime::now_ns`] and the
-//! readings a callback is given ([`Fire`]). Conversions saturate: an `Instant` before the
+//! its tests check it; a runtime given the wall clock runs on the monotonic clock too), by
+//! distance from now on boottime. Raw nanoseconds remain only where a clock other than the
+//! monotonic one needs them: [`Deadline::from_clock_ns`] (a reading of the runtime's own
+//! clock: a [`ManualClock`]'s simulated time, a wall-clock deadline on a wall-clock runtime),
+//! [`Deadline::on`] (a reading of another kernel clock), [`Runtime::now_ns`] and the readings
+//! a callback is given ([`Fire`]). Conversions saturate: an `Instant` before the
 //! clock's epoch is 0, one beyond its 64-bit range and `Duration::MAX` are `u64::MAX`.
 //!
 //! # Handles
