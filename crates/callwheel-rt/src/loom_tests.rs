@@ -1,19 +1,22 @@
-//! Loom models of one shard: `stop`, `drain` and re-arming racing the driver's expiry step.
-//! The shard code is the real one, built on loom's locks and atomics (`--cfg callwheel_loom`); the clock
-//! is a constant and there is no worker pool, so the driver step runs every callback itself.
+//! Loom models of one shard: `stop`, `drain` and re-arming racing the driver's expiry step,
+//! and a set of the wall clock racing the step and an arming on it. The shard code is the real
+//! one, built on loom's locks and atomics (`--cfg callwheel_loom`); the clock is a constant
+//! (with a settable wall clock for the last two) and there is no worker pool, so the driver
+//! step runs every callback itself.
 //!
 //! Run with `RUSTFLAGS="--cfg callwheel_loom" cargo test -p callwheel-rt --lib --release loom`.
 
 use std::sync::atomic::{AtomicBool, Ordering as StdOrdering};
 use std::sync::Arc;
 
-use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use loom::thread;
 
 use callwheel::Timers;
 
+use crate::clock::{Clock, ClockId, Waiter};
 use crate::runtime::Shared;
-use crate::test_clock::Fixed;
+use crate::test_clock::{Fixed, NoSleep};
 use crate::timer::{Exec, Stop, Timer};
 use crate::{Deadline, Tolerance};
 
@@ -164,5 +167,106 @@ fn loom_dropping_the_last_handle_racing_expiry_leaves_nothing_pending() {
         let fired = driver.join().unwrap();
         assert!(ran.load(Ordering::SeqCst) <= fired);
         assert_eq!(pending_on_wheel(&s), 0);
+    });
+}
+
+/// A clock stuck at 10 whose wall clock reads `1_000 + offset`, settable from any thread:
+/// the offset is written before the set is counted, as the kernel sets a clock before the
+/// runtime's watcher counts the set.
+#[derive(Debug, Default)]
+struct SettableWall {
+    offset: AtomicU64,
+    sets: AtomicU64,
+}
+
+impl SettableWall {
+    fn set_wall(&self, offset: u64) {
+        self.offset.store(offset, Ordering::Release);
+        self.sets.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl Clock for SettableWall {
+    fn now(&self) -> u64 {
+        10
+    }
+    fn waiter(&self) -> std::io::Result<Box<dyn Waiter>> {
+        Ok(Box::new(NoSleep))
+    }
+    fn base(&self) -> Option<ClockId> {
+        Some(ClockId::Monotonic)
+    }
+    fn base_now(&self, base: ClockId) -> Option<u64> {
+        (base == ClockId::Realtime).then(|| 1_000 + self.offset.load(Ordering::Acquire))
+    }
+    fn sets(&self) -> u64 {
+        self.sets.load(Ordering::Acquire)
+    }
+}
+
+/// A runtime on a settable wall clock and a counting timer (not yet armed).
+fn wall_setup() -> (Arc<SettableWall>, Arc<Shared>, Timer, Arc<AtomicUsize>) {
+    let clock = Arc::new(SettableWall::default());
+    let dyn_clock: Arc<dyn Clock> = Arc::clone(&clock) as Arc<dyn Clock>;
+    let s = Arc::new(Shared::new(dyn_clock, 1, 64, Tolerance::EXACT, None).unwrap());
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&ran);
+    let t = Timer::owned(
+        s.new_timer(0, Exec::Direct, move |_, _| {
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap(),
+        Arc::clone(&s),
+    );
+    (clock, s, t, ran)
+}
+
+/// A wall deadline 50 ns ahead (key 60, not due), the wall clock set 100 ns forward while the
+/// driver steps: after the step the watcher's wake-up brings, it has fired exactly once,
+/// whichever saw the set first (seen to fail with the re-keying turned off).
+#[test]
+fn loom_a_wall_clock_set_racing_a_step_fires_the_passed_deadline_once() {
+    loom::model(|| {
+        let (clock, s, t, ran) = wall_setup();
+        t.start_at(Deadline::on(ClockId::Realtime, 1_050)).unwrap();
+        let setter = {
+            let clock = Arc::clone(&clock);
+            thread::spawn(move || clock.set_wall(100))
+        };
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        setter.join().unwrap();
+        let first = driver.join().unwrap();
+        let second = s.step(0).fired;
+        assert_eq!(first + second, 1);
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
+        assert!(!t.is_pending());
+    });
+}
+
+/// An arming on the wall clock racing a set of it and a driver step: the key is computed
+/// under the shard's lock, so a set the step has already re-evaluated cannot leave the new
+/// arming with a stale key; after the watcher's step it has fired once (seen to fail with
+/// the key computed only before the lock).
+#[test]
+fn loom_a_wall_arming_racing_a_set_and_a_step_is_never_left_stale() {
+    loom::model(|| {
+        let (clock, s, t, ran) = wall_setup();
+        let setter = {
+            let clock = Arc::clone(&clock);
+            thread::spawn(move || clock.set_wall(100))
+        };
+        let driver = {
+            let s = Arc::clone(&s);
+            thread::spawn(move || s.step(0).fired)
+        };
+        t.start_at(Deadline::on(ClockId::Realtime, 1_050)).unwrap();
+        setter.join().unwrap();
+        let first = driver.join().unwrap();
+        let second = s.step(0).fired;
+        assert_eq!(first + second, 1);
+        assert_eq!(ran.load(Ordering::SeqCst), 1);
     });
 }
