@@ -12,6 +12,27 @@ use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row
 use crate::runner::{self, Task};
 use crate::workload;
 
+/// Prints a command's results: as JSON (`--json`) or as the text `render` makes. An encoding
+/// failure is reported and is the command's exit status.
+pub fn print_results<R: serde::Serialize>(
+    report: &R,
+    json: bool,
+    render: impl FnOnce(&R) -> String,
+) -> Result<(), std::process::ExitCode> {
+    if json {
+        match serde_json::to_string_pretty(report) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                eprintln!("error: cannot encode the results: {e}");
+                return Err(std::process::ExitCode::from(1));
+            }
+        }
+    } else {
+        print!("{}", render(report));
+    }
+    Ok(())
+}
+
 /// A progress bar for `total` measurements (hidden when stderr is not a terminal).
 pub fn progress_bar(total: usize) -> ProgressBar {
     let bar = ProgressBar::new(total as u64);

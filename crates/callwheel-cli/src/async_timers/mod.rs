@@ -107,20 +107,16 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
                     Err(e) => eprintln!("warning: the figure was not drawn: {e}"),
                 }
             }
-            if args.json {
-                match serde_json::to_string_pretty(&report) {
-                    Ok(text) => println!("{text}"),
-                    Err(e) => {
-                        eprintln!("error: cannot encode the results: {e}");
-                        return ExitCode::from(1);
-                    }
+            let text = |report: &_| {
+                let mut text = render(report);
+                text.push_str("\n| verdict | result |\n|---|---|\n");
+                for v in verdicts(report) {
+                    text.push_str(&format!("| {} | {} |\n", v.what, v.result));
                 }
-            } else {
-                print!("{}", render(&report));
-                println!("\n| verdict | result |\n|---|---|");
-                for v in verdicts(&report) {
-                    println!("| {} | {} |", v.what, v.result);
-                }
+                text
+            };
+            if let Err(code) = crate::sections::print_results(&report, args.json, text) {
+                return code;
             }
             ExitCode::SUCCESS
         }

@@ -46,16 +46,8 @@ pub fn command(args: &StressArgs) -> ExitCode {
     bar.finish_and_clear();
     match measured {
         Ok(report) => {
-            if args.json {
-                match serde_json::to_string_pretty(&report) {
-                    Ok(text) => println!("{text}"),
-                    Err(e) => {
-                        eprintln!("error: cannot encode the results: {e}");
-                        return ExitCode::from(1);
-                    }
-                }
-            } else {
-                print!("{}", render(&report));
+            if let Err(code) = crate::sections::print_results(&report, args.json, render) {
+                return code;
             }
             if report.counts.ok() {
                 ExitCode::SUCCESS
