@@ -21,7 +21,8 @@ use crate::clock::{Clock, ClockId};
 use crate::counted::Counted;
 use crate::shard::ShardState;
 use crate::sync::{self, Ordering};
-use crate::timer::{TimerCore, UNLISTED};
+use crate::timer::Core;
+use crate::timer_core::UNLISTED;
 use crate::Error;
 
 /// The runtime clock's reading at which a base reading `base_now` now becomes `ns`, given the
@@ -57,7 +58,7 @@ impl ShardState {
 
     /// Lists `core` (armed on another base) on this shard, if it is not listed already.
     /// Room must have been reserved ([`ShardState::reserve_based`]).
-    pub(crate) fn list(&mut self, core: &Counted<TimerCore>) {
+    pub(crate) fn list(&mut self, core: &Counted<Core>) {
         if core.based_at.load(Ordering::Relaxed) != UNLISTED {
             return;
         }
@@ -66,7 +67,7 @@ impl ShardState {
     }
 
     /// Takes `core` off this shard's list, if it is on it.
-    pub(crate) fn unlist(&mut self, core: &TimerCore) {
+    pub(crate) fn unlist(&mut self, core: &Core) {
         let at = core.based_at.swap(UNLISTED, Ordering::Relaxed);
         if at == UNLISTED || at >= self.based.len() {
             return;

@@ -12,7 +12,7 @@ use crate::runtime::Shared;
 use crate::step_tests::{at, logging_timer, ns, shared, tags, Log};
 use crate::sync::{self, Ordering};
 use crate::test_clock::Fixed;
-use crate::timer::UNLISTED;
+use crate::timer_core::UNLISTED;
 use crate::{Deadline, Error, ManualClock, Tolerance};
 
 const WALL: u64 = 1_700_000_000_000_000_000;
@@ -178,7 +178,7 @@ fn the_list_follows_stops_moves_rearms_and_shutdown() {
 
 #[test]
 fn a_clock_without_bases_refuses_another_base_and_takes_its_own() {
-    let s = Arc::new(Shared::new(Arc::new(Fixed(100)), 1, 64, Tolerance::EXACT, None).unwrap());
+    let s = Shared::new(Arc::new(Fixed(100)), 1, 64, Tolerance::EXACT, None).unwrap();
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
     assert!(matches!(

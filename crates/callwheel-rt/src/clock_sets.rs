@@ -18,7 +18,7 @@ impl Shared {
     /// # Errors
     ///
     /// [`Error::NoClockBase`]; [`Error::Io`] when the watcher cannot be started.
-    pub(crate) fn key_for(self: &Arc<Self>, base: ClockId, ns: u64) -> Result<u64, Error> {
+    pub(crate) fn key_for(&self, base: ClockId, ns: u64) -> Result<u64, Error> {
         self.watch_sets()?;
         key_on(&*self.clock, base, ns, self.now())
     }
@@ -29,16 +29,20 @@ impl Shared {
     /// on other bases. (A set landing between the watcher's wake-up and its next arming is
     /// seen by the drivers it wakes when it comes before their clock readings; one after them
     /// waits for the next set or arming on another base.)
-    fn watch_sets(self: &Arc<Self>) -> Result<(), Error> {
+    fn watch_sets(&self) -> Result<(), Error> {
         let mut slot = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_some() || self.shutdown.load(Ordering::Acquire) {
             return Ok(());
         }
+        // Gone only while the runtime is being dropped, which needs no watcher.
+        let Some(shared) = self.me.upgrade() else {
+            return Ok(());
+        };
         let Some(waiter) = self.clock.set_watcher()? else {
             return Ok(());
         };
         let waiter: Arc<dyn Waiter> = Arc::from(waiter);
-        let (w, shared) = (Arc::clone(&waiter), Arc::clone(self));
+        let w = Arc::clone(&waiter);
         let thread = std::thread::Builder::new()
             .name("callwheel-rt-clock-sets".into())
             .spawn(move || loop {

@@ -19,7 +19,7 @@ use crate::runs;
 use crate::runtime::{drop_payload, Shared};
 use crate::stats::Counters;
 use crate::sync::{self, Ordering};
-use crate::timer::{Deferred, Exec, Fire, Timer, TimerCore};
+use crate::timer::{Core, Deferred, Exec, Fire, Timer};
 use crate::Error;
 
 /// What one driver step did.
@@ -39,7 +39,7 @@ pub(crate) struct Step {
 /// callback. A step holds at most `max_expiries_per_lock` expiries, so the buffers stay small.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    due: Vec<Expired<Counted<TimerCore>>>,
+    due: Vec<Expired<Counted<Core>>>,
     lateness: Vec<u64>,
     /// For each expiry in `due`, the clock base and its reading its deadline stood for, when
     /// it was armed on another base: its [`Fire`] speaks of that clock.
@@ -187,7 +187,7 @@ impl Shared {
                 overruns: e.overruns,
                 shard: i,
             };
-            let timer = Timer::runtime_ref(e.value, Arc::clone(self));
+            let timer = Timer::runtime_ref(e.value, Arc::<Shared>::clone(self));
             match (timer.core.exec, &self.pool) {
                 (Exec::Deferred, Some(pool)) => {
                     self.clock.busy(true);
@@ -195,12 +195,12 @@ impl Shared {
                         Ok(()) => {}
                         // The runtime is going away and the pool takes no more work: the
                         // firing is dropped unrun, but no longer counts as running.
-                        Err(Refused::ShutDown(job)) => Shared::settle_deferred(job, false),
+                        Err(Refused::ShutDown(job)) => self.settle_deferred(job, false),
                         // The queue could not grow: the callback runs here, after the ones
                         // before it, rather than being lost or aborting the process.
                         Err(Refused::NoMemory(job)) => {
                             Counters::bump(&shard.counters.deferred_inline);
-                            Shared::settle_deferred(job, true);
+                            self.settle_deferred(job, true);
                         }
                     }
                 }
@@ -221,22 +221,21 @@ impl Shared {
     }
 
     /// A worker's job: runs a deferred callback.
-    pub(crate) fn run_deferred(job: Deferred) {
-        Shared::settle_deferred(job, true);
+    pub(crate) fn run_deferred(&self, job: Deferred) {
+        self.settle_deferred(job, true);
     }
 
     /// Runs a deferred callback (`run`) or drops it unrun, and lets go of its timer.
-    fn settle_deferred(job: Deferred, run: bool) {
+    fn settle_deferred(&self, job: Deferred, run: bool) {
         let Deferred { timer, fire } = job;
-        let shared = Arc::clone(&timer.shared);
         if run {
             runs::begin(timer.core.id());
-            shared.run_callback(&timer, &fire);
+            self.run_callback(&timer, &fire);
         } else {
-            shared.finish_run(&timer);
+            self.finish_run(&timer);
         }
-        shared.release(timer, fire.shard);
-        shared.clock.busy(false);
+        self.release(timer, fire.shard);
+        self.clock.busy(false);
     }
 
     /// Runs one callback whose run was registered in the timer's state, then marks it done.

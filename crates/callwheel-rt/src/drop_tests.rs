@@ -26,7 +26,7 @@ fn counting_timer(
             then(t);
         })
         .unwrap(),
-        Arc::clone(s),
+        Arc::<Shared>::clone(s),
     )
 }
 

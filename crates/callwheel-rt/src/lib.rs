@@ -116,6 +116,7 @@ mod steady;
 mod sync;
 mod sys;
 pub mod timer;
+mod timer_core;
 mod tolerance;
 
 #[cfg(all(test, not(callwheel_loom)))]

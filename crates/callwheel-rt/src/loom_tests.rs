@@ -25,7 +25,7 @@ fn at(ns: u64) -> Deadline {
 }
 
 fn setup(rearm: bool) -> (Arc<Shared>, Timer, Arc<AtomicUsize>) {
-    let s = Arc::new(Shared::new(Arc::new(Fixed(10)), 1, 64, Tolerance::EXACT, None).unwrap());
+    let s = Shared::new(Arc::new(Fixed(10)), 1, 64, Tolerance::EXACT, None).unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);
     let t = Timer::owned(
@@ -36,7 +36,7 @@ fn setup(rearm: bool) -> (Arc<Shared>, Timer, Arc<AtomicUsize>) {
             r.fetch_add(1, Ordering::SeqCst);
         })
         .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     t.start_at(at(10)).unwrap();
     (s, t, ran)
@@ -208,7 +208,7 @@ impl Clock for SettableWall {
 fn wall_setup() -> (Arc<SettableWall>, Arc<Shared>, Timer, Arc<AtomicUsize>) {
     let clock = Arc::new(SettableWall::default());
     let dyn_clock: Arc<dyn Clock> = Arc::clone(&clock) as Arc<dyn Clock>;
-    let s = Arc::new(Shared::new(dyn_clock, 1, 64, Tolerance::EXACT, None).unwrap());
+    let s = Shared::new(dyn_clock, 1, 64, Tolerance::EXACT, None).unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
     let r = Arc::clone(&ran);
     let t = Timer::owned(
@@ -216,7 +216,7 @@ fn wall_setup() -> (Arc<SettableWall>, Arc<Shared>, Timer, Arc<AtomicUsize>) {
             r.fetch_add(1, Ordering::SeqCst);
         })
         .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     (clock, s, t, ran)
 }

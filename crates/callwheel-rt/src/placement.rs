@@ -15,14 +15,15 @@ use crate::runs;
 use crate::runtime::Shared;
 use crate::shard::ShardState;
 use crate::sync::{self, MutexGuard, Ordering};
-use crate::timer::{Arm, Stop, TimerCore, TimerState};
+use crate::timer::{Core, Stop};
+use crate::timer_core::{Arm, TimerState};
 use crate::Error;
 
 impl Shared {
     /// Places `arm` on the wheel of `dest` (`st`), cancelling the timer's pending arming on
     /// `src` (`None`: the same shard). Returns whether the timer was pending.
     fn place(
-        core: &Counted<TimerCore>,
+        core: &Counted<Core>,
         state: &mut TimerState,
         dest: &mut ShardState,
         mut src: Option<&mut ShardState>,
@@ -111,7 +112,7 @@ impl Shared {
     /// `stop` would fire with no handle left to stop it. The check is made under the shard's
     /// lock, which that `stop` also takes after the count reached zero, so either this arming
     /// comes first (and the `stop` cancels it) or it sees the count at zero.
-    pub(crate) fn arm(&self, core: &Counted<TimerCore>, arm: Arm) -> Result<bool, Error> {
+    pub(crate) fn arm(&self, core: &Counted<Core>, arm: Arm) -> Result<bool, Error> {
         if self.shutdown.load(Ordering::Acquire) {
             return Err(Error::ShutDown);
         }
@@ -161,7 +162,7 @@ impl Shared {
         }
     }
 
-    pub(crate) fn stop(&self, core: &TimerCore) -> Stop {
+    pub(crate) fn stop(&self, core: &Core) -> Stop {
         let (_, mut st) = self.lock_home(core);
         let mut state = sync::lock(&core.state);
         if st.closed {
@@ -183,7 +184,7 @@ impl Shared {
         }
     }
 
-    pub(crate) fn drain(&self, core: &TimerCore) -> Stop {
+    pub(crate) fn drain(&self, core: &Core) -> Stop {
         let first = self.stop(core);
         let mine = runs::mine(core.id());
         loop {
@@ -207,7 +208,7 @@ impl Shared {
         }
     }
 
-    pub(crate) fn move_to(&self, core: &Counted<TimerCore>, dest: usize) -> Result<bool, Error> {
+    pub(crate) fn move_to(&self, core: &Counted<Core>, dest: usize) -> Result<bool, Error> {
         if self.shutdown.load(Ordering::Acquire) {
             return Err(Error::ShutDown);
         }

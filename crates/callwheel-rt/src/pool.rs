@@ -82,7 +82,7 @@ impl<J> Pool<J> {
     }
 
     /// One worker's loop: runs jobs with `run` until shutdown and an empty queue.
-    pub(crate) fn work(&self, run: fn(J)) {
+    pub(crate) fn work(&self, run: impl Fn(J)) {
         loop {
             let mut q = self.lock();
             let job = loop {
@@ -123,11 +123,11 @@ impl<J> Pool<J> {
 pub(crate) fn spawn<J: Send + 'static>(
     pool: &std::sync::Arc<Pool<J>>,
     n: usize,
-    run: fn(J),
+    run: impl Fn(J) + Clone + Send + 'static,
 ) -> Result<Vec<JoinHandle<()>>, Error> {
     (0..n)
         .map(|i| {
-            let pool = std::sync::Arc::clone(pool);
+            let (pool, run) = (std::sync::Arc::clone(pool), run.clone());
             let record = runs::reserved(1)?;
             let worker = std::thread::Builder::new()
                 .name(format!("callwheel-rt-worker-{i}"))

@@ -19,11 +19,13 @@ use callwheel::{Budget, Timers};
 use crate::clock::{Clock, ClockId, Waiter};
 use crate::config::{Builder, Config};
 use crate::counted::Counted;
+use crate::deadline::{Deadline, Resolved};
 use crate::pool::{self, Pool};
 use crate::shard::{Shard, ShardState};
 use crate::stats::{self, ShardStats};
 use crate::sync::{self, AtomicBool, AtomicU64, MutexGuard, Ordering};
-use crate::timer::{Deferred, Exec, Fire, Timer, TimerCore, TimerState};
+use crate::timer::{Control, Core, Deferred, Exec, Fire, Status, Stop, Timer};
+use crate::timer_core::{Arm, TimerState, UNLISTED};
 use crate::{Error, Tolerance};
 
 /// Something that must hear when its runtime goes away: a timer set, whose waiters would
@@ -58,6 +60,9 @@ pub(crate) struct Shared {
     /// The thread watching for clock sets and its waiter, once a timer was armed on another
     /// clock base (see the `bases` module). A plain std mutex also under loom.
     pub(crate) watcher: std::sync::Mutex<Option<SetWatcher>>,
+    /// The runtime's own counted reference, for the threads it starts on demand (the set
+    /// watcher) from calls that have only `&Shared`.
+    pub(crate) me: Weak<Shared>,
 }
 
 /// The running clock-set watcher: its waiter (to wake it at shutdown) and its thread.
@@ -79,13 +84,13 @@ impl Shared {
         k: u64,
         tolerance: Tolerance,
         pool: Option<Arc<Pool<Deferred>>>,
-    ) -> Result<Shared, Error> {
+    ) -> Result<Arc<Shared>, Error> {
         let own_base = clock.base();
         let clock = crate::steady::steady(clock);
         let shards = (0..shards)
             .map(|_| Ok(Shard::new(clock.waiter()?, stats::new_histogram()?)))
             .collect::<Result<Vec<_>, Error>>()?;
-        Ok(Shared {
+        Ok(Arc::new_cyclic(|me| Shared {
             shards,
             clock,
             own_base,
@@ -97,7 +102,8 @@ impl Shared {
             last_now: AtomicU64::new(0),
             sets: AtomicU64::new(0),
             watcher: std::sync::Mutex::new(None),
-        })
+            me: Weak::clone(me),
+        }))
     }
 
     /// The clock's reading, never below one handed out before.
@@ -141,7 +147,7 @@ impl Shared {
     }
 
     /// Locks the shard that holds `core` (see the timer module on why the re-check suffices).
-    pub(crate) fn lock_home(&self, core: &TimerCore) -> (usize, MutexGuard<'_, ShardState>) {
+    pub(crate) fn lock_home(&self, core: &Core) -> (usize, MutexGuard<'_, ShardState>) {
         loop {
             let i = core.shard.load(Ordering::Acquire);
             let guard = self.lock_shard(i);
@@ -153,7 +159,7 @@ impl Shared {
 
     /// Runs `f` on a timer's state under its shard's lock (once the runtime is gone, the
     /// state first forgets the arming the shutdown cancelled).
-    pub(crate) fn with_state<R>(&self, core: &TimerCore, f: impl FnOnce(&TimerState) -> R) -> R {
+    pub(crate) fn with_state<R>(&self, core: &Core, f: impl FnOnce(&TimerState) -> R) -> R {
         let (_, shard) = self.lock_home(core);
         let mut state = sync::lock(&core.state);
         if shard.closed {
@@ -162,7 +168,7 @@ impl Shared {
         f(&state)
     }
 
-    /// A new timer core on `shard` (see [`TimerCore::new`]).
+    /// A new timer core on `shard` (see [`Core::new`]).
     ///
     /// # Errors
     ///
@@ -172,11 +178,11 @@ impl Shared {
         shard: usize,
         exec: Exec,
         callback: F,
-    ) -> Result<Counted<TimerCore>, Error>
+    ) -> Result<Counted<Core>, Error>
     where
         F: Fn(&Timer, &Fire) + Send + Sync + 'static,
     {
-        TimerCore::new(shard, exec, callback)
+        Core::new(shard, exec, callback)
     }
 
     pub(crate) fn stats(&self, i: usize) -> ShardStats {
@@ -212,6 +218,47 @@ impl Shared {
         for s in &self.shards {
             s.waiter.wake();
         }
+    }
+}
+
+impl Control for Shared {
+    fn arm(&self, core: &Counted<Core>, arm: Arm) -> Result<bool, Error> {
+        Shared::arm(self, core, arm)
+    }
+
+    fn stop(&self, core: &Core) -> Stop {
+        Shared::stop(self, core)
+    }
+
+    fn drain(&self, core: &Core) -> Stop {
+        Shared::drain(self, core)
+    }
+
+    fn move_to(&self, core: &Counted<Core>, dest: usize) -> Result<bool, Error> {
+        Shared::move_to(self, core, dest)
+    }
+
+    fn status(&self, core: &Core) -> Status {
+        self.with_state(core, Status::of)
+    }
+
+    fn now(&self) -> u64 {
+        Shared::now(self)
+    }
+
+    fn tolerance_for(&self, interval: u64) -> u64 {
+        self.tolerance.for_interval(interval)
+    }
+
+    fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error> {
+        match deadline.resolve(&*self.clock, self.own_base) {
+            Resolved::Own(ns) => Ok((ns, None)),
+            Resolved::Base(base, ns) => Ok((self.key_for(base, ns)?, Some((base, ns)))),
+        }
+    }
+
+    fn is_shut_down(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
     }
 }
 
@@ -273,20 +320,21 @@ impl Runtime {
     pub fn new(config: Config) -> Result<Runtime, Error> {
         let shards = config.validate()?;
         let pool = Arc::new(Pool::default());
-        let shared = Arc::new(Shared::new(
+        let shared = Shared::new(
             config.clock,
             shards,
             config.max_expiries_per_lock,
             config.tolerance,
             Some(Arc::clone(&pool)),
-        )?);
+        )?;
         let mut rt = Runtime {
             shared,
             pool: Some(Arc::clone(&pool)),
             threads: Vec::new(),
         };
         // On an error below, dropping `rt` stops whatever already started.
-        rt.threads = pool::spawn(&pool, config.workers, Shared::run_deferred)?;
+        let shared = Arc::clone(&rt.shared);
+        rt.threads = pool::spawn(&pool, config.workers, move |job| shared.run_deferred(job))?;
         for i in 0..shards {
             let driver = rt.shared.start_driver(i, config.max_expiries_per_lock)?;
             rt.threads.push(driver);
@@ -322,7 +370,7 @@ impl Runtime {
         self.shared.check_shard(shard)?;
         Ok(Timer::owned(
             self.shared.new_timer(shard, exec, callback)?,
-            Arc::clone(&self.shared),
+            Arc::<Shared>::clone(&self.shared),
         ))
     }
 
@@ -428,8 +476,7 @@ impl Drop for Runtime {
                 let mut st = self.shared.lock_shard(i);
                 st.closed = true;
                 for core in &st.based {
-                    core.based_at
-                        .store(crate::timer::UNLISTED, Ordering::Relaxed);
+                    core.based_at.store(UNLISTED, Ordering::Relaxed);
                 }
                 let based = std::mem::take(&mut st.based);
                 (std::mem::replace(&mut st.wheel, Wheel::new()), based)

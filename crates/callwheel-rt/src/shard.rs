@@ -8,12 +8,12 @@ use crate::counted::Counted;
 use crate::lead::{Lead, Plan};
 use crate::stats::Counters;
 use crate::sync::Mutex;
-use crate::timer::TimerCore;
+use crate::timer::Core;
 
 /// The state behind a shard's lock.
 #[derive(Debug)]
 pub(crate) struct ShardState {
-    pub(crate) wheel: Wheel<Counted<TimerCore>>,
+    pub(crate) wheel: Wheel<Counted<Core>>,
     pub(crate) plan: Plan,
     /// How far before a window's end the driver aims (see the `lead` module).
     pub(crate) lead: Lead,
@@ -22,7 +22,7 @@ pub(crate) struct ShardState {
     pub(crate) closed: bool,
     /// The timers pending here on another clock base than the runtime clock's (the `bases`
     /// module), each knowing its place (`TimerCore::based_at`).
-    pub(crate) based: Vec<Counted<TimerCore>>,
+    pub(crate) based: Vec<Counted<Core>>,
     /// The count of clock sets (the clock's own and the runtime's watcher's) at the last
     /// re-evaluation of `based`.
     pub(crate) sets_seen: u64,

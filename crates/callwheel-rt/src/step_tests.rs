@@ -22,7 +22,7 @@ pub(crate) fn ns(ns: u64) -> std::time::Duration {
 }
 
 pub(crate) fn shared(clock: &ManualClock, shards: usize, k: u64) -> Arc<Shared> {
-    Arc::new(Shared::new(Arc::new(clock.clone()), shards, k, Tolerance::EXACT, None).unwrap())
+    Shared::new(Arc::new(clock.clone()), shards, k, Tolerance::EXACT, None).unwrap()
 }
 
 pub(crate) type Log = Arc<StdMutex<Vec<(usize, Fire)>>>;
@@ -36,7 +36,7 @@ pub(crate) fn logging_timer(s: &Arc<Shared>, shard: usize, tag: usize, log: &Log
             log.lock().unwrap().push((tag, *f))
         })
         .unwrap(),
-        Arc::clone(s),
+        Arc::<Shared>::clone(s),
     );
     t.core.detached.store(true, crate::sync::Ordering::Release);
     t
@@ -154,7 +154,7 @@ fn a_driver_on_a_real_clock_aims_its_lead_before_the_window_end_and_a_simulated_
         } else {
             Arc::new(Unsimulated(clock.clone()))
         };
-        let s = Arc::new(Shared::new(c, 1, 64, Tolerance::EXACT, None).unwrap());
+        let s = Shared::new(c, 1, 64, Tolerance::EXACT, None).unwrap();
         let log = Log::default();
         logging_timer(&s, 0, 1, &log)
             .start_with(at(100), ns(200), None)
@@ -219,7 +219,7 @@ fn stop_from_inside_the_callback_reports_running() {
             v.push(t.drain());
         })
         .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     t.start_at(at(5)).unwrap();
     clock.advance(5);
@@ -242,13 +242,13 @@ fn a_direct_callback_draining_a_later_timer_of_its_batch_does_not_wait_for_itsel
             v.lock().unwrap().push(drained);
         })
         .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     let v = Arc::clone(&seen);
     let second = Timer::owned(
         s.new_timer(0, Exec::Direct, move |_, _| v.lock().unwrap().push(None))
             .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     first.start_at(at(5)).unwrap();
     second.start_at(at(6)).unwrap();
@@ -278,7 +278,7 @@ fn a_callback_may_rearm_itself() {
             }
         })
         .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     t.start_at(at(100)).unwrap();
     for _ in 0..5 {
@@ -449,9 +449,7 @@ fn a_zero_period_is_an_error_not_a_panic() {
 #[test]
 fn default_tolerance_is_a_share_of_the_interval() {
     let clock = ManualClock::new(0);
-    let s = Arc::new(
-        Shared::new(Arc::new(clock.clone()), 1, 64, Tolerance::percent(10), None).unwrap(),
-    );
+    let s = Shared::new(Arc::new(clock.clone()), 1, 64, Tolerance::percent(10), None).unwrap();
     let t = logging_timer(&s, 0, 1, &Log::default());
     t.start_at(at(1_000)).unwrap();
     assert_eq!(s.step(0).sleep, Some(Some(1_100)));
@@ -467,7 +465,7 @@ fn a_panicking_callback_is_counted_and_the_shard_goes_on() {
     let bad = Timer::owned(
         s.new_timer(0, Exec::Direct, |_, _| panic!("callback failure"))
             .unwrap(),
-        Arc::clone(&s),
+        Arc::<Shared>::clone(&s),
     );
     bad.start_at(at(10)).unwrap();
     logging_timer(&s, 0, 2, &log).start_at(at(10)).unwrap();
@@ -527,16 +525,14 @@ fn deferred_callbacks_run_on_the_driver_when_the_queue_cannot_grow() {
     let clock = ManualClock::new(0);
     let pool = Arc::new(crate::pool::Pool::default());
     pool.refuse_growth();
-    let s = Arc::new(
-        Shared::new(
-            Arc::new(clock.clone()),
-            1,
-            64,
-            Tolerance::EXACT,
-            Some(Arc::clone(&pool)),
-        )
-        .unwrap(),
-    );
+    let s = Shared::new(
+        Arc::new(clock.clone()),
+        1,
+        64,
+        Tolerance::EXACT,
+        Some(Arc::clone(&pool)),
+    )
+    .unwrap();
     let ran: Arc<StdMutex<Vec<(u64, std::thread::ThreadId)>>> = Arc::default();
     let timers: Vec<Timer> = (1..=3u64)
         .map(|i| {
@@ -548,7 +544,7 @@ fn deferred_callbacks_run_on_the_driver_when_the_queue_cannot_grow() {
                         .push((f.deadline, std::thread::current().id()))
                 })
                 .unwrap(),
-                Arc::clone(&s),
+                Arc::<Shared>::clone(&s),
             );
             t.start_at(at(10 * (4 - i))).unwrap();
             t

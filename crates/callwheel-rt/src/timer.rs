@@ -1,42 +1,23 @@
-//! Timers: the user's handle ([`Timer`]) and the state the shards keep for it.
-//!
-//! A timer is created once with its callback and execution mode and then armed, re-armed,
-//! stopped, drained and moved as often as needed (a FreeBSD `struct callout`, not a one-shot
-//! future). Its state — the wheel handle of its pending arming, how many of its callbacks are
-//! running — lives in the timer's core, behind its own lock, and is only changed
-//! while the lock of the shard that holds it is also held (shard lock first, then timer lock).
-//! The index of that shard is an atomic in the timer that changes only while both the old and
-//! the new shard are locked, so a caller that locks the shard it read and finds the index
-//! unchanged has the right one.
-//!
-//! Because the running state is the timer's own, not the shard's, a timer moves at once even
-//! while its callback runs: that callback finishes where it started, and every later firing
-//! (including a re-arm made by the callback itself) happens on the new shard.
+//! The user's handle to a timer ([`Timer`]), what a callback is told ([`Fire`]) and what a
+//! stop found ([`Stop`]). The state the shards keep for a timer is its core (the
+//! `timer_core` module); the handle reaches the runtime that holds it through [`Control`], so
+//! this module depends on neither the runtime's nor the shards'.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use callwheel::{Handle, Missed};
+use callwheel::Missed;
 
 use crate::clock::ClockId;
 use crate::counted::Counted;
-use crate::deadline::{Deadline, Resolved};
+use crate::deadline::Deadline;
 use crate::instant::saturating_ns;
-use crate::runtime::Shared;
 use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::timer_core::{Arm, TimerCore, TimerState, UNLISTED};
 use crate::Error;
 
-/// Where a timer's callback runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exec {
-    /// On the shard's driver thread, between wake-up and sleep (calloutng's `C_DIRECT_EXEC`):
-    /// the lowest latency, but a slow callback delays the shard's other timers.
-    Direct,
-    /// On the runtime's worker pool (the software-interrupt thread): the driver only queues it,
-    /// so a slow callback delays no other timer's firing.
-    Deferred,
-}
+pub use crate::timer_core::Exec;
 
 /// What [`Timer::stop`] or [`Timer::drain`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,79 +60,21 @@ pub(crate) struct Deferred {
     pub(crate) fire: Fire,
 }
 
-/// `TimerCore::based_at` of a timer in no shard's list of timers on other clock bases.
-pub(crate) const UNLISTED: usize = usize::MAX;
-
 /// A timer's callback, as its core stores it.
 pub(crate) type Callback = dyn Fn(&Timer, &Fire) + Send + Sync;
 
-/// The state of one timer, behind its lock; see the [module documentation](self) for who may
-/// change it.
-#[derive(Debug, Default)]
-pub(crate) struct TimerState {
-    /// The wheel handle of the pending arming, on the timer's shard.
-    pub(crate) pending: Option<Handle>,
-    /// The pending arming's current deadline and tolerance (kept here because the wheel does
-    /// not report them, and a move re-arms the same window elsewhere).
-    pub(crate) deadline: u64,
-    /// See `deadline`.
-    pub(crate) tolerance: u64,
-    /// The pending arming's period and policy, when periodic.
-    pub(crate) periodic: Option<(u64, Missed)>,
-    /// The clock base and its reading the pending arming's deadline stands for, when on
-    /// another base than the runtime clock's (its `deadline` is then the key the `bases`
-    /// module computed, re-evaluated when a clock is set).
-    pub(crate) base: Option<(ClockId, u64)>,
-    /// Callbacks taken for running (queued or running) and not yet finished. Which of them a
-    /// given thread holds is that thread's own record (the `runs` module).
-    pub(crate) running: usize,
-    /// Threads waiting in `drain` for a callback to finish (a finishing callback notifies
-    /// `idle` only when there is one).
-    pub(crate) drainers: usize,
-    /// Times fired.
-    pub(crate) fired: u64,
-    /// Overruns reported by the latest firing.
-    pub(crate) overruns: u64,
-}
+/// A timer's core with its callback's type fixed: what the shards' wheels and the handles
+/// hold.
+pub(crate) type Core = TimerCore<Callback>;
 
-impl TimerState {
-    /// Forgets the pending arming: the runtime's shutdown emptied the wheel that held it.
-    pub(crate) fn forget_arming(&mut self) {
-        self.pending = None;
-        self.periodic = None;
-        self.base = None;
-    }
-}
-
-/// A timer's core, shared by its handles, the wheel slot of its pending arming and its queued
-/// firings: generic over its callback so that it is built with the callback in place (one
-/// allocation), then used through the unsized form `TimerCore` (= `TimerCore<Callback>`).
-pub(crate) struct TimerCore<F: ?Sized = Callback> {
-    pub(crate) exec: Exec,
-    /// The shard whose lock guards `state`.
-    pub(crate) shard: AtomicUsize,
-    pub(crate) state: Mutex<TimerState>,
-    /// Signalled when a callback finishes (for `drain`).
-    pub(crate) idle: Condvar,
-    /// The user's handles ([`Timer`]s that own a count): the last one to go cancels the timer.
-    pub(crate) handles: AtomicUsize,
-    /// [`Timer::detach`] was called: dropping the handles cancels nothing.
-    pub(crate) detached: AtomicBool,
-    /// The timer's place in its shard's list of timers armed on other clock bases, or
-    /// [`UNLISTED`]; changed only under that shard's lock.
-    pub(crate) based_at: AtomicUsize,
-    /// Last, so that the sized core coerces to the unsized one.
-    pub(crate) callback: F,
-}
-
-impl TimerCore {
+impl Core {
     /// A new core on `shard` holding `callback`, with one user handle counted (the one the
     /// caller is about to make).
     ///
     /// # Errors
     ///
     /// [`Error::Wheel`] with [`callwheel::Error::NoMemory`] when the allocator refuses.
-    pub(crate) fn new<F>(shard: usize, exec: Exec, callback: F) -> Result<Counted<TimerCore>, Error>
+    pub(crate) fn new<F>(shard: usize, exec: Exec, callback: F) -> Result<Counted<Core>, Error>
     where
         F: Fn(&Timer, &Fire) + Send + Sync + 'static,
     {
@@ -165,42 +88,52 @@ impl TimerCore {
             based_at: AtomicUsize::new(UNLISTED),
             callback,
         };
-        Counted::<TimerCore>::try_new(core, |p| p).ok_or(Error::Wheel(callwheel::Error::NoMemory))
-    }
-
-    /// Every handle is gone and none detached the timer: a firing taken for running but not
-    /// yet started is dropped unrun.
-    pub(crate) fn abandoned(&self) -> bool {
-        self.handles.load(Ordering::Acquire) == 0 && !self.detached.load(Ordering::Acquire)
-    }
-
-    /// The core's identity while it lives (its address): how a thread's record of the runs it
-    /// holds names the timer (the `runs` module).
-    pub(crate) fn id(&self) -> usize {
-        (self as *const TimerCore).cast::<u8>() as usize
+        Counted::<Core>::try_new(core, |p| p).ok_or(Error::Wheel(callwheel::Error::NoMemory))
     }
 }
 
-impl fmt::Debug for TimerCore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimerCore")
-            .field("exec", &self.exec)
-            .field("shard", &self.shard)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What to arm: one window, optionally periodic, optionally on a chosen shard.
+/// A timer's state as its handle reports it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Arm {
-    /// The deadline on the runtime's clock (for a deadline on another base, its key: see the
-    /// `bases` module).
-    pub(crate) deadline: u64,
-    pub(crate) tolerance: u64,
-    pub(crate) shard: Option<usize>,
-    pub(crate) periodic: Option<(u64, Missed)>,
-    /// The clock base and its reading the deadline stands for, when on another base.
-    pub(crate) base: Option<(ClockId, u64)>,
+pub(crate) struct Status {
+    pub(crate) pending: bool,
+    pub(crate) fired: u64,
+    pub(crate) overruns: u64,
+}
+
+impl Status {
+    pub(crate) fn of(state: &TimerState) -> Status {
+        Status {
+            pending: state.pending.is_some(),
+            fired: state.fired,
+            overruns: state.overruns,
+        }
+    }
+}
+
+/// What a timer's handle asks of the runtime that holds the timer (its shared state
+/// implements it). A trait object, so that the handle's module does not depend on the
+/// runtime's, whose shards hold the handles' cores: one indirect call per operation, beside
+/// a lock taken for every one.
+pub(crate) trait Control: Send + Sync {
+    /// Arms `core` as `arm` says; whether it was pending.
+    fn arm(&self, core: &Counted<Core>, arm: Arm) -> Result<bool, Error>;
+    /// Cancels the pending arming; never waits.
+    fn stop(&self, core: &Core) -> Stop;
+    /// Cancels the pending arming and waits for callbacks running on other threads.
+    fn drain(&self, core: &Core) -> Stop;
+    /// Moves the timer to shard `dest`; whether it was pending.
+    fn move_to(&self, core: &Counted<Core>, dest: usize) -> Result<bool, Error>;
+    /// The timer's state, read under its shard's lock.
+    fn status(&self, core: &Core) -> Status;
+    /// The shards' clock's reading, never below one handed out before.
+    fn now(&self) -> u64;
+    /// The runtime's default tolerance for a window `interval` nanoseconds from now.
+    fn tolerance_for(&self, interval: u64) -> u64;
+    /// The deadline on the shards' clock, and the base reading it stands for when it is on
+    /// another clock base.
+    fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error>;
+    /// The runtime has been dropped.
+    fn is_shut_down(&self) -> bool;
 }
 
 /// A timer of a [`Runtime`](crate::Runtime): cheap to clone (all clones are the same timer),
@@ -230,8 +163,8 @@ pub(crate) struct Arm {
 /// while a callback still runs), and [`Timer::fired`] and [`Timer::overruns`] keep their last
 /// values.
 pub struct Timer {
-    pub(crate) core: Counted<TimerCore>,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) core: Counted<Core>,
+    pub(crate) shared: Arc<dyn Control>,
     /// A user's handle, counted in `core.handles`; `false` for the runtime's own reference,
     /// lent to the callback, which must not keep the timer from being cancelled.
     owned: bool,
@@ -275,7 +208,7 @@ impl Drop for Timer {
 
 impl Timer {
     /// The first user handle of a new core (whose count starts at one).
-    pub(crate) fn owned(core: Counted<TimerCore>, shared: Arc<Shared>) -> Timer {
+    pub(crate) fn owned(core: Counted<Core>, shared: Arc<dyn Control>) -> Timer {
         Timer {
             core,
             shared,
@@ -284,7 +217,7 @@ impl Timer {
     }
 
     /// The runtime's own reference, lent to a callback: not counted as a handle.
-    pub(crate) fn runtime_ref(core: Counted<TimerCore>, shared: Arc<Shared>) -> Timer {
+    pub(crate) fn runtime_ref(core: Counted<Core>, shared: Arc<dyn Control>) -> Timer {
         Timer {
             core,
             shared,
@@ -312,7 +245,7 @@ impl Timer {
     /// cannot read ([`Deadline::on`]), [`Error::Io`] when the thread that hears clock sets
     /// cannot be started (the first arming on another base starts it).
     pub fn start_at(&self, deadline: impl Into<Deadline>) -> Result<bool, Error> {
-        let (deadline, base) = self.resolve(deadline.into())?;
+        let (deadline, base) = self.shared.resolve(deadline.into())?;
         let tolerance = self.default_tolerance(deadline);
         self.arm(deadline, tolerance, None, None, base)
     }
@@ -342,7 +275,7 @@ impl Timer {
         tolerance: Duration,
         shard: Option<usize>,
     ) -> Result<bool, Error> {
-        let (deadline, base) = self.resolve(deadline.into())?;
+        let (deadline, base) = self.shared.resolve(deadline.into())?;
         self.arm(deadline, saturating_ns(tolerance), shard, None, base)
     }
 
@@ -362,7 +295,7 @@ impl Timer {
         period: Duration,
         missed: Missed,
     ) -> Result<bool, Error> {
-        let tolerance = self.shared.tolerance.for_interval(saturating_ns(period));
+        let tolerance = self.shared.tolerance_for(saturating_ns(period));
         self.start_periodic_with(first, period, Duration::from_nanos(tolerance), missed, None)
     }
 
@@ -389,7 +322,7 @@ impl Timer {
         } else {
             tolerance
         };
-        let (first, base) = self.resolve(first.into())?;
+        let (first, base) = self.shared.resolve(first.into())?;
         self.arm(first, tolerance, shard, Some((period, missed)), base)
     }
 
@@ -436,17 +369,6 @@ impl Timer {
         )
     }
 
-    /// The deadline on the runtime's clock, and the base reading it stands for when it is on
-    /// another clock base. [`Error::NoClockBase`] for a base the clock cannot read.
-    fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error> {
-        match deadline.resolve(&*self.shared.clock, self.shared.own_base) {
-            Resolved::Own(ns) => Ok((ns, None)),
-            Resolved::Base(base, ns) => {
-                Ok((Shared::key_for(&self.shared, base, ns)?, Some((base, ns))))
-            }
-        }
-    }
-
     /// Cancels the pending arming, if any. Never waits. After the runtime is dropped there is
     /// none (the drop cancelled it).
     pub fn stop(&self) -> Stop {
@@ -476,7 +398,7 @@ impl Timer {
 
     /// Whether an arming is pending (never, once the runtime is gone).
     pub fn is_pending(&self) -> bool {
-        self.shared.with_state(&self.core, |s| s.pending.is_some())
+        self.shared.status(&self.core).pending
     }
 
     /// The shard the timer belongs to.
@@ -486,12 +408,12 @@ impl Timer {
 
     /// How many times the timer has fired.
     pub fn fired(&self) -> u64 {
-        self.shared.with_state(&self.core, |s| s.fired)
+        self.shared.status(&self.core).fired
     }
 
     /// The overruns of the latest firing (see [`Fire::overruns`]).
     pub fn overruns(&self) -> u64 {
-        self.shared.with_state(&self.core, |s| s.overruns)
+        self.shared.status(&self.core).overruns
     }
 
     /// The execution mode chosen at creation.
@@ -501,6 +423,6 @@ impl Timer {
 
     fn default_tolerance(&self, deadline: u64) -> u64 {
         let interval = deadline.saturating_sub(self.shared.now());
-        self.shared.tolerance.for_interval(interval)
+        self.shared.tolerance_for(interval)
     }
 }

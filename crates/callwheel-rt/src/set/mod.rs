@@ -110,7 +110,6 @@ use callwheel::Missed;
 
 use crate::config::check_tolerance;
 use crate::runtime::OnShutdown;
-use crate::sync::Ordering;
 use crate::sys::EventFd;
 use crate::{Error, Exec, Runtime, Timer};
 
@@ -186,7 +185,7 @@ impl Inner {
 
     /// Whether the set's runtime is gone, shutting the set down on the first call that sees it.
     fn is_shut_down(&self, st: &mut State, os: &Timer) -> bool {
-        st.dead || (os.shared.shutdown.load(Ordering::Acquire) && self.shut(st))
+        st.dead || (os.shared.is_shut_down() && self.shut(st))
     }
 
     /// After an update under the lock: re-arms the runtime timer if the set's next wake-up
