@@ -87,7 +87,7 @@ impl ShardState {
         let mut readings: [Option<Option<u64>>; 3] = [None; 3];
         let mut moved = 0;
         for core in &self.based {
-            let mut state = sync::lock(&core.state);
+            let state = sync::lock(&core.state);
             let (Some(h), Some((base, ns))) = (state.pending, state.base) else {
                 continue;
             };
@@ -97,8 +97,10 @@ impl ShardState {
                 continue;
             };
             let new = key(ns, reading, now);
-            if new != state.deadline && self.wheel.reset(h, new, state.tolerance).is_some() {
-                state.deadline = new;
+            let Some((deadline, end)) = self.wheel.window(h) else {
+                continue;
+            };
+            if new != deadline && self.wheel.reset(h, new, end - deadline).is_some() {
                 moved += 1;
             }
         }

@@ -9,7 +9,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use callwheel::{Expired, Scheme};
+use callwheel::{Expired, Scheme, Timers};
 
 use crate::clock::{ClockId, Wake};
 use crate::counted::Counted;
@@ -120,21 +120,16 @@ impl Shared {
                 let mut state = sync::lock(&e.value.state);
                 bases.push(state.base.filter(|_| state.pending == Some(e.handle)));
                 if state.pending == Some(e.handle) {
-                    // The wheel re-armed a periodic timer by the same rule (the core's, the
-                    // only copy): its next deadline, or none after its last firing.
-                    let next = state
-                        .periodic
-                        .and_then(|(period, missed)| missed.next(e.deadline, period, now).0);
-                    match next {
+                    // The wheel re-armed a periodic timer by the missed-period rule (the
+                    // core's, the only copy) under the same handle; a one-shot timer, or a
+                    // periodic one's last firing, it has let go.
+                    match st.wheel.deadline(e.handle) {
                         Some(next) => {
-                            state.deadline = next;
                             // On another clock base, the base's deadline moves by the period.
                             if let Some((_, ns)) = &mut state.base {
                                 *ns = ns.saturating_add(next.saturating_sub(e.deadline));
                             }
                         }
-                        // A one-shot timer, or a periodic one's last firing: the wheel has let
-                        // it go.
                         None => {
                             state.forget_arming();
                             st.unlist(&e.value);

@@ -36,8 +36,10 @@ impl Shared {
         }
         // Same shard, one-shot to one-shot: move the window in place, keeping the handle.
         let mut moved_in_place = false;
-        if let (None, Some(h), None, None) = (&src, state.pending, state.periodic, arm.periodic) {
-            moved_in_place = dest.wheel.reset(h, arm.deadline, arm.tolerance).is_some();
+        if let (None, Some(h), None) = (&src, state.pending, arm.periodic) {
+            if dest.wheel.schedule(h).is_none() {
+                moved_in_place = dest.wheel.reset(h, arm.deadline, arm.tolerance).is_some();
+            }
         }
         if !moved_in_place {
             let value = core.clone();
@@ -54,10 +56,7 @@ impl Shared {
                     None => drop(dest.wheel.stop(old)),
                 }
             }
-            state.periodic = arm.periodic;
         }
-        state.deadline = arm.deadline;
-        state.tolerance = arm.tolerance;
         state.base = arm.base;
         // The list of timers on other clock bases follows the arming: off the shard it left,
         // onto the one it is on when its deadline is on another base.
@@ -173,7 +172,6 @@ impl Shared {
             // A stopped arming needs no wake-up: the driver may wake for nothing (its plan can
             // only be early), which costs less than waking it now to re-plan.
             drop(st.wheel.stop(h));
-            state.periodic = None;
             state.base = None;
             st.unlist(core);
             Stop::Cancelled
@@ -239,11 +237,17 @@ impl Shared {
             };
             // Re-arm the same window (and schedule) on the destination before giving up the
             // source, so a full destination leaves the timer where it was.
+            let Some((deadline, end)) = src.wheel.window(h) else {
+                // Never: a pending arming is in its shard's wheel under that shard's lock.
+                state.forget_arming();
+                core.shard.store(dest, Ordering::Release);
+                return Ok(false);
+            };
             let arm = Arm {
-                deadline: state.deadline,
-                tolerance: state.tolerance,
+                deadline,
+                tolerance: end - deadline,
                 shard: Some(dest),
-                periodic: state.periodic,
+                periodic: src.wheel.schedule(h),
                 base: state.base,
             };
             let (deadline, end) = (arm.deadline, arm.deadline.saturating_add(arm.tolerance));

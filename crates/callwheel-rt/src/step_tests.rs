@@ -332,25 +332,34 @@ fn a_moved_timer_fires_on_its_new_shard_only() {
 }
 
 #[test]
-fn a_moved_periodic_timer_keeps_its_grid() {
+fn a_moved_periodic_timer_keeps_its_grid_and_window() {
     let clock = ManualClock::new(0);
     let s = shared(&clock, 2, 64);
     let log = Log::default();
     let t = logging_timer(&s, 0, 1, &log);
-    t.start_periodic(at(100), ns(100), Missed::Skip).unwrap();
+    t.start_periodic_with(at(100), ns(100), ns(30), Missed::Skip, None)
+        .unwrap();
     clock.advance(100);
     assert_eq!(s.step(0).fired, 1);
     assert!(t.move_to(1).unwrap());
-    clock.advance(100);
-    assert_eq!(s.step(0).fired, 0);
-    assert_eq!(s.step(1).fired, 1);
+    // The destination plans for the same window and keeps the schedule.
+    assert_eq!(s.step(1).sleep, Some(Some(230)));
+    for _ in 0..2 {
+        clock.advance(100);
+        assert_eq!(s.step(0).fired, 0);
+        assert_eq!(s.step(1).fired, 1);
+    }
     let deadlines: Vec<u64> = log
         .lock()
         .unwrap()
         .iter()
         .map(|(_, f)| f.deadline)
         .collect();
-    assert_eq!(deadlines, [100, 200]);
+    assert_eq!(deadlines, [100, 200, 300]);
+    // A one-shot window moves whole too.
+    t.start_with(at(1_000), ns(40), Some(0)).unwrap();
+    assert!(t.move_to(1).unwrap());
+    assert_eq!(s.step(1).sleep, Some(Some(1_040)));
 }
 
 #[test]

@@ -44,16 +44,10 @@ pub(crate) const UNLISTED: usize = usize::MAX;
 pub(crate) struct TimerState {
     /// The wheel handle of the pending arming, on the timer's shard.
     pub(crate) pending: Option<Handle>,
-    /// The pending arming's current deadline and tolerance (kept here because the wheel does
-    /// not report them, and a move re-arms the same window elsewhere).
-    pub(crate) deadline: u64,
-    /// See `deadline`.
-    pub(crate) tolerance: u64,
-    /// The pending arming's period and policy, when periodic.
-    pub(crate) periodic: Option<(u64, Missed)>,
     /// The clock base and its reading the pending arming's deadline stands for, when on
-    /// another base than the runtime clock's (its `deadline` is then the key the `bases`
-    /// module computed, re-evaluated when a clock is set).
+    /// another base than the runtime clock's (its deadline in the wheel is then the key the
+    /// `bases` module computed, re-evaluated when a clock is set). The wheel holds the
+    /// arming's window and schedule (`Wheel::window`, `Wheel::schedule`); this it cannot.
     pub(crate) base: Option<(ClockId, u64)>,
     /// Callbacks taken for running (queued or running) and not yet finished. Which of them a
     /// given thread holds is that thread's own record (the `runs` module).
@@ -71,7 +65,6 @@ impl TimerState {
     /// Forgets the pending arming: the runtime's shutdown emptied the wheel that held it.
     pub(crate) fn forget_arming(&mut self) {
         self.pending = None;
-        self.periodic = None;
         self.base = None;
     }
 }

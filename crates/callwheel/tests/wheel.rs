@@ -816,6 +816,36 @@ fn deadline_and_contains_follow_a_periodic_timer_until_it_is_stopped() {
 }
 
 #[test]
+fn window_and_schedule_report_what_the_timer_was_armed_with() {
+    let mut w = Wheel::new();
+    let _ = w.advance_to(100, |_, _: callwheel::Expired<u64>| {});
+    let a = w.start_with(150, 30, 1u64).unwrap();
+    assert_eq!((w.window(a), w.schedule(a)), (Some((150, 180)), None));
+    assert_eq!(w.reset(a, 400, 7), Some(150));
+    assert_eq!(w.window(a), Some((400, 407)));
+    // Saturates at the end of time.
+    let far = w.start_with(u64::MAX - 1, u64::MAX, 2).unwrap();
+    assert_eq!(w.window(far), Some((u64::MAX - 1, u64::MAX)));
+    // Already due when started: it fires at the next advance, and its end is its deadline.
+    let due = w.start_with(60, 1_000, 3).unwrap();
+    assert_eq!(w.window(due), Some((60, 60)));
+    // A periodic timer keeps its whole window and its schedule, also across firings.
+    let p = w.start_periodic(120, 50, 9, Missed::Skip, 4).unwrap();
+    assert_eq!(w.window(p), Some((120, 129)));
+    assert_eq!(w.schedule(p), Some((50, Missed::Skip)));
+    let _ = w.advance_to(125, |_, _| {});
+    assert_eq!(w.window(p), Some((170, 179)));
+    assert_eq!(w.schedule(p), Some((50, Missed::Skip)));
+    // Stale and forged handles name nothing.
+    assert_eq!(w.stop(a), Some(1));
+    assert_eq!((w.window(a), w.schedule(a)), (None, None));
+    assert_eq!(w.stop(p), Some(4));
+    assert_eq!((w.window(p), w.schedule(p)), (None, None));
+    let forged = Handle::from_parts(u64::MAX, u64::MAX);
+    assert_eq!((w.window(forged), w.schedule(forged)), (None, None));
+}
+
+#[test]
 fn clear_drops_every_timer_keeps_the_time_and_makes_handles_stale() {
     let mut w = Wheel::new();
     let _ = w.advance_to(1_000, |_, _: callwheel::Expired<u64>| {});

@@ -2,7 +2,7 @@
 //! handle names. None of them changes the wheel.
 
 use super::geometry::{slot_start, SLOTS};
-use super::Wheel;
+use super::{Missed, Wheel};
 use crate::handle::Handle;
 use crate::time::Tick;
 
@@ -12,6 +12,34 @@ impl<T> Wheel<T> {
     pub fn overruns(&self, handle: Handle) -> Option<u64> {
         let idx = self.resolve(handle)?;
         self.periodic.get(idx).map(|p| p.overruns)
+    }
+
+    /// The window of the live timer `handle` names, as `(deadline, end)` with `end =
+    /// deadline + tolerance` (saturating at the end of time); `None` for a stale handle. Once
+    /// the wheel's time has reached a one-shot timer's deadline the timer fires at the next
+    /// advance whatever its tolerance, and the wheel no longer keeps the end (it reuses the
+    /// room): the end reported is then the deadline, a window inside the one asked for, so a
+    /// caller re-arming it elsewhere never makes it later. A periodic timer's window is always
+    /// whole (its tolerance is kept with its schedule).
+    pub fn window(&self, handle: Handle) -> Option<(Tick, Tick)> {
+        let idx = self.resolve(handle)?;
+        let t = self.timer(idx);
+        let end = match self.periodic.get(idx).filter(|_| t.periodic) {
+            Some(p) => t.deadline.saturating_add(p.tolerance),
+            None if t.deadline > self.cursor => t.end,
+            None => t.deadline,
+        };
+        Some((t.deadline, end))
+    }
+
+    /// The period and missed-period policy of the live periodic timer `handle` names; `None`
+    /// for a one-shot timer or a stale handle.
+    pub fn schedule(&self, handle: Handle) -> Option<(Tick, Missed)> {
+        let idx = self.resolve(handle)?;
+        if !self.timer(idx).periodic {
+            return None;
+        }
+        self.periodic.get(idx).map(|p| (p.period, p.policy))
     }
 
     /// The value of the live timer `handle` names, to read or replace in place (an async
