@@ -176,7 +176,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         &rt,
         TimerSetConfig::default()
             .with_quota(args.timers)
-            .with_tolerance(Some(Tolerance::absolute(args.slack_us * 1_000)))
+            .with_tolerance(Some(Tolerance::absolute(Duration::from_micros(
+                args.slack_us,
+            ))))
             .with_missed(args.policy),
     )?;
     let epoll = Epoll::watching(set.as_raw_fd())?;

@@ -183,7 +183,7 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
             let read = clock.read().unwrap_or(fire.now);
             let mut s = recorder.lock().unwrap_or_else(|p| p.into_inner());
             s.callback.push(read.saturating_sub(fire.deadline));
-            s.wakeup.push(fire.lateness());
+            s.wakeup.push(callwheel_rt::saturating_ns(fire.lateness()));
             if s.callback.len() as u64 >= loops {
                 let _ = timer.stop();
             }

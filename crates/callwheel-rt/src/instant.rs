@@ -26,8 +26,14 @@ fn read_monotonic() -> u64 {
 
 /// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years): how every `Duration` the
 /// project takes becomes the clocks' nanoseconds.
-pub fn saturating_ns(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+pub const fn saturating_ns(d: Duration) -> u64 {
+    // `const`, so the tolerance constructors can take a `Duration` in a constant.
+    let ns = d.as_nanos();
+    if ns > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        ns as u64
+    }
 }
 
 /// The `CLOCK_MONOTONIC` reading of `at`, exact (see the [module documentation](self));

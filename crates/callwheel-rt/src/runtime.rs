@@ -290,8 +290,8 @@ pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 ///     let _ = tx.lock().unwrap().send(fire.lateness());
 /// })?;
 /// t.start_after(Duration::from_millis(1))?;
-/// let lateness_ns = rx.recv_timeout(Duration::from_secs(10))?;
-/// println!("fired {lateness_ns} ns late");
+/// let lateness = rx.recv_timeout(Duration::from_secs(10))?;
+/// println!("fired {lateness:?} late");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]

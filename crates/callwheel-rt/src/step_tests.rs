@@ -64,8 +64,8 @@ fn timers_fire_at_the_first_step_at_or_after_their_deadline() {
     assert_eq!(s.step(0).fired, 1);
     assert_eq!(tags(&log), [2, 1]);
     let fires: Vec<Fire> = log.lock().unwrap().iter().map(|(_, f)| *f).collect();
-    assert_eq!((fires[0].deadline, fires[0].lateness()), (1_200, 0));
-    assert_eq!((fires[1].deadline, fires[1].lateness()), (1_300, 400));
+    assert_eq!((fires[0].deadline, fires[0].lateness()), (1_200, ns(0)));
+    assert_eq!((fires[1].deadline, fires[1].lateness()), (1_300, ns(400)));
     assert_eq!(s.step(0).sleep, Some(None));
 }
 

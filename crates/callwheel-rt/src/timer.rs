@@ -31,7 +31,10 @@ pub enum Stop {
     NotPending,
 }
 
-/// What a callback is told about its firing.
+/// What a callback is told about its firing. Its instants are readings of the clock the timer
+/// was armed on, in nanoseconds since that clock's epoch, not `Instant`s: a manual clock, the
+/// wall clock and the boot-time clock have no `Instant` to give (compare them with
+/// [`Runtime::now_ns`](crate::Runtime::now_ns) or [`Runtime::ns_at`](crate::Runtime::ns_at)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fire {
     /// The deadline it fired for, in nanoseconds of the clock it was armed on: the runtime's
@@ -47,9 +50,9 @@ pub struct Fire {
 }
 
 impl Fire {
-    /// How late the timer fired: `now - deadline` (0 when on time).
-    pub fn lateness(&self) -> u64 {
-        self.now.saturating_sub(self.deadline)
+    /// How late the timer fired: `now - deadline` (zero when on time).
+    pub fn lateness(&self) -> Duration {
+        Duration::from_nanos(self.now.saturating_sub(self.deadline))
     }
 }
 

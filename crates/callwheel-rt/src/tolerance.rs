@@ -1,20 +1,26 @@
 //! How late a timer may fire: calloutng's precision, an absolute amount and a share of the
 //! interval (`C_PREL`), whichever is larger.
 
+use std::time::Duration;
+
+use crate::instant::saturating_ns;
+
 /// The default or per-timer tolerance: the window of a timer due in `interval` nanoseconds is
 /// `[deadline, deadline + max(absolute, interval × ppm / 10^6)]`.
 ///
 /// ```
 /// use callwheel_rt::Tolerance;
 ///
-/// let t = Tolerance::percent(5).with_absolute(1_000);
+/// use std::time::Duration;
+///
+/// let t = Tolerance::percent(5).with_absolute(Duration::from_micros(1));
 /// assert_eq!(t.for_interval(10_000_000), 500_000); // 5 % of 10 ms
 /// assert_eq!(t.for_interval(10_000), 1_000); // the absolute floor
 /// assert_eq!(Tolerance::EXACT.for_interval(u64::MAX), 0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Tolerance {
-    /// The absolute part, in nanoseconds.
+    /// The absolute part, in nanoseconds (the constructors take a `Duration`).
     pub absolute: u64,
     /// The relative part, in millionths of the interval.
     pub ppm: u32,
@@ -27,10 +33,10 @@ impl Tolerance {
         ppm: 0,
     };
 
-    /// An absolute tolerance of `ns` nanoseconds.
-    pub const fn absolute(ns: u64) -> Tolerance {
+    /// An absolute tolerance of `d` (saturating at `u64::MAX` nanoseconds, about 584 years).
+    pub const fn absolute(d: Duration) -> Tolerance {
         Tolerance {
-            absolute: ns,
+            absolute: saturating_ns(d),
             ppm: 0,
         }
     }
@@ -45,10 +51,10 @@ impl Tolerance {
         }
     }
 
-    /// This tolerance with its absolute part set to `ns`.
-    pub const fn with_absolute(self, ns: u64) -> Tolerance {
+    /// This tolerance with its absolute part set to `d` (saturating as [`Tolerance::absolute`]).
+    pub const fn with_absolute(self, d: Duration) -> Tolerance {
         Tolerance {
-            absolute: ns,
+            absolute: saturating_ns(d),
             ppm: self.ppm,
         }
     }
@@ -67,6 +73,18 @@ impl Tolerance {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_become_saturated_nanoseconds() {
+        assert_eq!(
+            Tolerance::absolute(Duration::from_millis(2)).absolute,
+            2_000_000
+        );
+        assert_eq!(Tolerance::absolute(Duration::MAX).absolute, u64::MAX);
+        assert_eq!(Tolerance::absolute(Duration::ZERO), Tolerance::EXACT);
+        let t = Tolerance::percent(5).with_absolute(Duration::from_nanos(u64::MAX) * 2);
+        assert_eq!((t.absolute, t.ppm), (u64::MAX, 50_000));
+    }
 
     #[test]
     fn the_larger_of_absolute_and_relative_wins() {

@@ -657,7 +657,8 @@ fn the_sets_tolerance_lets_one_wakeup_serve_several_timers() {
     let (clock, rt, _set) = setup();
     let set = TimerSet::with_config(
         &rt,
-        TimerSetConfig::default().with_tolerance(Some(Tolerance::absolute(MS))),
+        TimerSetConfig::default()
+            .with_tolerance(Some(Tolerance::absolute(Duration::from_nanos(MS)))),
     )
     .unwrap();
     // Windows [10, 11] ms and [10.5, 11.5] ms: one wake-up at 11 ms serves both.
