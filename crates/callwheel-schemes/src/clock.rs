@@ -23,21 +23,12 @@
 //! of spinning inside one `advance`.
 
 use crate::arena::{Arena, NIL};
+use callwheel::advance::{AdvanceState, Phase};
 use callwheel::Tick;
 use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Timers};
 
 /// List 0 of every arena-based scheme: timers whose deadline had passed when they started.
 pub(crate) const OVERDUE: u32 = 0;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// No advance in progress.
-    Idle,
-    /// Firing the overdue timers queued before the current epoch.
-    Drain,
-    /// Stepping the work of tick `cursor`.
-    Tick,
-}
 
 /// The clock state and storage shared by the arena-based schemes.
 #[derive(Debug)]
@@ -47,12 +38,11 @@ pub(crate) struct Core<T> {
     pub(crate) cursor: Tick,
     /// The latest `now` asked for (Costello's `ticks`).
     target: Tick,
-    phase: Phase,
-    epoch: u64,
+    /// The call's phase (in [`Phase::Tick`], stepping the work of tick `cursor`) and the
+    /// drains' epochs.
+    adv: AdvanceState,
     /// How many timers are on the overdue list.
     overdue: usize,
-    /// An `advance` call is running (a start now comes from a callback).
-    in_advance: bool,
     /// How many `advance` calls asked for a time earlier than an earlier call had.
     pub(crate) clamped: u64,
 }
@@ -74,31 +64,21 @@ impl<T> Core<T> {
             arena,
             cursor: 0,
             target: 0,
-            phase: Phase::Idle,
-            epoch: 0,
+            adv: AdvanceState::new(),
             overdue: 0,
-            in_advance: false,
             clamped: 0,
         }
     }
 
     /// Where a scheme's timers must be sought next: the cursor while work is left at it.
     pub(crate) fn pending_now(&self) -> bool {
-        self.phase != Phase::Idle || !self.arena.is_list_empty(OVERDUE)
+        self.adv.phase != Phase::Idle || !self.arena.is_list_empty(OVERDUE)
     }
 
-    /// Queues a live, unlinked node as overdue (it fires in the next drain).
-    ///
-    /// A timer queued from a callback carries the current drain's epoch, so that drain (which
-    /// fires only older epochs) leaves it for the next one: a callback re-arming itself in the
-    /// past cannot keep a drain going. One queued between calls carries an older epoch, so the
-    /// next call's drain fires it — also when that call resumes a drain a budget interrupted.
+    /// Queues a live, unlinked node as overdue (it fires in the next drain that began after
+    /// it was queued: [`AdvanceState::overdue_stamp`]).
     pub(crate) fn push_overdue(&mut self, idx: u32) {
-        self.arena.node_mut(idx).aux = if self.in_advance {
-            self.epoch
-        } else {
-            self.epoch.saturating_sub(1)
-        };
+        self.arena.node_mut(idx).aux = self.adv.overdue_stamp();
         self.arena.push_back(OVERDUE, idx);
         self.overdue += 1;
     }
@@ -110,8 +90,7 @@ impl<T> Core<T> {
     }
 
     fn begin_drain(&mut self) {
-        self.epoch += 1;
-        self.phase = Phase::Drain;
+        self.adv.begin_drain();
         self.arena.walk_begin(OVERDUE);
     }
 
@@ -132,12 +111,12 @@ impl<T> Core<T> {
         if self.cursor > self.target {
             return Err("cursor is past the target");
         }
-        if self.phase == Phase::Idle && self.cursor != self.target {
+        if self.adv.phase == Phase::Idle && self.cursor != self.target {
             return Err("idle with the cursor short of the target");
         }
         let mut i = self.arena.first(OVERDUE);
         while i != NIL {
-            if self.arena.node(i).expiry > self.cursor && self.phase == Phase::Idle {
+            if self.arena.node(i).expiry > self.cursor && self.adv.phase == Phase::Idle {
                 return Err("an overdue timer is not overdue");
             }
             i = self.arena.node(i).next;
@@ -420,10 +399,10 @@ where
     struct InAdvance<'a, T, S: TickDriven<T>>(&'a mut S, core::marker::PhantomData<fn(T)>);
     impl<T, S: TickDriven<T>> Drop for InAdvance<'_, T, S> {
         fn drop(&mut self) {
-            self.0.core_mut().in_advance = false;
+            self.0.core_mut().adv.set_in_advance(false);
         }
     }
-    s.core_mut().in_advance = true;
+    s.core_mut().adv.set_in_advance(true);
     let guard = InAdvance(s, core::marker::PhantomData);
     run(&mut *guard.0, now, budget, on_expire)
 }
@@ -444,12 +423,12 @@ where
             core.clamped += 1;
         }
         // An interrupted drain resumes where it stopped, with the same epoch.
-        if core.phase == Phase::Idle {
+        if core.adv.phase == Phase::Idle {
             core.begin_drain();
         }
     }
     loop {
-        match s.core().phase {
+        match s.core().adv.phase {
             Phase::Drain => {
                 let core = s.core();
                 let idx = core.arena.walk_peek();
@@ -459,7 +438,7 @@ where
                     }
                     let core = s.core_mut();
                     core.arena.walk_take();
-                    if core.arena.node(idx).aux < core.epoch {
+                    if core.adv.fires_in_this_drain(core.arena.node(idx).aux) {
                         core.arena.unlink(idx);
                         core.overdue -= 1;
                         fire(s, idx, &mut on_expire);
@@ -471,7 +450,7 @@ where
                 if core.cursor >= core.target {
                     let core = s.core_mut();
                     core.arena.walk_end();
-                    core.phase = Phase::Idle;
+                    core.adv.phase = Phase::Idle;
                     return meter.finish(true);
                 }
                 if !meter.step() {
@@ -492,7 +471,7 @@ where
                 let core = s.core_mut();
                 core.arena.walk_end();
                 core.cursor = next;
-                core.phase = Phase::Tick;
+                core.adv.phase = Phase::Tick;
                 s.begin_tick(next);
             }
             Phase::Tick => {

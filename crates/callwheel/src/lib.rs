@@ -65,6 +65,7 @@
 
 extern crate alloc;
 
+pub mod advance;
 mod handle;
 mod stabbing;
 pub mod time;

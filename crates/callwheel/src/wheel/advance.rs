@@ -4,14 +4,14 @@
 //! call resumes exactly there.
 
 use super::geometry::{BASE, DEFERRED, NIL, OVERDUE, SLOTS};
-use super::{prefetch, Phase, Wheel};
+use super::{prefetch, Wheel};
+use crate::advance::Phase;
 use crate::time::Tick;
 use crate::timers::{Budget, Expired, Progress, Timers};
 
 impl<T> Wheel<T> {
     fn begin_drain(&mut self) {
-        self.epoch += 1;
-        self.phase = Phase::Drain;
+        self.adv.begin_drain();
         let first = self.links[OVERDUE as usize].next;
         self.walk_next = if first == OVERDUE { NIL } else { first };
     }
@@ -118,18 +118,18 @@ impl<T> Wheel<T> {
             self.stats.clamped += 1;
         }
         // An interrupted drain resumes where it stopped, with the same epoch.
-        if self.phase == Phase::Idle {
+        if self.adv.phase == Phase::Idle {
             self.begin_drain();
         }
         loop {
-            if self.phase == Phase::Drain {
+            if self.adv.phase == Phase::Drain {
                 let li = self.walk_next;
                 if li != NIL {
                     step!();
                     let next = self.links[li as usize].next;
                     self.walk_next = if next == OVERDUE { NIL } else { next };
                     let idx = li - BASE;
-                    if self.timer(idx).end < self.epoch {
+                    if self.adv.fires_in_this_drain(self.timer(idx).end) {
                         self.unlink(li);
                         self.fire(idx, on_expire);
                         progress.fired += 1;
@@ -141,7 +141,7 @@ impl<T> Wheel<T> {
                     continue;
                 }
                 if self.cursor >= self.target {
-                    self.phase = Phase::Idle;
+                    self.adv.phase = Phase::Idle;
                     progress.complete = true;
                     return progress;
                 }
@@ -184,7 +184,7 @@ impl<T> Wheel<T> {
                     }
                 }
                 self.cursor = next;
-                self.phase = Phase::Tick;
+                self.adv.phase = Phase::Tick;
                 continue;
             }
             // Phase::Tick: the slot processed at the cursor, one timer per step.
@@ -249,10 +249,10 @@ impl<T> Wheel<T> {
         struct InAdvance<'a, T>(&'a mut Wheel<T>);
         impl<T> Drop for InAdvance<'_, T> {
             fn drop(&mut self) {
-                self.0.in_advance = false;
+                self.0.adv.set_in_advance(false);
             }
         }
-        self.in_advance = true;
+        self.adv.set_in_advance(true);
         let guard = InAdvance(self);
         guard.0.run::<ONE, F>(now, budget, &mut on_expire)
     }

@@ -9,7 +9,8 @@ use super::geometry::{
     level_for, slot_for, BASE, DEFERRED, LEVELS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
 };
 use super::storage::Entry;
-use super::{Phase, Wheel};
+use super::Wheel;
+use crate::advance::Phase;
 
 impl<T> Wheel<T> {
     pub(super) fn check_structure(&self) -> Result<(), &'static str> {
@@ -19,16 +20,16 @@ impl<T> Wheel<T> {
         if self.cursor > self.target {
             return Err("cursor is past the target");
         }
-        if self.phase == Phase::Idle && self.cursor != self.target {
+        if self.adv.phase == Phase::Idle && self.cursor != self.target {
             return Err("idle with the cursor short of the target");
         }
-        if self.phase != Phase::Tick && self.links[DEFERRED as usize].next != DEFERRED {
+        if self.adv.phase != Phase::Tick && self.links[DEFERRED as usize].next != DEFERRED {
             return Err("timers left deferred outside a slot's processing");
         }
-        if self.phase != Phase::Tick && self.processing != NIL {
+        if self.adv.phase != Phase::Tick && self.processing != NIL {
             return Err("a slot marked as processed outside a tick");
         }
-        if self.phase != Phase::Drain && self.walk_next != NIL {
+        if self.adv.phase != Phase::Drain && self.walk_next != NIL {
             return Err("a drain walk outside a drain");
         }
         // Every list: links agree both ways, every member is live, no cycles.
@@ -71,7 +72,7 @@ impl<T> Wheel<T> {
                         return Err("window ends before its deadline");
                     }
                 }
-                if list == OVERDUE && self.phase == Phase::Idle && t.deadline > self.cursor {
+                if list == OVERDUE && self.adv.phase == Phase::Idle && t.deadline > self.cursor {
                     return Err("an overdue timer is not overdue");
                 }
                 if t.periodic != self.periodic.get(li - BASE).is_some() {

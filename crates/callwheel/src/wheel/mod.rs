@@ -118,6 +118,7 @@ use schedules::Schedules;
 use geometry::{level_for, list_for, BASE, LEVELS, MAX_TIMERS, NIL, SLOT_LISTS};
 use storage::{Entry, Link, SlotMin, NO_MIN};
 
+use crate::advance::{AdvanceState, Phase};
 use crate::handle::{Handle, Owner};
 use crate::time::Tick;
 use crate::timers::{Budget, Error, Expired, Progress, Scheme, Timers};
@@ -139,16 +140,6 @@ pub struct WheelStats {
     pub clamped: u64,
     /// The largest lateness seen: the wheel's time at firing minus the deadline.
     pub max_lateness: Tick,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
-    /// No advance in progress.
-    Idle,
-    /// Firing the overdue timers queued before the current epoch.
-    Drain,
-    /// Processing the slot that starts at the cursor, then the deferred starts.
-    Tick,
 }
 
 /// The production timing wheel: eleven levels of 64 slots over the whole `u64` range, one
@@ -203,10 +194,9 @@ pub struct Wheel<T> {
     cursor: Tick,
     /// The latest `now` asked for (Costello's `ticks`).
     target: Tick,
-    phase: Phase,
-    epoch: u64,
-    /// An `advance` call is running (a start now comes from a callback).
-    in_advance: bool,
+    /// The call's phase (in [`Phase::Tick`], the slot that starts at the cursor, then the
+    /// deferred starts) and the drains' epochs.
+    adv: AdvanceState,
     /// The list being processed at the cursor, or NIL.
     processing: u32,
     /// The overdue timer the drain visits next (Costello's `nextsoftcheck`), or NIL.
@@ -240,9 +230,7 @@ impl<T> Wheel<T> {
             minimum: Box::new([NO_MIN; SLOT_LISTS]),
             cursor: 0,
             target: 0,
-            phase: Phase::Idle,
-            epoch: 0,
-            in_advance: false,
+            adv: AdvanceState::new(),
             processing: NIL,
             walk_next: NIL,
             periodic: Schedules::new(),
@@ -417,7 +405,7 @@ impl<T> Timers<T> for Wheel<T> {
         let end = deadline.saturating_add(tolerance);
         let now = self.cursor;
         let li = BASE + idx;
-        if deadline > now && self.phase != Phase::Tick {
+        if deadline > now && self.adv.phase != Phase::Tick {
             let level = level_for(now, deadline);
             let list = list_for(level, deadline);
             // Only the last timer of a list has that list's sentinel as its successor.

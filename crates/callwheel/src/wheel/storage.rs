@@ -6,7 +6,8 @@
 use super::geometry::{
     level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
 };
-use super::{Phase, Wheel};
+use super::Wheel;
+use crate::advance::Phase;
 use crate::handle::Handle;
 use crate::time::Tick;
 use crate::timers::Error;
@@ -256,7 +257,7 @@ impl<T> Wheel<T> {
     pub(super) fn arm(&mut self, idx: u32, deadline: Tick, end: Tick) {
         if deadline <= self.cursor {
             self.push_overdue(idx);
-        } else if self.phase == Phase::Tick {
+        } else if self.adv.phase == Phase::Tick {
             // A slot is being processed: an older timer with the same deadline may still be in
             // it. Place this one once the slot is done, behind it.
             self.push_back(DEFERRED, BASE + idx);
@@ -293,23 +294,14 @@ impl<T> Wheel<T> {
         self.levels |= 1u16 << level;
     }
 
-    /// Queues a live, unlinked timer as overdue (it fires in the next drain).
-    ///
-    /// A timer queued from a callback carries the current drain's epoch, so that drain (which
-    /// fires only older epochs) leaves it for the next one: a callback re-arming itself in the
-    /// past cannot keep a drain going. One queued between calls carries an older epoch, so the
-    /// next call's drain fires it — also when that call resumes a drain a budget interrupted.
+    /// Queues a live, unlinked timer as overdue (it fires in the next drain that began after
+    /// it was queued: [`AdvanceState::overdue_stamp`](crate::advance::AdvanceState::overdue_stamp)).
     pub(super) fn push_overdue(&mut self, idx: u32) {
-        let stamp = if self.in_advance {
-            self.epoch
-        } else {
-            self.epoch.saturating_sub(1)
-        };
-        self.timer_mut(idx).end = stamp;
+        self.timer_mut(idx).end = self.adv.overdue_stamp();
         let li = BASE + idx;
         self.push_back(OVERDUE, li);
         // An append to the list being walked after the walk reached its end: visit it too.
-        if self.phase == Phase::Drain && self.walk_next == NIL {
+        if self.adv.phase == Phase::Drain && self.walk_next == NIL {
             self.walk_next = li;
         }
     }
@@ -322,7 +314,7 @@ impl<T> Wheel<T> {
     /// Whether `advance` has work at the cursor itself.
     #[inline(always)]
     pub(super) fn pending_now(&self) -> bool {
-        self.phase != Phase::Idle || self.overdue_pending()
+        self.adv.phase != Phase::Idle || self.overdue_pending()
     }
 
     /// The lowest occupied slot of the lowest occupied level, as (list, start): the next slot
