@@ -31,6 +31,8 @@ pub fn stabbing_optimum(windows: &[(Tick, Tick)]) -> u64 {
     let mut last: Option<Tick> = None;
     let mut count = 0u64;
     for (start, end) in by_end {
+        // An inverted window counts as its end alone.
+        let start = start.min(end);
         if last.is_none_or(|t| start > t) {
             last = Some(end);
             count += 1;

@@ -176,8 +176,10 @@ pub trait Timers<T> {
     /// 4.4BSD's `hardclock` looks at the next tick's bucket alone: a hashed structure answers
     /// from that one bucket in constant time (possibly `true` for a bucket holding only later
     /// rotations) where [`Timers::next_expiry`] would search. The default is
-    /// `next_expiry() <= t`, which is never `false` wrongly.
+    /// `next_expiry() <= max(t, now())` (an overdue timer makes it `true` for any `t`, a `t`
+    /// before the cursor included), which is never `false` wrongly.
     fn may_expire_at(&self, t: Tick) -> bool {
+        let t = t.max(self.now());
         self.next_expiry().is_some_and(|e| e <= t)
     }
 
