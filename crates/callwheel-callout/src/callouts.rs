@@ -258,7 +258,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let due = self
             .batch
             .iter()
-            .filter(|&&i| self.pool.records[i as usize].sched == Sched::Due)
+            .filter(|&&i| {
+                self.pool
+                    .records
+                    .get(i)
+                    .is_some_and(|r| r.sched == Sched::Due)
+            })
             .count();
         self.scheme.len() + self.direct_live + due + self.moves.len()
     }
@@ -342,10 +347,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// coalesces.
     pub fn next_event(&mut self) -> Option<(Tick, Tick)> {
         if !self.drains_ready.is_empty()
-            || self
-                .batch
-                .iter()
-                .any(|&i| self.pool.records[i as usize].sched == Sched::Due)
+            || self.batch.iter().any(|&i| {
+                self.pool
+                    .records
+                    .get(i)
+                    .is_some_and(|r| r.sched == Sched::Due)
+            })
         {
             return Some((self.ticks, self.ticks));
         }
@@ -488,7 +495,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         }
         loop {
             while let Some(idx) = self.batch.pop_front() {
-                if self.pool.records[idx as usize].sched == Sched::Due {
+                if self
+                    .pool
+                    .records
+                    .get(idx)
+                    .is_some_and(|r| r.sched == Sched::Due)
+                {
                     return Next::Run(self.take_ready(idx));
                 }
             }
@@ -508,7 +520,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             let room = (batch.capacity() - batch.len()).max(1) as u64;
             let budget = Budget::steps((*max_steps).min(room));
             let progress = scheme.advance(*ticks, budget, |_, expired| {
-                pool.records[expired.value as usize].sched = Sched::Due;
+                pool.records[expired.value].sched = Sched::Due;
                 batch.push_back(expired.value);
             });
             self.stats.steps += progress.steps;
@@ -532,11 +544,10 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// when a move to another table waits for this moment (a per-CPU set then makes it).
     pub(crate) fn finish<X>(&mut self, ready: Ready<X>) -> Option<Handle> {
         let (idx, generation) = ready.persistent?;
-        let r = &mut self.pool.records[idx as usize];
-        if r.kind.is_none() || r.generation != generation {
+        if self.pool.generation(idx) != Some(generation) {
             return None;
         }
-        r.running = false;
+        self.pool.records[idx].running = false;
         if let Some(at) = self
             .drains
             .iter()
@@ -570,7 +581,10 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.drains_ready
             .try_reserve(self.drains.len() + 1)
             .map_err(|_| Error::NoMemory)?;
-        let generation = self.pool.records[idx as usize].generation;
+        let generation = self
+            .pool
+            .generation(idx)
+            .expect("a drain for a live callout");
         self.drains.push((idx, generation, drain));
         Ok(())
     }
@@ -579,7 +593,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     pub(crate) fn is_running(&self, handle: Handle) -> bool {
         self.pool
             .resolve(handle)
-            .is_some_and(|idx| self.pool.records[idx as usize].running)
+            .is_some_and(|idx| self.pool.records[idx].running)
     }
 
     /// What an interrupt runs at once: a ready drain call, or a due direct-execution callout
@@ -610,7 +624,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// from the top of the heap on the way.
     fn direct_front(&mut self) -> Option<(Tick, u32)> {
         while let Some(&Reverse((deadline, seq, idx))) = self.direct.peek() {
-            if self.pool.records[idx as usize].sched == Sched::Direct(deadline, seq) {
+            if (self.pool.records.get(idx)).is_some_and(|r| r.sched == Sched::Direct(deadline, seq))
+            {
                 return Some((deadline, idx));
             }
             self.direct.pop();
@@ -622,18 +637,19 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// before the handler runs, as in BSD), persistent ones are marked running.
     fn take_ready(&mut self, idx: u32) -> Ready<C> {
         self.stats.fired += 1;
-        let r = &mut self.pool.records[idx as usize];
+        let generation = self.pool.generation(idx);
+        let r = &mut self.pool.records[idx];
         r.sched = Sched::Idle;
         let call = r.call.expect("armed records carry a call");
         match r.kind {
-            Some(Kind::Persistent) => {
+            Kind::Persistent => {
                 r.running = true;
                 Ready {
                     call,
-                    persistent: Some((idx, r.generation)),
+                    persistent: generation.map(|g| (idx, g)),
                 }
             }
-            _ => {
+            Kind::OneShot => {
                 if r.hashed {
                     self.pool.hash_remove(idx);
                 }
@@ -667,7 +683,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 // stays proportional to the direct callouts armed.
                 let records = &self.pool.records;
                 self.direct.retain(|&Reverse((deadline, seq, idx))| {
-                    records[idx as usize].sched == Sched::Direct(deadline, seq)
+                    records
+                        .get(idx)
+                        .is_some_and(|r| r.sched == Sched::Direct(deadline, seq))
                 });
             }
             self.direct.try_reserve(1).map_err(|_| Error::NoMemory)?;
@@ -727,7 +745,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         if moves.try_reserve_exact(pending).is_err() {
             return;
         }
-        for (idx, r) in self.pool.records.iter().enumerate() {
+        for (idx, r) in self.pool.records.iter() {
             if let Sched::Pending {
                 handle,
                 deadline,
@@ -737,7 +755,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 moves.push(Move {
                     deadline,
                     seq,
-                    idx: idx as u32,
+                    idx,
                     handle,
                 });
             }
@@ -754,7 +772,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             }
         }
         for m in &moves {
-            if let Sched::Pending { handle, .. } = &mut self.pool.records[m.idx as usize].sched {
+            if let Sched::Pending { handle, .. } = &mut self.pool.records[m.idx].sched {
                 *handle = m.handle;
             }
         }
@@ -774,7 +792,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             }
             None => false,
         };
-        let r = &mut self.pool.records[idx as usize];
+        let r = &mut self.pool.records[idx];
         let was = core::mem::replace(&mut r.sched, Sched::Idle);
         let armed = match was {
             Sched::Idle => false,
@@ -806,7 +824,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// cannot hold the deadline. Nothing changes on error.
     pub fn timeout(&mut self, call: C, ticks: i64) -> Result<(), Error> {
         let idx = self.oneshot(call, ticks)?;
-        self.pool.records[idx as usize].by_timeout = true;
+        self.pool.records[idx].by_timeout = true;
         if !S::SEARCHED_BY_UNTIMEOUT {
             self.pool.hash_insert(idx);
         }
@@ -834,7 +852,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             return false;
         };
         self.disarm(idx);
-        if self.pool.records[idx as usize].hashed {
+        if self.pool.records[idx].hashed {
             self.pool.hash_remove(idx);
         }
         self.pool.release(idx);
@@ -855,13 +873,13 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         } = self;
         let records = &pool.records;
         let matches = |idx: u32| {
-            let r = &records[idx as usize];
+            let r = &records[idx];
             r.by_timeout && r.call.as_ref() == Some(call)
         };
         let mut skipped = 0;
         for &idx in batch.iter() {
             // Entries cancelled since the batch was taken are no longer there.
-            if records[idx as usize].sched != Sched::Due {
+            if records.get(idx).is_none_or(|r| r.sched != Sched::Due) {
                 continue;
             }
             if matches(idx) {
@@ -897,7 +915,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     pub fn unsetcallout(&mut self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::OneShot)?;
         let was = self.disarm(idx);
-        if self.pool.records[idx as usize].hashed {
+        if self.pool.records[idx].hashed {
             self.pool.hash_remove(idx);
         }
         self.pool.release(idx);
@@ -909,7 +927,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let deadline = self.deadline_in(ticks);
         match self.schedule(idx, deadline, 0, false) {
             Ok(sched) => {
-                self.pool.records[idx as usize].sched = sched;
+                self.pool.records[idx].sched = sched;
                 self.after_arm();
                 Ok(idx)
             }
@@ -923,7 +941,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// The live record of kind `kind` that `handle` names.
     pub(crate) fn resolve(&self, handle: Handle, kind: Kind) -> Result<u32, Error> {
         let idx = self.pool.resolve(handle).ok_or(Error::StaleHandle)?;
-        if self.pool.records[idx as usize].kind == Some(kind) {
+        if self.pool.records[idx].kind == kind {
             Ok(idx)
         } else {
             Err(Error::WrongKind)
@@ -939,20 +957,17 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             return Err("softticks is ahead of ticks");
         }
         let (mut pending, mut direct, mut due) = (0, 0, 0);
-        for r in &self.pool.records {
+        for (_, r) in self.pool.records.iter() {
             match r.sched {
                 Sched::Idle => {}
                 Sched::Pending { .. } => pending += 1,
                 Sched::Direct(..) => direct += 1,
                 Sched::Due => due += 1,
             }
-            if r.kind.is_none() && (r.sched != Sched::Idle || r.hashed) {
-                return Err("a free record is armed or hashed");
-            }
-            if r.hashed && r.kind != Some(Kind::OneShot) {
+            if r.hashed && r.kind != Kind::OneShot {
                 return Err("a persistent record is hashed");
             }
-            if r.by_timeout && r.kind != Some(Kind::OneShot) {
+            if r.by_timeout && r.kind != Kind::OneShot {
                 return Err("a record not made by timeout is marked so");
             }
             if r.hashed != (r.by_timeout && !S::SEARCHED_BY_UNTIMEOUT) {
@@ -969,7 +984,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             .filter(|&&Reverse((d, s, i))| {
                 self.pool
                     .records
-                    .get(i as usize)
+                    .get(i)
                     .is_some_and(|r| r.sched == Sched::Direct(d, s))
             })
             .count();
@@ -979,7 +994,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let batch_due = self
             .batch
             .iter()
-            .filter(|&&i| self.pool.records[i as usize].sched == Sched::Due)
+            .filter(|&&i| {
+                self.pool
+                    .records
+                    .get(i)
+                    .is_some_and(|r| r.sched == Sched::Due)
+            })
             .count();
         if due != batch_due {
             return Err("a due record is missing from the batch");
@@ -988,9 +1008,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             let r = self
                 .pool
                 .records
-                .get(idx as usize)
+                .get(idx)
                 .ok_or("a drain names no record")?;
-            if r.kind != Some(Kind::Persistent) || r.generation != generation || !r.running {
+            if r.kind != Kind::Persistent
+                || self.pool.generation(idx) != Some(generation)
+                || !r.running
+            {
                 return Err("a drain waits for a callout that is not running");
             }
             if self.drains[..n].iter().any(|&(i, _, _)| i == idx) {
@@ -1004,9 +1027,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             let r = self
                 .pool
                 .records
-                .get(m.idx as usize)
+                .get(m.idx)
                 .ok_or("a move names no record")?;
-            if r.kind != Some(Kind::Persistent) || r.generation != m.generation {
+            if r.kind != Kind::Persistent || self.pool.generation(m.idx) != Some(m.generation) {
                 return Err("a move names a record that is not its callout's");
             }
             if r.sched != Sched::Idle {

@@ -63,7 +63,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// (`callout_drain` it first).
     pub fn callout_free(&mut self, handle: Handle) -> Result<(), Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        if self.pool.records[idx as usize].running {
+        if self.pool.records[idx].running {
             return Err(Error::Busy);
         }
         self.disarm(idx);
@@ -176,7 +176,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     pub fn callout_stop(&mut self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
         let was = self.disarm(idx);
-        self.pool.records[idx as usize].active = false;
+        self.pool.records[idx].active = false;
         Ok(was)
     }
 
@@ -191,7 +191,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
     pub fn callout_drain(&mut self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        if self.pool.records[idx as usize].running {
+        if self.pool.records[idx].running {
             return Err(Error::WouldDeadlock);
         }
         self.callout_stop(handle)
@@ -229,10 +229,10 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         idx: u32,
         drain: impl FnOnce(C) -> C,
     ) -> Result<AsyncDrain, Error> {
-        let r = &self.pool.records[idx as usize];
+        let r = &self.pool.records[idx];
         if !r.running {
             let was = self.disarm(idx);
-            self.pool.records[idx as usize].active = false;
+            self.pool.records[idx].active = false;
             return Ok(AsyncDrain::Stopped(was));
         }
         if self.is_draining(idx) {
@@ -241,7 +241,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let call = r.call.expect("a running callout carries its call");
         self.arrange_drain(idx, drain(call))?;
         self.disarm(idx);
-        self.pool.records[idx as usize].active = false;
+        self.pool.records[idx].active = false;
         Ok(AsyncDrain::Pending)
     }
 
@@ -253,7 +253,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
     pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        Ok(self.pool.records[idx as usize].sched != Sched::Idle || self.move_of(idx).is_some())
+        Ok(self.pool.records[idx].sched != Sched::Idle || self.move_of(idx).is_some())
     }
 
     /// `callout_active`: set by every reset, cleared by `callout_stop` and
@@ -265,7 +265,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
     pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        Ok(self.pool.records[idx as usize].active)
+        Ok(self.pool.records[idx].active)
     }
 
     /// `callout_deactivate`: clears the active flag (a handler does this first).
@@ -275,7 +275,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// [`Error::StaleHandle`], [`Error::WrongKind`].
     pub fn callout_deactivate(&mut self, handle: Handle) -> Result<(), Error> {
         let idx = self.resolve(handle, Kind::Persistent)?;
-        self.pool.records[idx as usize].active = false;
+        self.pool.records[idx].active = false;
         Ok(())
     }
 
@@ -302,10 +302,10 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             self.moves.try_reserve(1).map_err(|_| Error::NoMemory)?;
         }
         let was = self.disarm(idx);
-        let r = &mut self.pool.records[idx as usize];
+        let generation = self.pool.generation(idx).expect("moving a live callout");
+        let r = &mut self.pool.records[idx];
         r.active = true;
         r.call = Some(call);
-        let generation = r.generation;
         self.moves.push(Moving {
             idx,
             generation,
@@ -329,7 +329,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
 
     /// Whether record `idx`'s handler is running.
     pub(crate) fn running_at(&self, idx: u32) -> bool {
-        self.pool.records[idx as usize].running
+        self.pool.records[idx].running
     }
 
     fn rearm(
@@ -347,7 +347,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         // Queue the new arming first: if the scheme refuses it, the old one still stands.
         let sched = self.schedule(idx, deadline, tolerance, direct)?;
         let was = self.disarm(idx);
-        let r = &mut self.pool.records[idx as usize];
+        let r = &mut self.pool.records[idx];
         r.sched = sched;
         r.call = Some(call);
         r.active = true;

@@ -39,111 +39,56 @@ use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(callwheel_loom))]
 use std::sync::{Mutex, MutexGuard};
 
+use callwheel::slab::Slab;
 use callwheel::time::Sbt;
-use callwheel::{Handle, Owner, Tick};
+use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
 use crate::freebsd::{check_flags, When};
 use crate::pool::Kind;
 use crate::{AsyncDrain, Callouts, Error, SharedCallouts, Stats};
 
-/// The end of the directory's free list.
-const NIL: u32 = u32::MAX;
-
-/// One callout of the set.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    generation: u32,
-    /// The CPU whose table holds the callout's record, and that record's handle; `None` while
-    /// the entry is free.
-    home: Option<(usize, Handle)>,
-    /// The next free entry.
-    next: u32,
-}
-
-/// Which table holds each callout: a slab of entries with generations, like the tables'
-/// pools, whose handles carry the set's own [`Owner`].
+/// Which table holds each callout: for each callout of the set, the CPU whose table holds its
+/// record and that record's handle, in the core's generation-checked slab, whose handles carry
+/// the set's own owner.
 #[derive(Debug)]
 struct Directory {
-    owner: Owner,
-    entries: Vec<Entry>,
-    free: u32,
-    live: usize,
+    entries: Slab<(usize, Handle)>,
 }
 
 impl Directory {
     fn new() -> Directory {
         Directory {
-            owner: Owner::new(),
-            entries: Vec::new(),
-            free: NIL,
-            live: 0,
+            entries: Slab::new(),
         }
     }
 
     /// The entry `handle` names, if it is live.
     fn index(&self, handle: Handle) -> Result<u32, Error> {
-        let (index, generation) = self.owner.slot(handle).ok_or(Error::StaleHandle)?;
-        let e = self.entries.get(index as usize).ok_or(Error::StaleHandle)?;
-        if e.generation == generation && e.home.is_some() {
-            Ok(index)
-        } else {
-            Err(Error::StaleHandle)
-        }
+        self.entries.resolve(handle).ok_or(Error::StaleHandle)
     }
 
     /// Where the callout `handle` names is now.
     fn home(&self, handle: Handle) -> Result<(usize, Handle), Error> {
         let index = self.index(handle)?;
-        self.entries[index as usize].home.ok_or(Error::StaleHandle)
+        self.entries.get(index).copied().ok_or(Error::StaleHandle)
     }
 
     /// Makes sure [`Directory::insert`] will not need to allocate.
     fn reserve(&mut self) -> Result<(), Error> {
-        if self.free != NIL {
-            return Ok(());
-        }
-        if self.entries.len() >= NIL as usize {
-            return Err(Error::PoolExhausted {
-                calloutsize: self.entries.len(),
-            });
-        }
-        self.entries.try_reserve(1).map_err(|_| Error::NoMemory)
+        Ok(self.entries.reserve()?)
     }
 
-    /// A new entry for a callout at `home`, after [`Directory::reserve`].
-    fn insert(&mut self, home: (usize, Handle)) -> Handle {
-        let index = if self.free != NIL {
-            let index = self.free;
-            self.free = self.entries[index as usize].next;
-            index
-        } else {
-            self.entries.push(Entry {
-                generation: 0,
-                home: None,
-                next: NIL,
-            });
-            (self.entries.len() - 1) as u32
-        };
-        let e = &mut self.entries[index as usize];
-        e.home = Some(home);
-        e.next = NIL;
-        self.live += 1;
-        self.owner.handle(index, e.generation)
+    /// A new entry for a callout at `home`, after [`Directory::reserve`] (which makes it
+    /// succeed).
+    fn insert(&mut self, home: (usize, Handle)) -> Result<Handle, Error> {
+        let index = self.entries.insert(home)?;
+        self.entries.handle(index).ok_or(Error::StaleHandle)
     }
 
-    /// Frees entry `index`; its handles go stale. An entry whose generation would wrap is
-    /// retired instead, so no handle ever names two callouts.
+    /// Frees entry `index`; its handles go stale.
     fn release(&mut self, index: u32) {
-        let e = &mut self.entries[index as usize];
-        e.home = None;
-        self.live -= 1;
-        if e.generation == u32::MAX {
-            return;
-        }
-        e.generation += 1;
-        e.next = self.free;
-        self.free = index;
+        let _ = self.entries.remove(index);
     }
 }
 
@@ -284,7 +229,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
         let mut directory = self.lock_directory();
         directory.reserve()?;
         let local = self.cpus[cpu].callout_init()?;
-        Ok(directory.insert((cpu, local)))
+        directory.insert((cpu, local))
     }
 
     /// Frees the callout, cancelling it if armed (or waiting to move); if its handler is
@@ -416,7 +361,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
                 .and_then(|was| t.callout_free(local).map(|()| was));
             match moved {
                 Ok(was) => {
-                    directory.entries[entry as usize].home = Some((to, fresh));
+                    directory.entries[entry] = (to, fresh);
                     Ok(was)
                 }
                 Err(e) => {
@@ -442,12 +387,12 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
             let Some(m) = t.take_move(idx) else {
                 return; // stopped, drained or freed meanwhile
             };
-            let entry = directory.entries.get_mut(m.entry as usize);
-            let entry = entry.filter(|e| e.home == Some((home, local)));
+            let entry = directory.entries.get_mut(m.entry);
+            let entry = entry.filter(|e| **e == (home, local));
             if let (Some(entry), true) = (entry, m.cpu != home) {
                 if let Ok(fresh) = self.cpus[m.cpu].with(|new| arm_fresh(new, m.when, m.call)) {
                     if t.callout_free(local).is_ok() {
-                        entry.home = Some((m.cpu, fresh));
+                        *entry = (m.cpu, fresh);
                         return;
                     }
                     let _ = self.cpus[m.cpu].with(|new| new.callout_free(fresh));
@@ -638,8 +583,8 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
     pub fn check_invariants(&self) -> Result<(), &'static str> {
         let directory = self.lock_directory();
         let mut homes = Vec::new();
-        for (index, e) in directory.entries.iter().enumerate() {
-            let Some((cpu, local)) = e.home else { continue };
+        directory.entries.check()?;
+        for (index, &(cpu, local)) in directory.entries.iter() {
             let table = self
                 .cpus
                 .get(cpu)
@@ -648,9 +593,6 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
                 return Err("an entry names no callout of its CPU's table");
             }
             homes.push(((cpu, local.to_parts()), index));
-        }
-        if homes.len() != directory.live {
-            return Err("the directory's live count is wrong");
         }
         homes.sort_unstable();
         if homes.windows(2).any(|w| w[0].0 == w[1].0) {
@@ -661,8 +603,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
                 t.check_invariants()?;
                 for m in &t.moves {
                     let local = t.pool.handle(m.idx);
-                    let entry = directory.entries.get(m.entry as usize);
-                    if entry.and_then(|e| e.home) != Some((cpu, local)) {
+                    if directory.entries.get(m.entry).copied() != Some((cpu, local)) {
                         return Err("a waiting move is not its callout's");
                     }
                 }

@@ -1,10 +1,10 @@
 //! The callout records (`callout[calloutsize]`) and the chained hash on (function, argument)
 //! that `untimeout` searches.
 //!
-//! Records live in one vector; free ones form a list, so allocating and freeing are O(1). A
-//! record's generation changes each time it is freed; a record whose generation would wrap is
-//! retired instead of reused, so no handle ever matches two lifetimes. Every handle also
-//! carries the pool's [`Owner`], so a handle of another table names nothing here.
+//! Records live in the core's generation-checked [`Slab`]: allocating and freeing are O(1); a
+//! record's generation changes each time it is freed, and one whose generation would wrap is
+//! retired instead of reused, so no handle ever matches two lifetimes; every handle carries the
+//! pool's owner, so a handle of another table names nothing here.
 //!
 //! Memory: `calloutsize` records are reserved up front but written only when first used, so
 //! a large reservation costs address space, not touched pages. Every growth — the records
@@ -14,15 +14,13 @@
 
 use core::hash::{BuildHasher, Hash};
 
-use callwheel::{Handle, Owner, Tick};
+use callwheel::slab::Slab;
+use callwheel::{Handle, Tick};
 use rustc_hash::FxBuildHasher;
 
 use crate::Error;
 
 pub(crate) const NIL: u32 = u32::MAX;
-
-/// The most records a pool ever holds: every index below [`NIL`], which marks list ends.
-const MAX_RECORDS: usize = NIL as usize - 1;
 
 /// The largest `calloutsize`: 2^26 records reserved up front. A mistyped size (a negative
 /// number read as unsigned, a byte count for a record count) then fails cleanly with
@@ -64,9 +62,7 @@ pub(crate) enum Sched {
 
 #[derive(Debug)]
 pub(crate) struct Record<C> {
-    pub(crate) generation: u32,
-    /// `None` while the record is free.
-    pub(crate) kind: Option<Kind>,
+    pub(crate) kind: Kind,
     pub(crate) sched: Sched,
     /// The handler is running now (persistent records only; a one-shot one is freed before).
     pub(crate) running: bool,
@@ -81,39 +77,15 @@ pub(crate) struct Record<C> {
     pub(crate) next: u32,
 }
 
-impl<C> Record<C> {
-    fn free() -> Record<C> {
-        Record {
-            generation: 0,
-            kind: None,
-            sched: Sched::Idle,
-            running: false,
-            active: false,
-            call: None,
-            by_timeout: false,
-            hashed: false,
-            prev: NIL,
-            next: NIL,
-        }
-    }
-}
-
 /// The record pool and the hash chains through it.
 #[derive(Debug)]
 pub(crate) struct Pool<C> {
-    /// Every record ever used; the vector's capacity is the reservation.
-    pub(crate) records: Vec<Record<C>>,
-    /// Freed records, linked through `next`; used before a new one is written.
-    free: u32,
-    live: usize,
-    /// `Some(n)`: never more than `n` records.
-    fixed: Option<usize>,
+    /// The records (the slab's reservation is `calloutsize`).
+    pub(crate) records: Slab<Record<C>>,
     /// Chain heads, a power of two of them.
     buckets: Vec<u32>,
     /// Records on the chains.
     hashed: usize,
-    /// The identity every handle of this pool carries.
-    owner: Owner,
 }
 
 impl<C: Copy + Eq + Hash> Pool<C> {
@@ -137,106 +109,66 @@ impl<C: Copy + Eq + Hash> Pool<C> {
             .try_reserve_exact(bucket_count)
             .map_err(|_| Error::NoMemory)?;
         buckets.resize(bucket_count, NIL);
-        let mut records = Vec::new();
-        records
-            .try_reserve_exact(calloutsize)
-            .map_err(|_| Error::NoMemory)?;
+        let records = Slab::with_capacity(calloutsize, fixed)?;
         Ok(Pool {
             records,
-            free: NIL,
-            live: 0,
-            fixed: fixed.then_some(calloutsize),
             buckets,
             hashed: 0,
-            owner: Owner::new(),
         })
     }
 
     pub(crate) fn live(&self) -> usize {
-        self.live
+        self.records.len()
     }
 
     /// Records the pool holds without allocating again (a fixed pool: exactly its size).
     pub(crate) fn capacity(&self) -> usize {
-        self.fixed.unwrap_or(self.records.capacity())
+        self.records.capacity()
     }
 
+    /// A new record of `kind` for `call`, idle.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PoolExhausted`] when a fixed pool (or every index) is used up;
+    /// [`Error::NoMemory`] when growth is refused.
     pub(crate) fn alloc(&mut self, kind: Kind, call: Option<C>) -> Result<u32, Error> {
-        let idx = if self.free != NIL {
-            let idx = self.free;
-            self.free = self.records[idx as usize].next;
-            idx
-        } else {
-            self.fresh()?
-        };
-        let r = &mut self.records[idx as usize];
-        r.next = NIL;
-        r.prev = NIL;
-        r.kind = Some(kind);
-        r.sched = Sched::Idle;
-        r.running = false;
-        r.active = false;
-        r.call = call;
-        r.by_timeout = false;
-        r.hashed = false;
-        self.live += 1;
+        let idx = self.records.insert(Record {
+            kind,
+            sched: Sched::Idle,
+            running: false,
+            active: false,
+            call,
+            by_timeout: false,
+            hashed: false,
+            prev: NIL,
+            next: NIL,
+        })?;
         Ok(idx)
-    }
-
-    /// A record never used before: from the reservation, or after growing it.
-    fn fresh(&mut self) -> Result<u32, Error> {
-        let len = self.records.len();
-        if let Some(calloutsize) = self.fixed {
-            // Retired records count: after billions of reuses a fixed pool may hold one fewer.
-            if len >= calloutsize {
-                return Err(Error::PoolExhausted { calloutsize });
-            }
-        } else if len >= MAX_RECORDS {
-            return Err(Error::PoolExhausted { calloutsize: len });
-        }
-        if len == self.records.capacity() {
-            // Doubling keeps growth amortised O(1); the allocator may refuse, which the caller
-            // gets as an error with nothing changed.
-            let additional = len.max(MIN_BUCKETS).min(MAX_RECORDS - len);
-            self.records
-                .try_reserve_exact(additional)
-                .map_err(|_| Error::NoMemory)?;
-        }
-        self.records.push(Record::free());
-        Ok(len as u32)
     }
 
     /// Frees a live record (already out of every queue and chain).
     pub(crate) fn release(&mut self, idx: u32) {
-        let r = &mut self.records[idx as usize];
-        debug_assert!(r.kind.is_some() && !r.hashed);
-        r.kind = None;
-        r.sched = Sched::Idle;
-        r.call = None;
-        r.by_timeout = false;
-        r.running = false;
-        r.active = false;
-        self.live -= 1;
-        if r.generation == u32::MAX {
-            // Retired: a further generation would repeat handles already given out.
-            r.next = NIL;
-            return;
-        }
-        r.generation += 1;
-        r.next = self.free;
-        self.free = idx;
+        debug_assert!(!self.records[idx].hashed);
+        let _ = self.records.remove(idx);
     }
 
     /// The live record `handle` names, if any: `None` for another pool's handle.
     pub(crate) fn resolve(&self, handle: Handle) -> Option<u32> {
-        let (index, generation) = self.owner.slot(handle)?;
-        let r = self.records.get(index as usize)?;
-        (r.kind.is_some() && r.generation == generation).then_some(index)
+        self.records.resolve(handle)
     }
 
+    /// The handle of live record `idx`.
     pub(crate) fn handle(&self, idx: u32) -> Handle {
-        self.owner
-            .handle(idx, self.records[idx as usize].generation)
+        self.records
+            .handle(idx)
+            .expect("the handle of a free record")
+    }
+
+    /// The generation of live record `idx` (`None` once it is freed): with the index, what
+    /// names one lifetime of a persistent callout in the table's own bookkeeping.
+    pub(crate) fn generation(&self, idx: u32) -> Option<u32> {
+        self.records.handle(idx).map(Handle::generation)
     }
 
     fn bucket(&self, call: &C) -> usize {
@@ -250,9 +182,7 @@ impl<C: Copy + Eq + Hash> Pool<C> {
             // and every lookup is still correct.
             self.grow_buckets();
         }
-        let call = self.records[idx as usize]
-            .call
-            .expect("hashed records carry a call");
+        let call = self.records[idx].call.expect("hashed records carry a call");
         let b = self.bucket(&call);
         self.link_head(b, idx);
         self.hashed += 1;
@@ -261,9 +191,9 @@ impl<C: Copy + Eq + Hash> Pool<C> {
     fn link_head(&mut self, b: usize, idx: u32) {
         let head = self.buckets[b];
         if head != NIL {
-            self.records[head as usize].prev = idx;
+            self.records[head].prev = idx;
         }
-        let r = &mut self.records[idx as usize];
+        let r = &mut self.records[idx];
         r.next = head;
         r.prev = NIL;
         r.hashed = true;
@@ -272,19 +202,19 @@ impl<C: Copy + Eq + Hash> Pool<C> {
 
     pub(crate) fn hash_remove(&mut self, idx: u32) {
         let (prev, next, call) = {
-            let r = &self.records[idx as usize];
+            let r = &self.records[idx];
             (r.prev, r.next, r.call)
         };
         if prev == NIL {
             let b = self.bucket(&call.expect("hashed records carry a call"));
             self.buckets[b] = next;
         } else {
-            self.records[prev as usize].next = next;
+            self.records[prev].next = next;
         }
         if next != NIL {
-            self.records[next as usize].prev = prev;
+            self.records[next].prev = prev;
         }
-        let r = &mut self.records[idx as usize];
+        let r = &mut self.records[idx];
         r.hashed = false;
         r.prev = NIL;
         r.next = NIL;
@@ -298,7 +228,7 @@ impl<C: Copy + Eq + Hash> Pool<C> {
         let mut compared = 0;
         let mut i = self.buckets[self.bucket(call)];
         while i != NIL {
-            let r = &self.records[i as usize];
+            let r = &self.records[i];
             if r.call.as_ref() == Some(call) {
                 // New records go in at the head, so the last match is the oldest.
                 found = Some(i);
@@ -328,15 +258,13 @@ impl<C: Copy + Eq + Hash> Pool<C> {
                 continue;
             }
             self.buckets[b] = NIL;
-            while self.records[tail as usize].next != NIL {
-                tail = self.records[tail as usize].next;
+            while self.records[tail].next != NIL {
+                tail = self.records[tail].next;
             }
             let mut i = tail;
             while i != NIL {
-                let prev = self.records[i as usize].prev;
-                let call = self.records[i as usize]
-                    .call
-                    .expect("hashed records carry a call");
+                let prev = self.records[i].prev;
+                let call = self.records[i].call.expect("hashed records carry a call");
                 let nb = self.bucket(&call);
                 self.link_head(nb, i);
                 i = prev;
@@ -345,44 +273,22 @@ impl<C: Copy + Eq + Hash> Pool<C> {
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.records.capacity() * core::mem::size_of::<Record<C>>()
-            + self.buckets.capacity() * core::mem::size_of::<u32>()
+        self.records.memory_bytes() + self.buckets.capacity() * core::mem::size_of::<u32>()
     }
 
-    /// Brute-force check of the free list, the live count and the chains.
+    /// Brute-force check of the slab and the chains.
     pub(crate) fn check(&self) -> Result<(), &'static str> {
-        let mut free = 0;
-        let mut i = self.free;
-        while i != NIL {
-            let r = self
-                .records
-                .get(i as usize)
-                .ok_or("free list leaves the pool")?;
-            if r.kind.is_some() {
-                return Err("a live record is on the free list");
-            }
-            free += 1;
-            if free > self.records.len() {
-                return Err("free list has a cycle");
-            }
-            i = r.next;
-        }
-        let live = self.records.iter().filter(|r| r.kind.is_some()).count();
-        if live != self.live {
-            return Err("live count is wrong");
-        }
-        if let Some(n) = self.fixed {
-            if self.records.len() > n {
-                return Err("a fixed pool grew");
-            }
-        }
+        self.records.check()?;
         let mut hashed = 0;
         for (b, &head) in self.buckets.iter().enumerate() {
             let mut prev = NIL;
             let mut i = head;
             while i != NIL {
-                let r = &self.records[i as usize];
-                if !r.hashed || r.kind.is_none() || r.prev != prev {
+                let r = self
+                    .records
+                    .get(i)
+                    .ok_or("a hash chain names a free record")?;
+                if !r.hashed || r.prev != prev {
                     return Err("hash chain is broken");
                 }
                 if self.bucket(r.call.as_ref().ok_or("hashed record without call")?) != b {
@@ -393,7 +299,8 @@ impl<C: Copy + Eq + Hash> Pool<C> {
                 i = r.next;
             }
         }
-        if hashed != self.hashed || hashed != self.records.iter().filter(|r| r.hashed).count() {
+        if hashed != self.hashed || hashed != self.records.iter().filter(|(_, r)| r.hashed).count()
+        {
             return Err("a hashed record is missing from its chain");
         }
         Ok(())

@@ -1,22 +1,21 @@
 //! Timer storage shared by the schemes: a slab of nodes addressed by index, with a generation per
 //! slot, and doubly-linked lists threaded through the nodes by index.
 //!
-//! Costello's callouts live in one array allocated at boot, linked into the wheel's buckets and
-//! the free list through members of the callout itself; handles are an index plus an ID that is
-//! bumped whenever the callout is freed. This is the same design with a slab that can grow.
+//! Costello's callouts live in one array allocated at boot, linked into the wheel's buckets
+//! through members of the callout itself; handles are an index plus an ID that is bumped
+//! whenever the callout is freed. The nodes here live in the core's generation-checked
+//! [`Slab`], which owns the free list, the generations and the handles.
 //!
-//! Invariants (checked by [`Arena::check`]):
-//! - a node is *live* (holds a value) or *free* (on the free list, `value == None`);
+//! Invariants (checked by [`Arena::check`], beyond the slab's own):
 //! - every live node is on exactly one list, named by its `list` field, or on none (`list == NIL`)
 //!   when the scheme keeps it elsewhere (the heap and the tree);
-//! - `prev`/`next` of the nodes on a list and the list's `first`/`last` agree;
-//! - a slot whose generation is exhausted is retired and never handed out again, so a stale
-//!   handle can never match a newer timer.
+//! - `prev`/`next` of the nodes on a list and the list's `first`/`last` agree.
 
 use alloc::vec::Vec;
 
+use callwheel::slab::Slab;
 use callwheel::Tick;
-use callwheel::{Error, Handle, Owner};
+use callwheel::{Error, Handle};
 
 /// The null index.
 pub(crate) const NIL: u32 = u32::MAX;
@@ -30,8 +29,7 @@ pub(crate) struct Node<T> {
     pub(crate) prev: u32,
     pub(crate) next: u32,
     pub(crate) list: u32,
-    generation: u32,
-    pub(crate) value: Option<T>,
+    pub(crate) value: T,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -48,41 +46,28 @@ const EMPTY: Head = Head {
 /// The slab and the list heads of one scheme.
 #[derive(Debug)]
 pub(crate) struct Arena<T> {
-    nodes: Vec<Node<T>>,
+    nodes: Slab<Node<T>>,
     heads: Vec<Head>,
-    free: u32,
-    len: usize,
-    capacity: Option<usize>,
-    /// Slots retired because their generation was exhausted (they do not count against a fixed
-    /// capacity).
-    retired: usize,
     /// The list being walked, or NIL (see [`Arena::walk_begin`]).
     walk_list: u32,
     /// The next node the walk will visit: Costello's `nextsoftcheck`.
     walk_next: u32,
-    /// The identity every handle of this arena carries.
-    owner: Owner,
 }
 
 impl<T> Arena<T> {
     /// An arena with `lists` list heads whose slab grows on demand.
     pub(crate) fn growing(lists: usize) -> Arena<T> {
         Arena {
-            nodes: Vec::new(),
+            nodes: Slab::new(),
             heads: alloc::vec![EMPTY; lists],
-            free: NIL,
-            len: 0,
-            capacity: None,
-            retired: 0,
             walk_list: NIL,
             walk_next: NIL,
-            owner: Owner::new(),
         }
     }
 
     /// An arena with `lists` list heads; `capacity` fixes the number of slots, allocated here
-    /// once (`None`: the slab grows on demand). A capacity that cannot be indexed or allocated
-    /// is an error.
+    /// once (`None`: the slab grows on demand). A capacity that cannot be indexed is
+    /// [`Error::Config`], one that cannot be allocated [`Error::NoMemory`].
     pub(crate) fn new(lists: usize, capacity: Option<usize>) -> Result<Arena<T>, Error> {
         // The list heads are sized by the caller (a hashed wheel's bucket count): a refused
         // allocation is an error, not an abort.
@@ -91,31 +76,22 @@ impl<T> Arena<T> {
             .try_reserve_exact(lists)
             .map_err(|_| Error::NoMemory)?;
         heads.resize(lists, EMPTY);
-        let mut arena = Arena {
-            heads,
-            ..Self::growing(0)
+        let nodes = match capacity {
+            Some(cap) => Slab::with_capacity(cap, true)?,
+            None => Slab::new(),
         };
-        if let Some(cap) = capacity {
-            if cap >= NIL as usize {
-                return Err(Error::Config {
-                    reason: "a fixed capacity must be below 2^32 - 1 timers",
-                });
-            }
-            arena
-                .nodes
-                .try_reserve_exact(cap)
-                .map_err(|_| Error::Config {
-                    reason: "cannot allocate the fixed capacity",
-                })?;
-            arena.capacity = Some(cap);
-        }
-        Ok(arena)
+        Ok(Arena {
+            nodes,
+            heads,
+            walk_list: NIL,
+            walk_next: NIL,
+        })
     }
 
     /// Number of live nodes.
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.nodes.len()
     }
 
     /// Makes room for `lists` list heads, so that [`Arena::set_lists`] up to that count does not
@@ -138,93 +114,56 @@ impl<T> Arena<T> {
 
     /// Bytes held by the slab and the list heads.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<Node<T>>()
-            + self.heads.capacity() * core::mem::size_of::<Head>()
+        self.nodes.memory_bytes() + self.heads.capacity() * core::mem::size_of::<Head>()
     }
 
     /// Takes a free slot (or grows the slab) for a new timer, on no list.
     pub(crate) fn alloc(&mut self, expiry: Tick, value: T) -> Result<u32, Error> {
-        let idx = if self.free != NIL {
-            let idx = self.free;
-            let node = &mut self.nodes[idx as usize];
-            self.free = node.next;
-            node.expiry = expiry;
-            node.aux = 0;
-            node.prev = NIL;
-            node.next = NIL;
-            node.list = NIL;
-            node.value = Some(value);
-            idx
-        } else {
-            let full = match self.capacity {
-                Some(cap) => self.nodes.len() >= cap + self.retired,
-                // Index NIL is reserved; a slab never grows that far in practice.
-                None => self.nodes.len() >= NIL as usize,
-            };
-            if full {
-                return Err(Error::Full {
-                    capacity: self.capacity.unwrap_or(NIL as usize),
-                });
-            }
-            // Growth follows the caller's input: a refused allocation is an error to return,
-            // not an abort.
-            self.nodes.try_reserve(1).map_err(|_| Error::NoMemory)?;
-            self.nodes.push(Node {
-                expiry,
-                aux: 0,
-                prev: NIL,
-                next: NIL,
-                list: NIL,
-                generation: 0,
-                value: Some(value),
-            });
-            (self.nodes.len() - 1) as u32
-        };
-        self.len += 1;
-        Ok(idx)
+        self.nodes.insert(Node {
+            expiry,
+            aux: 0,
+            prev: NIL,
+            next: NIL,
+            list: NIL,
+            value,
+        })
     }
 
     /// Frees a live node that is on no list and returns its value. The slot's generation moves
     /// on, so every handle to it goes stale.
     pub(crate) fn free(&mut self, idx: u32) -> T {
-        let node = &mut self.nodes[idx as usize];
-        debug_assert_eq!(node.list, NIL, "freeing a node that is still linked");
-        let value = node.value.take().expect("freeing a free node");
-        self.len -= 1;
-        if node.generation == u32::MAX {
-            // Retire the slot: reusing it would let a 2^32-old handle match again.
-            node.next = NIL;
-            self.retired += 1;
-        } else {
-            node.generation += 1;
-            node.next = self.free;
-            self.free = idx;
-        }
-        value
+        debug_assert_eq!(
+            self.nodes[idx].list, NIL,
+            "freeing a node that is still linked"
+        );
+        self.nodes.remove(idx).expect("freeing a free node").value
     }
 
     /// The handle of a live node.
     #[inline]
     pub(crate) fn handle(&self, idx: u32) -> Handle {
-        self.owner.handle(idx, self.nodes[idx as usize].generation)
+        self.nodes.handle(idx).expect("the handle of a free node")
     }
 
     /// The index of the live node `handle` names, or `None` for a stale or made-up handle.
     #[inline]
     pub(crate) fn resolve(&self, handle: Handle) -> Option<u32> {
-        let (index, generation) = self.owner.slot(handle)?;
-        let node = self.nodes.get(index as usize)?;
-        (node.value.is_some() && node.generation == generation).then_some(index)
+        self.nodes.resolve(handle)
+    }
+
+    /// The node in slot `idx`, if it is live (for checks that must not trust the links).
+    pub(crate) fn get(&self, idx: u32) -> Option<&Node<T>> {
+        self.nodes.get(idx)
     }
 
     #[inline]
     pub(crate) fn node(&self, idx: u32) -> &Node<T> {
-        &self.nodes[idx as usize]
+        &self.nodes[idx]
     }
 
     #[inline]
     pub(crate) fn node_mut(&mut self, idx: u32) -> &mut Node<T> {
-        &mut self.nodes[idx as usize]
+        &mut self.nodes[idx]
     }
 
     // ----- lists -------------------------------------------------------------------------
@@ -244,7 +183,7 @@ impl<T> Arena<T> {
     pub(crate) fn push_back(&mut self, list: u32, idx: u32) {
         let last = self.heads[list as usize].last;
         {
-            let node = &mut self.nodes[idx as usize];
+            let node = &mut self.nodes[idx];
             debug_assert_eq!(node.list, NIL);
             node.list = list;
             node.prev = last;
@@ -253,7 +192,7 @@ impl<T> Arena<T> {
         if last == NIL {
             self.heads[list as usize].first = idx;
         } else {
-            self.nodes[last as usize].next = idx;
+            self.nodes[last].next = idx;
         }
         self.heads[list as usize].last = idx;
         // Costello's footnote: an insert at the tail extends a list the walk may think it has
@@ -266,21 +205,21 @@ impl<T> Arena<T> {
     /// Links an unlinked node just before `before`, which is on some list.
     pub(crate) fn insert_before(&mut self, before: u32, idx: u32) {
         let (list, prev) = {
-            let b = &self.nodes[before as usize];
+            let b = &self.nodes[before];
             (b.list, b.prev)
         };
         {
-            let node = &mut self.nodes[idx as usize];
+            let node = &mut self.nodes[idx];
             debug_assert_eq!(node.list, NIL);
             node.list = list;
             node.prev = prev;
             node.next = before;
         }
-        self.nodes[before as usize].prev = idx;
+        self.nodes[before].prev = idx;
         if prev == NIL {
             self.heads[list as usize].first = idx;
         } else {
-            self.nodes[prev as usize].next = idx;
+            self.nodes[prev].next = idx;
         }
     }
 
@@ -288,10 +227,10 @@ impl<T> Arena<T> {
     /// same deadline (so equal deadlines stay in start order). O(position): searched from the
     /// head, as the paper's Scheme 2 does.
     pub(crate) fn insert_sorted(&mut self, list: u32, idx: u32) {
-        let expiry = self.nodes[idx as usize].expiry;
+        let expiry = self.nodes[idx].expiry;
         let mut at = self.first(list);
-        while at != NIL && self.nodes[at as usize].expiry <= expiry {
-            at = self.nodes[at as usize].next;
+        while at != NIL && self.nodes[at].expiry <= expiry {
+            at = self.nodes[at].next;
         }
         if at == NIL {
             self.push_back(list, idx);
@@ -304,7 +243,7 @@ impl<T> Arena<T> {
     #[inline]
     pub(crate) fn unlink(&mut self, idx: u32) {
         let (list, prev, next) = {
-            let n = &self.nodes[idx as usize];
+            let n = &self.nodes[idx];
             (n.list, n.prev, n.next)
         };
         if list == NIL {
@@ -317,14 +256,14 @@ impl<T> Arena<T> {
         if prev == NIL {
             self.heads[list as usize].first = next;
         } else {
-            self.nodes[prev as usize].next = next;
+            self.nodes[prev].next = next;
         }
         if next == NIL {
             self.heads[list as usize].last = prev;
         } else {
-            self.nodes[next as usize].prev = prev;
+            self.nodes[next].prev = prev;
         }
-        let n = &mut self.nodes[idx as usize];
+        let n = &mut self.nodes[idx];
         n.list = NIL;
         n.prev = NIL;
         n.next = NIL;
@@ -368,7 +307,7 @@ impl<T> Arena<T> {
     pub(crate) fn walk_take(&mut self) -> u32 {
         let idx = self.walk_next;
         if idx != NIL {
-            self.walk_next = self.nodes[idx as usize].next;
+            self.walk_next = self.nodes[idx].next;
         }
         idx
     }
@@ -381,6 +320,7 @@ impl<T> Arena<T> {
 
     /// Verifies every invariant by brute force; `Err` names the first one broken.
     pub(crate) fn check(&self) -> Result<(), &'static str> {
+        self.nodes.check()?;
         let mut on_lists = 0usize;
         for (l, head) in self.heads.iter().enumerate() {
             let mut prev = NIL;
@@ -389,11 +329,8 @@ impl<T> Arena<T> {
             while i != NIL {
                 let n = self
                     .nodes
-                    .get(i as usize)
-                    .ok_or("list names a missing node")?;
-                if n.value.is_none() {
-                    return Err("free node on a list");
-                }
+                    .get(i)
+                    .ok_or("list names a free or missing node")?;
                 if n.list != l as u32 {
                     return Err("node's list field disagrees with the list it is on");
                 }
@@ -403,7 +340,7 @@ impl<T> Arena<T> {
                 prev = i;
                 i = n.next;
                 steps += 1;
-                if steps > self.nodes.len() {
+                if steps > self.nodes.slots() {
                     return Err("cycle in a list");
                 }
             }
@@ -412,65 +349,10 @@ impl<T> Arena<T> {
             }
             on_lists += steps;
         }
-        let live = self.nodes.iter().filter(|n| n.value.is_some()).count();
-        if live != self.len {
-            return Err("live count is wrong");
-        }
-        let unlisted = self
-            .nodes
-            .iter()
-            .filter(|n| n.value.is_some() && n.list == NIL)
-            .count();
-        if on_lists + unlisted != live {
+        let unlisted = self.nodes.iter().filter(|(_, n)| n.list == NIL).count();
+        if on_lists + unlisted != self.nodes.len() {
             return Err("a live node is on a list that does not hold it");
         }
-        let mut free = 0usize;
-        let mut i = self.free;
-        while i != NIL {
-            let n = self
-                .nodes
-                .get(i as usize)
-                .ok_or("free list names a missing node")?;
-            if n.value.is_some() {
-                return Err("live node on the free list");
-            }
-            i = n.next;
-            free += 1;
-            if free > self.nodes.len() {
-                return Err("cycle in the free list");
-            }
-        }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_slot_whose_generation_is_exhausted_is_retired_and_never_reused() {
-        let mut arena: Arena<u32> = Arena::new(1, Some(2)).unwrap();
-        let idx = arena.alloc(10, 1).unwrap();
-        let first = arena.handle(idx);
-        assert_eq!(arena.free(idx), 1);
-        // As 2^32 - 1 start/stop cycles would leave it: the slot's next life is its last.
-        arena.nodes[idx as usize].generation = u32::MAX;
-        assert_eq!(arena.alloc(10, 2).unwrap(), idx);
-        let last = arena.handle(idx);
-        assert_eq!(last.generation(), u32::MAX);
-        assert_eq!(arena.free(idx), 2);
-        // Retired: the next two allocations take new slots (a retired one does not count
-        // against the fixed capacity of 2), a third is refused, no old handle resolves.
-        let a = arena.alloc(20, 3).unwrap();
-        let b = arena.alloc(30, 4).unwrap();
-        assert!(a != idx && b != idx && a != b);
-        assert!(matches!(
-            arena.alloc(40, 5),
-            Err(Error::Full { capacity: 2 })
-        ));
-        for stale in [first, last] {
-            assert_eq!(arena.resolve(stale), None);
-        }
     }
 }

@@ -480,10 +480,9 @@ impl<T> TickDriven<T> for BalancedTree<T> {
                 if count > expected {
                     return Err("tree holds more nodes than there are timers (or a cycle)");
                 }
-                let node = self.core.arena.node(at);
-                if node.value.is_none() {
+                let Some(node) = self.core.arena.get(at) else {
                     return Err("tree holds a free slot");
-                }
+                };
                 if node.list != NIL {
                     return Err("tree node is also on a list");
                 }

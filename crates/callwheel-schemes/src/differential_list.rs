@@ -85,10 +85,8 @@ impl<T> DifferentialList<T> {
             let mut at = arena.first(list);
             while at != NIL {
                 let node = arena.node(at);
-                if let Some(value) = node.value.as_ref() {
-                    if matches(value) {
-                        return (Some(value), skipped);
-                    }
+                if matches(&node.value) {
+                    return (Some(&node.value), skipped);
                 }
                 skipped += 1;
                 at = node.next;

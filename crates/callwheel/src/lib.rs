@@ -2,8 +2,9 @@
 //!
 //! The crate holds the production timing wheel, [`Wheel`], and what every timer structure of
 //! the project shares: the timer-module model of Varghese & Lauck as two traits, the handle,
-//! error, budget and expiry types, the time types, the missed-period rule of periodic timers
-//! and the stabbing optimum that coalesced wake-ups are measured against. The scheme family of
+//! error, budget and expiry types, the time types, the missed-period rule of periodic timers,
+//! the stabbing optimum that coalesced wake-ups are measured against, generation-checked
+//! storage ([`slab::Slab`]) and the state of an interruptible advance ([`advance`]). The scheme family of
 //! the papers (Schemes 1 to 7, the BSD `calltodo` list, Brown's calendar queue) lives in the
 //! `callwheel-schemes` crate, behind the same traits.
 //!
@@ -67,6 +68,7 @@ extern crate alloc;
 
 pub mod advance;
 mod handle;
+pub mod slab;
 mod stabbing;
 pub mod time;
 mod timers;

@@ -16,6 +16,12 @@
 //! reaped. The slab holds at most `quota` records and the wheel at most `quota` timers, so a set
 //! whose owner never reaps holds a bounded amount of memory.
 //!
+//! The slab is the set's own rather than the core's generation-checked `Slab`: a set's handles
+//! are single 64-bit words in the layout the C interface fixes (key, generation and index in
+//! widths that depend on the quota, and a slot whose generations run out is re-keyed rather
+//! than retired; see [`handle`](super::handle)), where the core's handles are an index,
+//! a 32-bit generation and a 64-bit owner.
+//!
 //! # Invariants ([`Table::check`])
 //!
 //! `running` equals the wheel's length and the running records; `queued` equals the queue's

@@ -2,6 +2,12 @@
 //! links with one sentinel per list, and the list operations that keep the occupancy bits and
 //! the slots' minimums in step. A timer touches only its own entry, its own links and its
 //! neighbours' links.
+//!
+//! The slab is the wheel's own rather than the crate's [`Slab`](crate::slab::Slab), which
+//! keeps a slot's generation beside its value: here the generation shares the 32-byte entry
+//! with the deadline, the window's end and a `u64` value, which a generic slot would grow by a
+//! word per timer. The rules are the same (generation bumped on free, a slot retired when its
+//! generation is exhausted, the owner checked on every handle).
 
 use super::geometry::{
     level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
