@@ -30,11 +30,29 @@ fn every_timer_fires_exactly_once_or_is_stopped() {
     assert_eq!(c.churn_fired + c.churn_cancelled, c.churn_armings);
     assert!(report.start_all.calls > 0 && report.stop_all.calls > 0);
     assert!(report.start_during.calls <= report.start_all.calls);
+    // The throughput runs: one thread then two, every call counted as one kind.
+    let sc = &report.scaling;
+    assert_eq!(
+        sc.runs.iter().map(|r| r.threads).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    for r in &sc.runs {
+        assert!(
+            r.starts > 0 && r.ops == r.starts + r.stops + r.resets,
+            "{r:?}"
+        );
+        // A timer is stopped or re-armed only while pending, which only a start makes it.
+        assert!(r.stops <= r.starts, "{r:?}");
+    }
+    assert!(sc.speedup > 0.0 && sc.speedup.is_finite());
     let text = stress::render(&report);
     for row in [
         "| start, during the mass expiry |",
         "| start, whole run |",
         "| stop, whole run |",
+        "| 1 |",
+        "| 2 |",
+        "scaling from 1 to 2 threads",
     ] {
         assert!(text.contains(row), "{row} missing in\n{text}");
     }
@@ -80,12 +98,14 @@ fn the_command_prints_json_and_rejects_bad_input() {
 
 #[test]
 fn the_start_target_is_judged_only_at_its_size() {
-    use stress::{Counts, Latency, Plan, StressReport};
+    use stress::{Counts, Latency, Plan, Scaling, StressReport};
     let report = |timers: u64, p99: u64| StressReport {
         plan: Plan {
             threads: 2,
             timers,
             duration_ms: 1,
+            scaling_timers: 1,
+            scaling_ms: 1,
         },
         shards: 2,
         cpus: 2,
@@ -109,6 +129,12 @@ fn the_start_target_is_judged_only_at_its_size() {
         rss_armed_kib: 0,
         rss_peak_kib: 0,
         steal_percent: None,
+        scaling: Scaling {
+            timers: 1,
+            duration_ms: 1,
+            runs: Vec::new(),
+            speedup: 1.0,
+        },
     };
     assert!(stress::start_verdict(&report(1_000_000, 49_999)).ends_with(": met"));
     // "Under 50 µs": 50 µs itself is not.

@@ -83,6 +83,34 @@ pub(super) fn stress(size: Size) -> Done {
         ),
         st::start_verdict(&report),
     );
+    for r in &report.scaling.runs {
+        let case = format!("{} threads, start/stop/re-arm", r.threads);
+        done.figure(
+            "stress",
+            "callwheel-rt",
+            &case,
+            "ops_per_sec",
+            r.ops_per_sec(),
+        );
+    }
+    done.figure(
+        "stress",
+        "callwheel-rt",
+        "start/stop/re-arm, 2 threads over 1",
+        "speedup",
+        report.scaling.speedup,
+    );
+    done.find(
+        "stress",
+        "start/stop/re-arm calls per second, 1 to 2 threads on a 2-shard runtime".into(),
+        format!(
+            "{:.2} M/s from 1 thread, {:.2} M/s from 2: {:.2}x ({} CPUs)",
+            report.scaling.runs[0].ops_per_sec() / 1e6,
+            report.scaling.runs[1].ops_per_sec() / 1e6,
+            report.scaling.speedup,
+            report.cpus
+        ),
+    );
     done.find(
         "stress",
         "every timer fired exactly once or was stopped".into(),

@@ -185,7 +185,14 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
     let first = mass.first.load(Ordering::Acquire);
     let last = mass.last.load(Ordering::Acquire);
     bar.set_position(plan.timers);
-    let report = StressReport {
+    let steal_percent = crate::sweep::steal_percent(ticks, crate::sweep::cpu_ticks());
+    // Free a million timers before the throughput runs (the runtime's drop joins its threads).
+    drop(churns);
+    drop(timers);
+    drop(rt);
+    bar.set_message("measuring start/stop throughput from 1 and 2 threads");
+    let scaling = super::scaling::measure_scaling(plan.scaling_timers, plan.scaling_ms)?;
+    Ok(StressReport {
         plan: plan.clone(),
         shards,
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -202,11 +209,7 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
         rss_before_kib,
         rss_armed_kib,
         rss_peak_kib: status_kib("VmHWM:"),
-        steal_percent: crate::sweep::steal_percent(ticks, crate::sweep::cpu_ticks()),
-    };
-    // Free a million timers before returning (the runtime's drop joins its threads).
-    drop(churns);
-    drop(timers);
-    drop(rt);
-    Ok(report)
+        steal_percent,
+        scaling,
+    })
 }

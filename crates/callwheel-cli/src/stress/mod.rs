@@ -11,6 +11,7 @@
 //! | mass expiry | from the first mass callback to the last (their clock readings), and how late the first one ran after `T` |
 //! | counts | every mass timer fired exactly once or was cancelled by a stop (never both, never twice); every churn arming fired exactly once unless a stop cancelled it (a start on a pending timer moves its window and is not a new arming) |
 //! | memory | the process's resident set before creating the timers, after arming them, and its peak |
+//! | throughput | start, stop and re-arm calls per second from one thread and from two on a two-shard runtime (a shard per thread, nothing firing), and the ratio |
 //!
 //! The driver holds a shard's lock for at most `max_expiries_per_lock` expiries (64 by
 //! default) at a time, so a `start` waits at most for one such batch: the target is `start`
@@ -18,13 +19,14 @@
 //! (drivers, workers, starters), a call can also be descheduled mid-way; that shows in the
 //! tail too, and the report says how many threads share how many cores.
 
-// The submodules depend on one another in one direction only (plan, report, churn, measure,
-// render); this file only gathers them and runs the command.
+// The submodules depend on one another in one direction only (plan, scaling, report, churn,
+// measure, render); this file only gathers them and runs the command.
 mod churn;
 mod measure;
 mod plan;
 mod render;
 mod report;
+mod scaling;
 
 use std::process::ExitCode;
 
@@ -32,6 +34,7 @@ pub use measure::measure;
 pub use plan::{Plan, StressArgs, START_P99_TARGET_NS, TARGET_TIMERS};
 pub use render::{count_verdict, render, start_verdict};
 pub use report::{Counts, Latency, StressError, StressReport};
+pub use scaling::{measure_scaling, Scaling, Throughput, SCALING_SHARDS};
 
 /// `callwheel stress`: measure and print. Exit status 1 when the count check fails or the run
 /// could not be made.

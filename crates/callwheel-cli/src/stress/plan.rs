@@ -43,22 +43,28 @@ pub struct Plan {
     pub timers: u64,
     /// The least churn time, ms.
     pub duration_ms: u64,
+    /// Timers per thread in the throughput runs.
+    pub scaling_timers: u64,
+    /// How long each throughput run calls, ms.
+    pub scaling_ms: u64,
 }
 
 impl StressArgs {
     /// The plan these options ask for.
     pub fn plan(&self) -> Plan {
-        let (timers, duration_ms) = if self.tiny {
-            (2_000, 20)
+        let (timers, duration_ms, scaling_ms) = if self.tiny {
+            (2_000, 20, 20)
         } else if self.quick {
-            (100_000, 1_000)
+            (100_000, 1_000, 300)
         } else {
-            (1_000_000, 1_000)
+            (1_000_000, 1_000, 1_000)
         };
         Plan {
             threads: self.threads,
             timers: self.timers.unwrap_or(timers),
             duration_ms: self.duration_ms.unwrap_or(duration_ms),
+            scaling_timers: if self.tiny { 1_000 } else { 10_000 },
+            scaling_ms,
         }
     }
 }

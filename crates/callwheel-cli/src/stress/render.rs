@@ -109,6 +109,31 @@ pub fn render(report: &StressReport) -> String {
         report.rss_peak_kib as f64 / 1024.0
     );
     let _ = writeln!(out, "counts: {}", count_verdict(report));
+    let sc = &report.scaling;
+    let _ = writeln!(
+        out,
+        "\nthroughput of start, stop and re-arm calls on random timers ({} per thread, each thread on its own shard of {}, nothing firing, {} ms per run):\n\n| threads | calls | starts | stops | re-arms | Mcalls/s |\n|---:|---:|---:|---:|---:|---:|",
+        sc.timers,
+        super::scaling::SCALING_SHARDS,
+        sc.duration_ms
+    );
+    for r in &sc.runs {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {:.2} |",
+            r.threads,
+            r.ops,
+            r.starts,
+            r.stops,
+            r.resets,
+            r.ops_per_sec() / 1e6
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nscaling from 1 to 2 threads: {:.2}x ({} CPUs)",
+        sc.speedup, report.cpus
+    );
     let _ = writeln!(
         out,
         "target: start p99 during the mass expiry < {} µs: {}",

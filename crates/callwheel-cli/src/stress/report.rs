@@ -5,6 +5,7 @@ use callwheel_rt::hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::plan::Plan;
+use super::scaling::Scaling;
 
 /// Percentiles of one latency histogram, ns.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -102,6 +103,8 @@ pub struct StressReport {
     pub rss_peak_kib: u64,
     /// CPU time stolen by the hypervisor during the run, per cent (`None`: unknown).
     pub steal_percent: Option<f64>,
+    /// Start/stop/reset throughput from one and two threads, measured after the mass expiry.
+    pub scaling: Scaling,
 }
 
 impl StressReport {
