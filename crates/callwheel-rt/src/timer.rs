@@ -261,7 +261,9 @@ impl Timer {
     pub fn start_after(&self, after: Duration) -> Result<bool, Error> {
         let after = saturating_ns(after);
         let deadline = self.shared.now().saturating_add(after);
-        let tolerance = self.default_tolerance(deadline);
+        // The interval is `after` itself: one clock reading per call, not two (a reading is
+        // most of a start's cost on a machine whose clock is slow to read).
+        let tolerance = self.shared.tolerance_for(after);
         self.arm(deadline, tolerance, None, None, None)
     }
 
@@ -381,7 +383,9 @@ impl Timer {
     /// Cancels the pending arming and waits until no callback of this timer runs on another
     /// thread. A thread cannot wait for itself: from inside the timer's own callback — or from
     /// a direct callback fired in the same batch as this timer on the same driver, whose run
-    /// is then still to come — it returns [`Stop::Running`] without waiting. A callback that
+    /// is then still to come — it does not wait, and returns [`Stop::Running`] (or
+    /// [`Stop::Cancelled`] when it cancelled an arming: one the callback made, or a periodic
+    /// timer's next period). A callback that
     /// re-arms the timer while `drain` waits has that arming cancelled too.
     pub fn drain(&self) -> Stop {
         self.shared.drain(&self.core)
