@@ -56,7 +56,8 @@ pub struct ShardStats {
     pub deferred_inline: u64,
     /// Armings pending on the shard now.
     pub pending: usize,
-    /// Lateness of each firing (wake-up reading minus deadline), in nanoseconds.
+    /// Lateness of each firing (wake-up reading minus deadline), in nanoseconds, to two
+    /// significant digits; a firing more than an hour late is recorded as an hour late.
     ///
     /// An [`hdrhistogram`](crate::hdrhistogram) histogram, by intent: percentiles, merging
     /// shards and serialising are that crate's job, and the crate re-exports it so a caller
@@ -64,9 +65,15 @@ pub struct ShardStats {
     pub lateness: Histogram<u64>,
 }
 
-/// A lateness histogram: 3 significant digits, growing as needed.
+/// The largest lateness the histogram tells apart: an hour, in nanoseconds.
+const LATENESS_MAX: u64 = 3_600 * 1_000_000_000;
+
+/// A lateness histogram from 1 ns to an hour, 2 significant digits (about 36 KiB), made at its
+/// full size now: a driver records into it with `saturating_record`, which never grows a
+/// histogram (it would clamp at whatever bound an auto-resizing one had reached) and never
+/// allocates on the firing path.
 pub(crate) fn new_histogram() -> Result<Histogram<u64>, crate::Error> {
-    Histogram::new(3).map_err(|_| crate::Error::Config {
+    Histogram::new_with_bounds(1, LATENESS_MAX, 2).map_err(|_| crate::Error::Config {
         reason: "cannot create the lateness histogram",
     })
 }
