@@ -50,8 +50,8 @@ fn every_timer_fires_exactly_once_or_is_stopped() {
         "| start, during the mass expiry |",
         "| start, whole run |",
         "| stop, whole run |",
-        "| 1 |",
-        "| 2 |",
+        "| threads |",
+        "| Mcalls/s |",
         "scaling from 1 to 2 threads",
     ] {
         assert!(text.contains(row), "{row} missing in\n{text}");

@@ -7,51 +7,16 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use callwheel_rt::{
-    Builder, Deadline, Error, Exec, ManualClock, Missed, Runtime, Stop, TimerHandle, TimerSet,
+    Builder, Error, Exec, ManualClock, Missed, Runtime, Stop, TimerHandle, TimerSet,
     TimerSetConfig, Tolerance, MAX_EXPIRIES_PER_LOCK, MAX_QUOTA, MAX_SHARDS, MAX_TOLERANCE_PPM,
     MAX_WORKERS,
 };
 
-/// A deadline in the runtime clock's own nanoseconds.
-fn at(ns: u64) -> Deadline {
-    Deadline::from_clock_ns(ns)
-}
-
-/// A period or tolerance of `n` nanoseconds.
-fn ns(n: u64) -> Duration {
-    Duration::from_nanos(n)
-}
-
-/// Generous liveness bound for waits on real threads (never a latency assertion).
-const PATIENCE: Duration = Duration::from_secs(30);
-
-fn manual(clock: &ManualClock, shards: usize) -> Runtime {
-    Runtime::builder()
-        .clock(clock.clone())
-        .shards(shards)
-        .workers(1)
-        .build()
-        .unwrap()
-}
-
-fn shut_down<T: std::fmt::Debug>(r: Result<T, Error>) {
-    assert!(
-        matches!(r, Err(Error::ShutDown)),
-        "expected ShutDown, got {r:?}"
-    );
-}
-
-/// Polls `done` until it holds, failing after [`PATIENCE`].
-fn eventually(what: &str, done: impl Fn() -> bool) {
-    let until = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < until, "never: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
+mod hostile_support;
+use hostile_support::{at, eventually, manual, ns, shut_down, PATIENCE};
 
 // ----- after the runtime is gone ---------------------------------------------------------------
 

@@ -70,49 +70,14 @@ use callwheel_rt::{
     MAX_EXPIRIES_PER_LOCK, MAX_LEAD, MAX_SHARDS, MAX_TOLERANCE_PPM,
 };
 
-/// A deadline in the runtime clock's own nanoseconds.
-fn at(ns: u64) -> Deadline {
-    Deadline::from_clock_ns(ns)
-}
-
-/// A period or tolerance of `n` nanoseconds.
-fn ns(n: u64) -> Duration {
-    Duration::from_nanos(n)
-}
-
-/// Generous liveness bound for waits on real threads (never a latency assertion).
-const PATIENCE: Duration = Duration::from_secs(30);
-
-fn manual(clock: &ManualClock, shards: usize) -> Runtime {
-    Runtime::builder()
-        .clock(clock.clone())
-        .shards(shards)
-        .workers(1)
-        .build()
-        .unwrap()
-}
-
-fn shut_down<T: std::fmt::Debug>(r: Result<T, Error>) {
-    assert!(
-        matches!(r, Err(Error::ShutDown)),
-        "expected ShutDown, got {r:?}"
-    );
-}
+mod hostile_support;
+use hostile_support::{at, eventually, manual, ns, shut_down, PATIENCE};
 
 fn no_such_shard<T: std::fmt::Debug>(r: Result<T, Error>, asked: usize, have: usize) {
     assert!(
         matches!(r, Err(Error::NoSuchShard { shard, shards }) if shard == asked && shards == have),
         "expected NoSuchShard {{ {asked}, {have} }}, got {r:?}"
     );
-}
-
-/// Polls `done` until it holds, failing after [`PATIENCE`].
-fn eventually(what: &str, done: impl Fn() -> bool) {
-    let until = Instant::now() + PATIENCE;
-    while !done() {
-        assert!(Instant::now() < until, "never: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 /// [`ManualClock::wait_idle`] with a bound: a runtime that never settles fails the test

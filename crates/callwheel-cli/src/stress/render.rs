@@ -2,6 +2,7 @@
 
 use super::plan::{START_P99_TARGET_NS, TARGET_TIMERS};
 use super::report::StressReport;
+use crate::report::{Align, Table};
 
 fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1_000.0)
@@ -112,23 +113,30 @@ pub fn render(report: &StressReport) -> String {
     let sc = &report.scaling;
     let _ = writeln!(
         out,
-        "\nthroughput of start, stop and re-arm calls on random timers ({} per thread, each thread on its own shard of {}, nothing firing, {} ms per run):\n\n| threads | calls | starts | stops | re-arms | Mcalls/s |\n|---:|---:|---:|---:|---:|---:|",
+        "\nthroughput of start, stop and re-arm calls on random timers ({} per thread, each thread on its own shard of {}, nothing firing, {} ms per run):\n",
         sc.timers,
         super::scaling::SCALING_SHARDS,
         sc.duration_ms
     );
+    let mut table = Table::new(&[
+        ("threads", Align::Right),
+        ("calls", Align::Right),
+        ("starts", Align::Right),
+        ("stops", Align::Right),
+        ("re-arms", Align::Right),
+        ("Mcalls/s", Align::Right),
+    ]);
     for r in &sc.runs {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {:.2} |",
-            r.threads,
-            r.ops,
-            r.starts,
-            r.stops,
-            r.resets,
-            r.ops_per_sec() / 1e6
-        );
+        table.push(vec![
+            r.threads.to_string(),
+            r.ops.to_string(),
+            r.starts.to_string(),
+            r.stops.to_string(),
+            r.resets.to_string(),
+            format!("{:.2}", r.ops_per_sec() / 1e6),
+        ]);
     }
+    out.push_str(&table.render());
     let _ = writeln!(
         out,
         "\nscaling from 1 to 2 threads: {:.2}x ({} CPUs)",
