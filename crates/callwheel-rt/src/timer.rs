@@ -1,6 +1,6 @@
 //! The user's handle to a timer ([`Timer`]), what a callback is told ([`Fire`]) and what a
 //! stop found ([`Stop`]). The state the shards keep for a timer is its core (the
-//! `timer_core` module); the handle reaches the runtime that holds it through [`Control`], so
+//! `timer_core` module); the handle reaches the runtime that holds it through `Control`, so
 //! this module depends on neither the runtime's nor the shards'.
 
 use std::fmt;

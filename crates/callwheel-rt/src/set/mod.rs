@@ -97,22 +97,30 @@
 //! # Ok::<(), callwheel_rt::Error>(())
 //! ```
 
+#[cfg(all(test, not(callwheel_loom)))]
+mod budget_tests;
+mod catch_up;
+mod firing;
 mod handle;
 mod table;
 mod types;
 
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+#[cfg(test)]
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use callwheel::Missed;
+use callwheel::{Budget, Missed};
 
 use crate::config::check_tolerance;
 use crate::runtime::OnShutdown;
 use crate::sys::EventFd;
 use crate::{Error, Exec, Runtime, Timer};
 
+use firing::notify;
 pub use handle::TimerHandle;
 use table::Table;
 pub use types::{Reaped, SetStats, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA};
@@ -135,105 +143,20 @@ struct Inner {
     /// Signalled when the queue becomes non-empty.
     ready: Condvar,
     event: EventFd,
+    /// The runtime's expiry budget: timers moved to the queue per hold of the lock.
+    budget: Budget,
+    /// User calls waiting for the lock (the `catch_up` module).
+    waiting: AtomicUsize,
+    /// The table's count of expired timers after the latest budget, for a test that counts
+    /// how many a caller waited for.
+    #[cfg(test)]
+    expired: AtomicU64,
 }
 
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     // Every update of the state is complete before user code runs (the callback runs with no
     // lock held), so a poisoned lock holds a consistent state.
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Runs the set's callback, catching a panic so that the call or driver that found the expiry
-/// completes (its result is not lost); the payload is dropped, the panic hook has printed it.
-fn notify(f: Callback) {
-    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f())) {
-        // The payload is user data too: a panic in its `Drop` is leaked, not propagated.
-        if let Err(again) =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
-        {
-            std::mem::forget(again);
-        }
-    }
-}
-
-impl OnShutdown for Inner {
-    fn shut_down(&self) {
-        let mut st = lock(&self.state);
-        self.shut(&mut st);
-        drop(st);
-        // Waiters re-check under the lock and return.
-        self.ready.notify_all();
-    }
-}
-
-impl Inner {
-    /// Once the runtime is gone: destroys every timer (the runtime cancelled the set's own
-    /// timer) and lowers the notification. Returns whether the set is shut down.
-    fn shut(&self, st: &mut State) -> bool {
-        if st.dead {
-            return true;
-        }
-        st.dead = true;
-        st.table.clear();
-        st.armed = None;
-        if st.signalled {
-            st.signalled = false;
-            self.event.clear();
-        }
-        true
-    }
-
-    /// Whether the set's runtime is gone, shutting the set down on the first call that sees it.
-    fn is_shut_down(&self, st: &mut State, os: &Timer) -> bool {
-        st.dead || (os.shared.is_shut_down() && self.shut(st))
-    }
-
-    /// After an update under the lock: re-arms the runtime timer if the set's next wake-up
-    /// moved (`force`: the arming was just spent), then raises or lowers the notification.
-    /// Returns the callback to run, once the lock is released, when the queue became non-empty.
-    fn settle(&self, st: &mut State, os: &Timer, force: bool) -> Option<Callback> {
-        let next = st.table.next_wakeup();
-        if force || next != st.armed {
-            st.armed = match next {
-                // A runtime that is gone cannot arm: the queue then moves only when the set is
-                // called (every call catches up with the clock).
-                Some(at) => os.start_on_shards_clock(at).ok().map(|_| at),
-                None => {
-                    if st.armed.is_some() {
-                        let _ = os.stop();
-                    }
-                    None
-                }
-            };
-        }
-        let non_empty = st.table.queued() > 0;
-        if non_empty && !st.signalled {
-            st.signalled = true;
-            self.event.signal();
-            self.ready.notify_all();
-            return st.callback.clone();
-        }
-        if !non_empty && st.signalled {
-            st.signalled = false;
-            self.event.clear();
-        }
-        None
-    }
-
-    /// The runtime timer fired: catch up with the clock, re-arm, notify.
-    fn on_fire(&self, os: &Timer) {
-        let mut st = lock(&self.state);
-        if self.is_shut_down(&mut st, os) {
-            return;
-        }
-        let now = os.shared.now();
-        st.table.expire(now);
-        let callback = self.settle(&mut st, os, true);
-        drop(st);
-        if let Some(f) = callback {
-            notify(f);
-        }
-    }
 }
 
 /// A set of user-level timers with an expired queue (`ITIMER_MULTIREAL`); see the
@@ -309,6 +232,10 @@ impl TimerSet {
             }),
             ready: Condvar::new(),
             event: EventFd::new()?,
+            budget: rt.shared.budget,
+            waiting: AtomicUsize::new(0),
+            #[cfg(test)]
+            expired: AtomicU64::new(0),
         });
         // The runtime timer holds the set weakly: the set owns the timer, not the other way
         // round, so dropping the set frees everything.
@@ -327,12 +254,16 @@ impl TimerSet {
     /// the runtime timer and the notification, and runs the callback without the lock.
     /// [`Error::ShutDown`], running nothing, once the runtime is gone.
     fn op<R>(&self, f: impl FnOnce(&mut Table, u64) -> R) -> Result<R, Error> {
-        let mut st = lock(&self.inner.state);
+        let mut st = self.inner.call_lock();
         if self.inner.is_shut_down(&mut st, &self.os) {
             return Err(Error::ShutDown);
         }
         let now = self.os.shared.now();
-        st.table.expire(now);
+        st = self.inner.catch_up(st, now);
+        // The lock was let go between budgets: the runtime may have gone meanwhile.
+        if self.inner.is_shut_down(&mut st, &self.os) {
+            return Err(Error::ShutDown);
+        }
         let r = f(&mut st.table, now);
         let callback = self.inner.settle(&mut st, &self.os, false);
         drop(st);
@@ -486,13 +417,13 @@ impl TimerSet {
             }
         };
         self.op(stats)
-            .unwrap_or_else(|_| stats(&mut lock(&self.inner.state).table, 0))
+            .unwrap_or_else(|_| stats(&mut self.inner.call_lock().table, 0))
     }
 
     /// Verifies the set's internal invariants by brute force, in O(quota): the counts, the
     /// queue's and the free list's links, the handles. For tests; `Err` names what is broken.
     pub fn check_invariants(&self) -> Result<(), &'static str> {
-        lock(&self.inner.state).table.check()
+        self.inner.call_lock().table.check()
     }
 
     /// The reading of the clock the set counts in, in nanoseconds since its epoch (the unit
@@ -516,13 +447,16 @@ impl TimerSet {
     /// and a thread already waiting is woken to do so.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let until = timeout.map(|t| Instant::now().checked_add(t));
-        let mut st = lock(&self.inner.state);
+        let mut st = self.inner.call_lock();
         loop {
             if self.inner.is_shut_down(&mut st, &self.os) {
                 return false;
             }
             let now = self.os.shared.now();
-            st.table.expire(now);
+            st = self.inner.catch_up(st, now);
+            if self.inner.is_shut_down(&mut st, &self.os) {
+                return false;
+            }
             if let Some(f) = self.inner.settle(&mut st, &self.os, false) {
                 drop(st);
                 notify(f);
@@ -560,12 +494,12 @@ impl TimerSet {
     where
         F: Fn() + Send + Sync + 'static,
     {
-        lock(&self.inner.state).callback = Some(Arc::new(callback));
+        self.inner.call_lock().callback = Some(Arc::new(callback));
     }
 
     /// Removes the callback. A run already started may still finish.
     pub fn clear_callback(&self) {
-        lock(&self.inner.state).callback = None;
+        self.inner.call_lock().callback = None;
     }
 }
 

@@ -152,14 +152,14 @@ impl Table {
         self.wheel.next_wakeup()
     }
 
-    /// Moves every running timer whose deadline is at or before `now` to the tail of the
-    /// queue, in deadline order (start order among equal deadlines). Returns how many.
-    pub(crate) fn expire(&mut self, now: u64) -> usize {
+    /// Moves the running timers whose deadline is at or before `now` to the tail of the queue,
+    /// in deadline order (start order among equal deadlines), for at most `budget` steps of
+    /// the wheel (each moved timer is one). Returns whether it caught up with `now`; a call
+    /// that did not resumes where this one stopped.
+    pub(crate) fn expire(&mut self, now: u64, budget: Budget) -> bool {
         let mut due = std::mem::take(&mut self.scratch);
         due.clear();
-        let _ = self
-            .wheel
-            .advance(now, Budget::UNLIMITED, |_, e| due.push(e.value));
+        let progress = self.wheel.advance(now, budget, |_, e| due.push(e.value));
         for &idx in &due {
             let r = &mut self.records[idx as usize];
             debug_assert!(matches!(r.phase, Phase::Running(_)), "{:?}", r.phase);
@@ -167,10 +167,9 @@ impl Table {
             self.running -= 1;
             self.push_back(idx);
         }
-        let n = due.len();
-        self.expired += n as u64;
+        self.expired += due.len() as u64;
         self.scratch = due;
-        n
+        progress.complete
     }
 
     /// Creates a timer due `value` ns after `now`, then every `interval` ns (0: once).
@@ -309,9 +308,10 @@ impl Table {
         let restarted = match next.map(|next| (next, self.start(idx, next, tolerance))) {
             Some((next, Ok(()))) => {
                 // Burst behind schedule: the next period is already due and goes to the tail
-                // of the queue now, so the queue stays up to date with the clock.
+                // of the queue now, so the queue stays up to date with the clock. The reap
+                // came after a complete catch-up to `now`, so this moves this timer alone.
                 if next <= now {
-                    self.expire(now);
+                    self.expire(now, Budget::UNLIMITED);
                 }
                 true
             }

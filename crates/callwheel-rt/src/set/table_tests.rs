@@ -1,5 +1,7 @@
 //! The table's own invariants: generations, keys and slot reuse.
 
+use callwheel::Budget;
+
 use super::*;
 
 fn table(quota: usize) -> Table {
@@ -41,11 +43,36 @@ fn stale_handles_stay_stale_after_the_slot_is_reused() {
 }
 
 #[test]
+fn a_budgeted_expiry_moves_at_most_its_budget_and_resumes() {
+    let mut t = table(64);
+    for i in 0..40 {
+        t.create(1_000, 10 + i % 3, 0, i).unwrap();
+    }
+    let mut rounds = 0;
+    let mut moved = 0;
+    while !t.expire(1_100, Budget::steps(8)) {
+        let now_moved = t.totals().0;
+        assert!(
+            now_moved - moved <= 8,
+            "{} moved in one round",
+            now_moved - moved
+        );
+        moved = now_moved;
+        rounds += 1;
+        t.check().unwrap();
+    }
+    assert!(rounds >= 40 / 8 - 1, "{rounds} rounds");
+    assert_eq!((t.queued(), t.totals().0), (40, 40));
+    t.check().unwrap();
+}
+
+#[test]
 fn expiry_queues_in_deadline_order_and_reap_restarts_from_the_deadline() {
     let mut t = table(8);
     let slow = t.create(1_000, 30, 100, 3).unwrap();
     let fast = t.create(1_000, 10, 0, 1).unwrap();
-    assert_eq!(t.expire(1_050), 2);
+    assert!(t.expire(1_050, Budget::UNLIMITED));
+    assert_eq!((t.queued(), t.totals().0), (2, 2));
     t.check().unwrap();
     assert_eq!(t.reap(1_050).unwrap().handle.to_bits(), fast);
     let r = t.reap(1_050).unwrap();

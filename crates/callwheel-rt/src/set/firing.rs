@@ -1,0 +1,101 @@
+//! The set's runtime timer: its firing (a budget's worth of due timers to the queue), its
+//! re-arming at the wheel's next wake-up, the notification (eventfd, condition variable,
+//! callback) and the shutdown when the runtime goes.
+
+use super::{lock, Callback, Inner, State};
+use crate::runtime::OnShutdown;
+use crate::Timer;
+
+/// Runs the set's callback, catching a panic so that the call or driver that found the expiry
+/// completes (its result is not lost); the payload is dropped, the panic hook has printed it.
+pub(super) fn notify(f: Callback) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f())) {
+        // The payload is user data too: a panic in its `Drop` is leaked, not propagated.
+        if let Err(again) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
+        {
+            std::mem::forget(again);
+        }
+    }
+}
+
+impl OnShutdown for Inner {
+    fn shut_down(&self) {
+        let mut st = lock(&self.state);
+        self.shut(&mut st);
+        drop(st);
+        // Waiters re-check under the lock and return.
+        self.ready.notify_all();
+    }
+}
+
+impl Inner {
+    /// Once the runtime is gone: destroys every timer (the runtime cancelled the set's own
+    /// timer) and lowers the notification. Returns whether the set is shut down.
+    pub(super) fn shut(&self, st: &mut State) -> bool {
+        if st.dead {
+            return true;
+        }
+        st.dead = true;
+        st.table.clear();
+        st.armed = None;
+        if st.signalled {
+            st.signalled = false;
+            self.event.clear();
+        }
+        true
+    }
+
+    /// Whether the set's runtime is gone, shutting the set down on the first call that sees it.
+    pub(super) fn is_shut_down(&self, st: &mut State, os: &Timer) -> bool {
+        st.dead || (os.shared.is_shut_down() && self.shut(st))
+    }
+
+    /// After an update under the lock: re-arms the runtime timer if the set's next wake-up
+    /// moved (`force`: the arming was just spent), then raises or lowers the notification.
+    /// Returns the callback to run, once the lock is released, when the queue became non-empty.
+    pub(super) fn settle(&self, st: &mut State, os: &Timer, force: bool) -> Option<Callback> {
+        let next = st.table.next_wakeup();
+        if force || next != st.armed {
+            st.armed = match next {
+                // A runtime that is gone cannot arm: the queue then moves only when the set is
+                // called (every call catches up with the clock).
+                Some(at) => os.start_on_shards_clock(at).ok().map(|_| at),
+                None => {
+                    if st.armed.is_some() {
+                        let _ = os.stop();
+                    }
+                    None
+                }
+            };
+        }
+        let non_empty = st.table.queued() > 0;
+        if non_empty && !st.signalled {
+            st.signalled = true;
+            self.event.signal();
+            self.ready.notify_all();
+            return st.callback.clone();
+        }
+        if !non_empty && st.signalled {
+            st.signalled = false;
+            self.event.clear();
+        }
+        None
+    }
+
+    /// The runtime timer fired: move a budget's worth of due timers to the queue, re-arm
+    /// (at once when some are left: the wheel's wake-up is then its own time), notify.
+    pub(super) fn on_fire(&self, os: &Timer) {
+        let mut st = self.expiry_lock();
+        if self.is_shut_down(&mut st, os) {
+            return;
+        }
+        let now = os.shared.now();
+        self.expire_once(&mut st, now);
+        let callback = self.settle(&mut st, os, true);
+        drop(st);
+        if let Some(f) = callback {
+            notify(f);
+        }
+    }
+}
