@@ -414,8 +414,16 @@ fn stats_count_fired_timers_and_their_lateness() {
     assert_eq!(s.lateness.len(), 10);
     // All ten fired at one wake-up at 1,000: lateness 900 down to 891 (the histogram keeps
     // two significant digits).
-    assert!(s.lateness.equivalent(s.lateness.max(), 900), "{}", s.lateness.max());
-    assert!(s.lateness.equivalent(s.lateness.min(), 891), "{}", s.lateness.min());
+    assert!(
+        s.lateness.equivalent(s.lateness.max(), 900),
+        "{}",
+        s.lateness.max()
+    );
+    assert!(
+        s.lateness.equivalent(s.lateness.min(), 891),
+        "{}",
+        s.lateness.min()
+    );
     assert!(rt.shard_stats(1).is_err());
 }
 

@@ -2,22 +2,9 @@
 //! re-arming at the wheel's next wake-up, the notification (eventfd, condition variable,
 //! callback) and the shutdown when the runtime goes.
 
-use super::{lock, Callback, Inner, State};
+use super::{lock, notify, Callback, Inner, State};
 use crate::runtime::OnShutdown;
 use crate::Timer;
-
-/// Runs the set's callback, catching a panic so that the call or driver that found the expiry
-/// completes (its result is not lost); the payload is dropped, the panic hook has printed it.
-pub(super) fn notify(f: Callback) {
-    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f())) {
-        // The payload is user data too: a panic in its `Drop` is leaked, not propagated.
-        if let Err(again) =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
-        {
-            std::mem::forget(again);
-        }
-    }
-}
 
 impl OnShutdown for Inner {
     fn shut_down(&self) {

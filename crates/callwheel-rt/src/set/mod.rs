@@ -120,7 +120,6 @@ use crate::runtime::OnShutdown;
 use crate::sys::EventFd;
 use crate::{Error, Exec, Runtime, Timer};
 
-use firing::notify;
 pub use handle::TimerHandle;
 use table::Table;
 pub use types::{Reaped, SetStats, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA};
@@ -157,6 +156,19 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     // Every update of the state is complete before user code runs (the callback runs with no
     // lock held), so a poisoned lock holds a consistent state.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs the set's callback, catching a panic so that the call or driver that found the expiry
+/// completes (its result is not lost); the payload is dropped, the panic hook has printed it.
+fn notify(f: Callback) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f())) {
+        // The payload is user data too: a panic in its `Drop` is leaked, not propagated.
+        if let Err(again) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)))
+        {
+            std::mem::forget(again);
+        }
+    }
 }
 
 /// A set of user-level timers with an expired queue (`ITIMER_MULTIREAL`); see the
