@@ -236,6 +236,32 @@ fn few_wake_ups_are_not_met_when_timers_fire_outside_their_windows() {
 }
 
 #[test]
+fn inside_the_window_means_inside_not_late_by_the_overshoot() {
+    let inside = "5 % tolerance: timers fired once, inside their window";
+    let window = "5 % tolerance: every timer fired once";
+    // 100 of 1000 late by 20 us: within the kernel's overshoot, not inside their windows.
+    let late = made_up(0, 100, 20_000);
+    assert!(result(&late, window).ends_with(": met"));
+    let r = result(&late, inside);
+    assert!(
+        r.starts_with("900 of 1000 (90.00 %)") && r.ends_with(": missed"),
+        "{r}"
+    );
+    // The target is 99.5 %: 5 late of 1000 meet it, 6 do not.
+    let mut five = made_up(0, 100, 20_000);
+    five.batches[0].after_window = 5;
+    assert!(result(&five, inside).ends_with(": met"));
+    let mut six = made_up(0, 100, 20_000);
+    six.batches[0].after_window = 6;
+    assert!(result(&six, inside).ends_with(": missed"));
+    // Early firings and doubles are not inside either.
+    let mut early = made_up(0, 100, 20_000);
+    early.batches[0].after_window = 0;
+    early.batches[0].before_deadline = 10;
+    assert!(result(&early, inside).starts_with("990 of 1000"));
+}
+
+#[test]
 fn a_large_batch_is_armed_before_its_first_deadline() {
     // Arming 100 000 timers (a debug build) takes longer than a fixed 50 ms lead.
     let plan = sweep::Plan {

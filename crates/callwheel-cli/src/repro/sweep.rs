@@ -71,6 +71,7 @@ pub(super) fn sweep(size: Size, out: &Path) -> Done {
             ("fired", b.fired),
             ("before_deadline", b.before_deadline),
             ("after_window", b.after_window),
+            ("inside", b.inside()),
             ("excess_p50_ns", b.excess_p50_ns),
         ] {
             done.figure("sweep", "callwheel-rt", &case, metric, v as f64);

@@ -49,6 +49,17 @@ pub struct Batch {
     pub began_during_arming: bool,
 }
 
+impl Batch {
+    /// Timers that fired exactly once, at or after their deadline and by their window's end.
+    pub fn inside(&self) -> u64 {
+        self.timers
+            .saturating_sub(self.never)
+            .saturating_sub(self.twice)
+            .saturating_sub(self.before_deadline)
+            .saturating_sub(self.after_window)
+    }
+}
+
 /// The idle check: a runtime with one timer an hour away, watched for a while.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Idle {

@@ -4,6 +4,9 @@ use super::plan::Source;
 use super::report::SweepReport;
 use crate::verdict::{verdict, Verdict};
 
+/// The share of a tolerant batch's timers that must fire inside their window, per cent.
+pub const INSIDE_TARGET_PERCENT: f64 = 99.5;
+
 pub(super) fn us(ns: u64) -> String {
     let v = ns as f64 / 1_000.0;
     if v >= 100.0 {
@@ -133,6 +136,27 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
             what,
             result: format!("{} / {} = {ratio:.3}{judged}{below}", b.wakeups, b.optimum),
         });
+        if b.tolerance_percent > 0 {
+            // The target a user of a window expects: the timer inside it. (The next verdict
+            // allows the kernel's overshoot past the window's end.)
+            let inside = b.inside();
+            let share = inside as f64 * 100.0 / b.timers.max(1) as f64;
+            out.push(Verdict {
+                what: format!(
+                    "{} % tolerance: timers fired once, inside their window (target >= {INSIDE_TARGET_PERCENT} %)",
+                    b.tolerance_percent
+                ),
+                result: format!(
+                    "{inside} of {} ({share:.2} %): {}",
+                    b.timers,
+                    if b.began_during_arming {
+                        "missed (timers fired before arming was over)"
+                    } else {
+                        verdict(share >= INSIDE_TARGET_PERCENT)
+                    }
+                ),
+            });
+        }
         out.push(Verdict {
             what: format!(
                 "{} % tolerance: every timer fired once, never before its deadline, after its window's end by at most the kernel's overshoot (p50 excess <= raw overshoot p50 {} us {overshoot_of}, + 5 us)",
