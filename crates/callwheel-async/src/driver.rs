@@ -16,7 +16,9 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::{Clock, ClockId, Lead, ManualClock, Plan, SystemClock, Tolerance, Waiter, Wake};
+use callwheel_rt::{
+    Clock, ClockId, Lead, ManualClock, Margin, Plan, SystemClock, Tolerance, Waiter, Wake,
+};
 
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
@@ -305,7 +307,7 @@ impl Inner {
             }
             let now = self.clock.now();
             if let (Some(late), false) = (late, self.clock.simulated()) {
-                st.lead = st.lead.after(late);
+                st.lead = st.lead.after(late, Margin::Lean);
             }
             let progress = st
                 .wheel

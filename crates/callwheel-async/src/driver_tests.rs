@@ -3,7 +3,7 @@
 use super::*;
 
 fn state(lead: u64, windows: &[(u64, u64)]) -> State {
-    let lead = Lead::ZERO.after(lead);
+    let lead = Lead::ZERO.after(lead, Margin::Lean);
     let mut wheel = Wheel::new();
     for &(deadline, end) in windows {
         wheel

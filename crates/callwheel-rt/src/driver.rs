@@ -13,7 +13,7 @@ use callwheel::{Expired, Scheme, Timers};
 
 use crate::clock::{ClockId, Wake};
 use crate::counted::Counted;
-use crate::lead::Plan;
+use crate::lead::{Margin, Plan};
 use crate::pool::Refused;
 use crate::runs;
 use crate::runtime::{drop_payload, Shared};
@@ -144,7 +144,7 @@ impl Shared {
                 }
             }
             if let (Some(late), false) = (late, self.clock.simulated()) {
-                st.lead = st.lead.after(late);
+                st.lead = st.lead.after(late, Margin::Inside);
             }
             let sleep = if due.is_empty() && progress.complete {
                 let next = st.lead.aim(&st.wheel, now);

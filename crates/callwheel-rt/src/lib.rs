@@ -141,7 +141,7 @@ pub use error::Error;
 /// version the runtime records with.
 pub use hdrhistogram;
 pub use instant::saturating_ns;
-pub use lead::{Lead, Plan, MAX_LEAD};
+pub use lead::{Lead, Margin, Plan, MAX_LEAD};
 pub use manual::ManualClock;
 pub use runtime::Runtime;
 pub use set::{

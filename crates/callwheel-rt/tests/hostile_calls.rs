@@ -65,9 +65,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use callwheel::{Timers, Wheel};
 use callwheel_rt::{
-    Builder, Clock, ClockId, Config, Deadline, Error, Exec, Fire, Lead, ManualClock, Missed, Plan,
-    Runtime, Stop, SystemClock, Timer, TimerSet, TimerSetConfig, Tolerance, Waiter, Wake,
-    MAX_EXPIRIES_PER_LOCK, MAX_LEAD, MAX_SHARDS, MAX_TOLERANCE_PPM,
+    Builder, Clock, ClockId, Config, Deadline, Error, Exec, Fire, Lead, ManualClock, Margin,
+    Missed, Plan, Runtime, Stop, SystemClock, Timer, TimerSet, TimerSetConfig, Tolerance, Waiter,
+    Wake, MAX_EXPIRIES_PER_LOCK, MAX_LEAD, MAX_SHARDS, MAX_TOLERANCE_PPM,
 };
 
 mod hostile_support;
@@ -1145,8 +1145,9 @@ fn system_clock_and_clock_id() {
 
 #[test]
 fn lead_ns_aim_and_plan_wake_for() {
-    let big = Lead::ZERO.after(u64::MAX);
+    let big = Lead::ZERO.after(u64::MAX, Margin::Inside);
     assert_eq!((Lead::ZERO.ns(), big.ns()), (0, MAX_LEAD));
+    assert_eq!(Lead::ZERO.after(u64::MAX, Margin::Lean), big);
     // An inverted window (deadline after its end): the aim never passes the end.
     assert_eq!(big.aim_for(u64::MAX, 0), 0);
     assert_eq!(Lead::ZERO.aim_for(10, 5), 5);
