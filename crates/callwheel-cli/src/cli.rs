@@ -144,8 +144,8 @@ pub struct BenchArgs {
     /// Workloads to run, comma-separated.
     #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w2", "w3", "w4", "w5", "table1"])]
     pub workloads: Vec<Workload>,
-    /// Structures to run (repeatable or comma-separated; default: all).
-    #[arg(long = "scheme", value_name = "NAME", value_delimiter = ',')]
+    /// Structures to run (repeatable or comma-separated, by name or label; default: all).
+    #[arg(long = "scheme", value_name = "NAME", value_delimiter = ',', ignore_case = true, value_parser = scheme_names())]
     pub schemes: Vec<String>,
     /// W1 numbers of outstanding timers, comma-separated, each at most 10^8 [default: 0,1000,10000,100000,1000000].
     #[arg(long = "n", value_name = "SIZES", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
@@ -162,6 +162,15 @@ pub struct BenchArgs {
     /// Run the O(n)-start schemes in W1 up to N = 100000 instead of 10000.
     #[arg(long)]
     pub full: bool,
+}
+
+/// The structures `--scheme` accepts: each registry name, its label as a hidden alias.
+fn scheme_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        crate::registry::SCHEMES
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name).alias(s.label)),
+    )
 }
 
 /// The options of the hidden `callwheel bench-one`.

@@ -25,8 +25,8 @@ use clap::Args;
 #[derive(Clone, Debug, Args)]
 pub struct LatencyArgs {
     /// Samples per source (the hrtimers table used 10000).
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub loops: u64,
+    #[arg(long, alias = "loops", default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub samples: u64,
     /// Period between timers, in µs.
     #[arg(long = "period-us", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
     pub period_us: u64,
@@ -167,7 +167,7 @@ struct Samples {
 pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
     let clock = ClockId::Monotonic;
     let period = args.period_us * 1_000;
-    let loops = args.loops;
+    let loops = args.samples;
     let rt = Runtime::builder()
         .shards(1)
         .workers(1)
@@ -278,7 +278,7 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         out,
         "callwheel latency: {} samples per source, period {} µs, interleaved (callwheel on even slots, raw on odd), load: {}\n",
-        a.loops,
+        a.samples,
         a.period_us,
         if a.load { "one spinning thread per CPU" } else { "none" }
     );
@@ -330,7 +330,7 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(
         out,
         "driver wake-ups: {} for {} timers",
-        report.wakeups, a.loops
+        report.wakeups, a.samples
     );
     out
 }

@@ -15,7 +15,7 @@ fn callwheel(args: &[&str]) -> Output {
 #[test]
 fn every_source_gets_every_sample() {
     let args = LatencyArgs {
-        loops: 20,
+        samples: 20,
         period_us: 1_000,
         load: false,
     };
@@ -58,7 +58,7 @@ fn percentiles_are_nearest_rank() {
 
 #[test]
 fn the_command_prints_the_table_and_rejects_bad_input() {
-    let out = callwheel(&["latency", "--loops", "5", "--period-us", "1000", "--load"]);
+    let out = callwheel(&["latency", "--samples", "5", "--period-us", "1000", "--load"]);
     assert!(
         out.status.success(),
         "{}",
@@ -69,7 +69,7 @@ fn the_command_prints_the_table_and_rejects_bad_input() {
     assert_eq!(text.matches("| callwheel-rt (").count(), 2);
     assert_eq!(text.matches("| clock_nanosleep (raw) | 5 |").count(), 1);
     for bad in [
-        &["latency", "--loops", "0"][..],
+        &["latency", "--samples", "0"][..],
         &["latency", "--period-us", "5"],
     ] {
         let out = callwheel(bad);

@@ -96,7 +96,7 @@ fn the_command_prints_json_and_rejects_bad_input() {
     assert_eq!(json["cells"][0]["actual"]["samples"], 3);
     assert!(json["idle"]["wakeups"].is_u64());
     let dir = std::env::temp_dir().join(format!("callwheel-sweep-plot-{}", std::process::id()));
-    let out = callwheel(&["sweep", "--tiny", "--plot", dir.to_str().unwrap()]);
+    let out = callwheel(&["sweep", "--tiny", "--out", dir.to_str().unwrap()]);
     assert!(
         out.status.success(),
         "{}",
@@ -107,7 +107,8 @@ fn the_command_prints_json_and_rejects_bad_input() {
         assert!(bytes.len() > 1000, "sweep.{ext} is nearly empty");
     }
     let _ = std::fs::remove_dir_all(&dir);
-    // A plot directory that cannot be made is refused before the sweep, not after it.
+    // A directory that cannot be made is refused before the sweep, not after it (asked for by
+    // the flag's former name, kept as an alias).
     let file = std::env::temp_dir().join(format!("callwheel-sweep-file-{}", std::process::id()));
     std::fs::write(&file, b"").unwrap();
     let out = callwheel(&[

@@ -21,7 +21,7 @@ pub(super) fn latency(size: Size, out: &Path) -> Done {
     );
     for load in [false, true] {
         let args = crate::latency::LatencyArgs {
-            loops,
+            samples: loops,
             period_us,
             load,
         };

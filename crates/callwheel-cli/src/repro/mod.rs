@@ -111,7 +111,7 @@ pub struct ReproArgs {
     #[arg(long)]
     pub full: bool,
     /// Tiny sizes that check the plumbing in seconds (for tests); the figures mean little.
-    #[arg(long, hide = true)]
+    #[arg(long, conflicts_with = "full")]
     pub tiny: bool,
     /// Where the report goes.
     #[arg(long, value_name = "DIR", default_value = "report")]

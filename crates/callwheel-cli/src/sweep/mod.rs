@@ -65,7 +65,7 @@ use crate::repro::plots;
 /// timer did not fire exactly once (or fired before its deadline).
 pub fn command(args: &SweepArgs) -> ExitCode {
     // A plot directory that cannot be made fails now, not after the whole sweep.
-    if let Some(dir) = &args.plot {
+    if let Some(dir) = &args.out {
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("error: cannot create {}: {e}", dir.display());
             return ExitCode::from(2);
@@ -85,7 +85,7 @@ pub fn command(args: &SweepArgs) -> ExitCode {
             if let Err(code) = crate::sections::print_results(&report, args.json, render) {
                 return code;
             }
-            if let Some(dir) = &args.plot {
+            if let Some(dir) = &args.out {
                 let drawn = std::fs::create_dir_all(dir)
                     .map_err(|e| format!("cannot create {}: {e}", dir.display()))
                     .and_then(|()| {

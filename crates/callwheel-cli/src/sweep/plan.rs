@@ -79,8 +79,8 @@ pub struct SweepArgs {
     pub json: bool,
     /// Also draw the log-log figure (requested against actual sleep) as DIR/sweep.svg and
     /// DIR/sweep.png.
-    #[arg(long, value_name = "DIR")]
-    pub plot: Option<std::path::PathBuf>,
+    #[arg(long, alias = "plot", value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// The sizes of one sweep, defaults resolved.
