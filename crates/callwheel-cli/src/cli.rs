@@ -98,7 +98,7 @@ pub struct Table1Args {
     #[arg(long)]
     pub quick: bool,
     /// Directory for the plot (`table1.svg`).
-    #[arg(long, value_name = "DIR", default_value = "report")]
+    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
 }
 
@@ -109,7 +109,7 @@ pub struct Table2Args {
     #[arg(long)]
     pub quick: bool,
     /// Directory for the plot (`table2.svg`, `table2.png`).
-    #[arg(long, value_name = "DIR", default_value = "report")]
+    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
 }
 
@@ -346,7 +346,11 @@ fn bench(args: &BenchArgs) -> ExitCode {
         } else {
             &table1::SIZES
         };
-        failures += run_table1(sizes, settings.reps, std::path::Path::new("report"));
+        failures += run_table1(
+            sizes,
+            settings.reps,
+            std::path::Path::new(crate::sections::DEFAULT_OUT),
+        );
     }
     if failures > 0 {
         eprintln!("error: {failures} measurement(s) failed");

@@ -12,23 +12,40 @@ use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row
 use crate::runner::{self, Task};
 use crate::workload;
 
-/// Prints a command's results: as JSON (`--json`) or as the text `render` makes. An encoding
-/// failure is reported and is the command's exit status.
+/// Where a command writes its files when `--out` is not given (`results.json`, figures).
+pub const DEFAULT_OUT: &str = "report";
+
+/// The directory `--json` writes `results.json` into: `--out`, or [`DEFAULT_OUT`]; `None`
+/// without `--json`.
+pub fn json_dir(json: bool, out: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    json.then(|| out.map_or_else(|| DEFAULT_OUT.into(), std::path::Path::to_path_buf))
+}
+
+/// Prints a command's results as the text `render` makes, and with `--json` also writes them
+/// as JSON to `DIR/results.json`. A failure to encode or write is reported and is the
+/// command's exit status.
 pub fn print_results<R: serde::Serialize>(
     report: &R,
-    json: bool,
+    json_dir: Option<&std::path::Path>,
     render: impl FnOnce(&R) -> String,
 ) -> Result<(), std::process::ExitCode> {
-    if json {
-        match serde_json::to_string_pretty(report) {
-            Ok(text) => println!("{text}"),
+    print!("{}", render(report));
+    if let Some(dir) = json_dir {
+        let path = dir.join("results.json");
+        let written = serde_json::to_string_pretty(report)
+            .map_err(|e| format!("cannot encode the results: {e}"))
+            .and_then(|text| {
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| std::fs::write(&path, text + "\n"))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
+            });
+        match written {
+            Ok(()) => eprintln!("wrote {}", path.display()),
             Err(e) => {
-                eprintln!("error: cannot encode the results: {e}");
+                eprintln!("error: {e}");
                 return Err(std::process::ExitCode::from(1));
             }
         }
-    } else {
-        print!("{}", render(report));
     }
     Ok(())
 }

@@ -23,7 +23,10 @@ fn the_tiny_run_reports_every_cell_and_storm() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The tables go to stdout, the figures to DIR/results.json.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| verdict | result |"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     // Eight sources by the tiny run's two requests, each with its three samples.
     let cells = json["precision"]["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 16);

@@ -66,13 +66,26 @@ fn every_timer_fires_exactly_once_or_is_stopped() {
 
 #[test]
 fn the_command_prints_json_and_rejects_bad_input() {
-    let out = callwheel(&["stress", "--tiny", "--json", "--threads", "2"]);
+    let dir = std::env::temp_dir().join(format!("callwheel-stress-{}", std::process::id()));
+    let out = callwheel(&[
+        "stress",
+        "--tiny",
+        "--json",
+        "--threads",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The table goes to stdout, the figures to DIR/results.json.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| start, whole run |"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(json["plan"]["timers"], 2_000);
     let counts = &json["counts"];
     assert_eq!(

@@ -83,13 +83,25 @@ fn plans_resolve_defaults_and_explicit_sizes() {
 
 #[test]
 fn the_command_prints_json_and_rejects_bad_input() {
-    let out = callwheel(&["sweep", "--tiny", "--json"]);
+    let json_dir =
+        std::env::temp_dir().join(format!("callwheel-sweep-json-{}", std::process::id()));
+    let out = callwheel(&[
+        "sweep",
+        "--tiny",
+        "--json",
+        "--out",
+        json_dir.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The tables go to stdout, the figures to DIR/results.json (and the figure to DIR).
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| verdict | result |"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(json_dir.join("results.json")).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&json_dir);
     // Five sources by three requests.
     assert_eq!(json["cells"].as_array().unwrap().len(), 15);
     assert_eq!(json["batches"].as_array().unwrap().len(), 2);

@@ -115,7 +115,11 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
                 }
                 text
             };
-            if let Err(code) = crate::sections::print_results(&report, args.json, text) {
+            if let Err(code) = crate::sections::print_results(
+                &report,
+                crate::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                text,
+            ) {
                 return code;
             }
             ExitCode::SUCCESS

@@ -27,7 +27,7 @@ pub struct AsyncArgs {
     /// Tiny sizes that check the plumbing; the figures mean little.
     #[arg(long, conflicts_with = "quick")]
     pub tiny: bool,
-    /// Print the figures as JSON instead of the tables.
+    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
     #[arg(long)]
     pub json: bool,
     /// Also draw the precision sweep's log-log figure as DIR/async-precision.svg and .png.

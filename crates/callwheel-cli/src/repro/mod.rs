@@ -114,7 +114,7 @@ pub struct ReproArgs {
     #[arg(long, conflicts_with = "full")]
     pub tiny: bool,
     /// Where the report goes.
-    #[arg(long, value_name = "DIR", default_value = "report")]
+    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
     pub out: PathBuf,
     /// Also write every figure to `DIR/results.json`.
     #[arg(long)]

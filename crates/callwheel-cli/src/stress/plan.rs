@@ -29,9 +29,12 @@ pub struct StressArgs {
     /// Tiny sizes that check the plumbing in well under a second; the figures mean little.
     #[arg(long, conflicts_with = "quick")]
     pub tiny: bool,
-    /// Print the figures as JSON instead of the table.
+    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
     #[arg(long)]
     pub json: bool,
+    /// Where files go: `results.json` with --json [default: report].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
 }
 
 /// The sizes of one run, defaults resolved.

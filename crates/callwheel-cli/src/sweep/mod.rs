@@ -82,7 +82,11 @@ pub fn command(args: &SweepArgs) -> ExitCode {
     bar.finish_and_clear();
     match measured {
         Ok(report) => {
-            if let Err(code) = crate::sections::print_results(&report, args.json, render) {
+            if let Err(code) = crate::sections::print_results(
+                &report,
+                crate::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                render,
+            ) {
                 return code;
             }
             if let Some(dir) = &args.out {

@@ -74,7 +74,7 @@ pub struct SweepArgs {
     /// Tiny sizes that check the plumbing in well under a second; the figures mean little.
     #[arg(long, conflicts_with = "quick")]
     pub tiny: bool,
-    /// Print the figures as JSON instead of the tables.
+    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
     #[arg(long)]
     pub json: bool,
     /// Also draw the log-log figure (requested against actual sleep) as DIR/sweep.svg and
