@@ -8,7 +8,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use callwheel::{Budget, Handle, Tick};
 
 use crate::backing::Backing;
-use crate::freebsd::When;
+use crate::moves::Moving;
 use crate::pool::{Kind, Pool, Sched};
 use crate::Error;
 
@@ -86,24 +86,6 @@ pub(crate) struct Ready<C> {
     /// A persistent callout's record and generation: its `running` flag is cleared by
     /// [`Callouts::finish`]. One-shot records are already free.
     pub(crate) persistent: Option<(u32, u32)>,
-}
-
-/// A move of a persistent callout to another table, recorded while its handler runs and made
-/// when the handler returns (FreeBSD's `CALLOUT_DFRMIGRATION`). Only a
-/// [`PerCpuCallouts`](crate::PerCpuCallouts) set records these; the table keeps them so that
-/// every call on the callout (stop, drain, free, pending) sees them under the table's lock.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Moving<C> {
-    /// The record and its generation.
-    pub(crate) idx: u32,
-    pub(crate) generation: u32,
-    /// The table (CPU) it goes to; may be this one, when a later reset asked for it.
-    pub(crate) cpu: usize,
-    /// The set's directory entry of the callout.
-    pub(crate) entry: u32,
-    /// The arming to make there, its time counted on that table's clock when the move is made.
-    pub(crate) when: When,
-    pub(crate) call: C,
 }
 
 /// What the next piece of `softclock` work is.

@@ -11,24 +11,10 @@ use callwheel::time::Sbt;
 use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
-use crate::callouts::Moving;
 use crate::flags::{c_prelget, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
+use crate::moves::{Moving, When};
 use crate::pool::{Kind, Sched};
 use crate::{Callouts, Error};
-
-/// When a reset asks a callout to run, before it is converted to one table's ticks: a
-/// per-CPU set converts it on the clock of the table that takes the callout, when it takes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum When {
-    /// `callout_reset`'s tick count (`<= 0` counts as 1).
-    Ticks(i64),
-    /// `callout_reset_sbt_on`'s time, precision and flags (already checked).
-    Sbt {
-        sbt: Sbt,
-        precision: Sbt,
-        flags: u32,
-    },
-}
 
 /// What [`Callouts::callout_async_drain`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

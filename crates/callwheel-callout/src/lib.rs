@@ -36,6 +36,7 @@ mod callouts;
 mod error;
 pub mod flags;
 mod freebsd;
+mod moves;
 mod percpu;
 mod pool;
 mod shared;

@@ -44,7 +44,8 @@ use callwheel::time::Sbt;
 use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
-use crate::freebsd::{check_flags, When};
+use crate::freebsd::check_flags;
+use crate::moves::When;
 use crate::pool::Kind;
 use crate::{AsyncDrain, Callouts, Error, SharedCallouts, Stats};
 

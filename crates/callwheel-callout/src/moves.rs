@@ -1,0 +1,36 @@
+//! A callout's move between the tables of a per-CPU set: when a reset asks it to run, and the
+//! move a table records while the callout's handler runs, made when the handler returns.
+
+use callwheel::time::Sbt;
+
+/// When a reset asks a callout to run, before it is converted to one table's ticks: a
+/// per-CPU set converts it on the clock of the table that takes the callout, when it takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum When {
+    /// `callout_reset`'s tick count (`<= 0` counts as 1).
+    Ticks(i64),
+    /// `callout_reset_sbt_on`'s time, precision and flags (already checked).
+    Sbt {
+        sbt: Sbt,
+        precision: Sbt,
+        flags: u32,
+    },
+}
+
+/// A move of a persistent callout to another table, recorded while its handler runs and made
+/// when the handler returns (FreeBSD's `CALLOUT_DFRMIGRATION`). Only a
+/// [`PerCpuCallouts`](crate::PerCpuCallouts) set records these; the table keeps them so that
+/// every call on the callout (stop, drain, free, pending) sees them under the table's lock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Moving<C> {
+    /// The record and its generation.
+    pub(crate) idx: u32,
+    pub(crate) generation: u32,
+    /// The table (CPU) it goes to; may be this one, when a later reset asked for it.
+    pub(crate) cpu: usize,
+    /// The set's directory entry of the callout.
+    pub(crate) entry: u32,
+    /// The arming to make there, its time counted on that table's clock when the move is made.
+    pub(crate) when: When,
+    pub(crate) call: C,
+}
