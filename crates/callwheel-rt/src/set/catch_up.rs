@@ -5,8 +5,9 @@
 //! for at most one budget of them, as a `start` on a shard waits for at most one step.
 //!
 //! A user call counts itself in `waiting` while it waits for the lock. Timers are moved only
-//! by a holder that found no counted caller waiting when it took the lock; one that finds
-//! callers waiting lets them all take it first, as does a holder after each budget's worth.
+//! by a holder that found no counted caller waiting when it took the lock: a call that finds
+//! callers waiting lets them all take it first, as it does after each budget's worth, and the
+//! driver's firing moves nothing then and fires again at the driver's next step.
 //! So once a caller is counted, no budget begins before it has the lock: it waits for the
 //! one in progress at most. (A mutex alone would not do: the thread that releases it may
 //! take it again, or another may, before a waiter wakes.)
@@ -64,14 +65,10 @@ impl Inner {
         }
     }
 
-    /// The lock, for the driver's firing: taken when no counted caller waits for it.
-    pub(super) fn expiry_lock(&self) -> MutexGuard<'_, State> {
-        loop {
-            self.let_callers_in();
-            let st = lock(&self.state);
-            if self.waiting.load(Ordering::SeqCst) == 0 {
-                return st;
-            }
-        }
+    /// Whether a user call waits for the lock: the driver's firing then moves nothing (the
+    /// call catches up with the clock itself) and fires again at the driver's next step,
+    /// rather than waiting for the calls to stop and keeping the shard's other timers waiting.
+    pub(super) fn callers_waiting(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) > 0
     }
 }

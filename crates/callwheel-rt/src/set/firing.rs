@@ -73,12 +73,16 @@ impl Inner {
     /// The runtime timer fired: move a budget's worth of due timers to the queue, re-arm
     /// (at once when some are left: the wheel's wake-up is then its own time), notify.
     pub(super) fn on_fire(&self, os: &Timer) {
-        let mut st = self.expiry_lock();
+        let mut st = lock(&self.state);
         if self.is_shut_down(&mut st, os) {
             return;
         }
         let now = os.shared.now();
-        self.expire_once(&mut st, now);
+        if !self.callers_waiting() {
+            self.expire_once(&mut st, now);
+        }
+        // Re-armed at the wheel's wake-up: its own time (the next step) while due timers are
+        // left, moved or not.
         let callback = self.settle(&mut st, os, true);
         drop(st);
         if let Some(f) = callback {
