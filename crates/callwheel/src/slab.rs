@@ -112,30 +112,23 @@ impl<T> Slab<T> {
     /// [`Error::Full`] when a fixed slab has no free slot, or every index is in use;
     /// [`Error::NoMemory`] when growth is refused. The slab is unchanged then.
     pub fn insert(&mut self, value: T) -> Result<u32, Error> {
-        if self.free != NONE {
-            let idx = self.free;
-            let slot = &mut self.slots[idx as usize];
-            let Slot::Free { generation, next } = *slot else {
-                unreachable!("the free list holds free slots only");
-            };
-            *slot = Slot::Live { generation, value };
-            self.free = next;
-            self.len += 1;
-            return Ok(idx);
-        }
-        let limit = self.fixed.unwrap_or(MAX_SLOTS);
-        if self.slots.len() >= limit {
-            return Err(Error::Full { capacity: limit });
-        }
-        // Growth follows the caller's input: a refused allocation is an error to return, not
-        // an abort.
-        self.slots.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        self.slots.push(Slot::Live {
-            generation: 0,
-            value,
-        });
+        self.reserve()?;
         self.len += 1;
-        Ok((self.slots.len() - 1) as u32)
+        if self.free == NONE {
+            self.slots.push(Slot::Live {
+                generation: 0,
+                value,
+            });
+            return Ok((self.slots.len() - 1) as u32);
+        }
+        let idx = self.free;
+        let slot = &mut self.slots[idx as usize];
+        let Slot::Free { generation, next } = *slot else {
+            unreachable!("the free list holds free slots only");
+        };
+        *slot = Slot::Live { generation, value };
+        self.free = next;
+        Ok(idx)
     }
 
     /// Makes sure the next [`Slab::insert`] succeeds without allocating, for callers that must
@@ -152,6 +145,8 @@ impl<T> Slab<T> {
         if self.slots.len() >= limit {
             return Err(Error::Full { capacity: limit });
         }
+        // Growth follows the caller's input: a refused allocation is an error to return, not
+        // an abort.
         self.slots.try_reserve(1).map_err(|_| Error::NoMemory)
     }
 
@@ -164,26 +159,25 @@ impl<T> Slab<T> {
         let Slot::Live { generation, .. } = *slot else {
             return None;
         };
-        let next_generation = generation.checked_add(1);
-        let next = if next_generation.is_some() {
-            self.free
-        } else {
-            NONE
+        let freed = match generation.checked_add(1) {
+            Some(generation) => {
+                let freed = Slot::Free {
+                    generation,
+                    next: self.free,
+                };
+                self.free = idx;
+                freed
+            }
+            None => {
+                self.retired += 1;
+                Slot::Free {
+                    generation,
+                    next: NONE,
+                }
+            }
         };
-        let old = core::mem::replace(
-            slot,
-            Slot::Free {
-                generation: next_generation.unwrap_or(generation),
-                next,
-            },
-        );
         self.len -= 1;
-        if next_generation.is_some() {
-            self.free = idx;
-        } else {
-            self.retired += 1;
-        }
-        match old {
+        match core::mem::replace(slot, freed) {
             Slot::Live { value, .. } => Some(value),
             Slot::Free { .. } => None,
         }

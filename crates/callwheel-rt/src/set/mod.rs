@@ -107,7 +107,7 @@ mod types;
 
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-#[cfg(test)]
+#[cfg(all(test, not(callwheel_loom)))]
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -148,7 +148,7 @@ struct Inner {
     waiting: AtomicUsize,
     /// The table's count of expired timers after the latest budget, for a test that counts
     /// how many a caller waited for.
-    #[cfg(test)]
+    #[cfg(all(test, not(callwheel_loom)))]
     expired: AtomicU64,
 }
 
@@ -246,7 +246,7 @@ impl TimerSet {
             event: EventFd::new()?,
             budget: rt.shared.budget,
             waiting: AtomicUsize::new(0),
-            #[cfg(test)]
+            #[cfg(all(test, not(callwheel_loom)))]
             expired: AtomicU64::new(0),
         });
         // The runtime timer holds the set weakly: the set owns the timer, not the other way
