@@ -311,6 +311,7 @@ impl Shared {
     /// wake-up, and counts why it woke.
     pub(crate) fn drive(self: &Arc<Self>, i: usize, mut scratch: Scratch) {
         runs::adopt(std::mem::take(&mut scratch.runs));
+        runs::mark_driver(self.owner_id());
         let shard = &self.shards[i];
         let c = &shard.counters;
         // The instant the sleep that just ended was planned for, when it ended there: how late

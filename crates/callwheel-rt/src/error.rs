@@ -57,12 +57,20 @@ pub enum Error {
     /// [`Clock`]: crate::Clock
     /// [`Clock::base_now`]: crate::Clock::base_now
     NoClockBase(crate::ClockId),
+    /// A call that blocks until one of the runtime's timers fires (a sleep, a timed
+    /// condition-variable wait) was made on one of the runtime's driver threads, from a
+    /// direct callback: the driver would wait for itself. Nothing was armed.
+    OnDriver,
+    /// A condition-variable wait was given a guard that does not lock the mutex it was given
+    /// with it. Nothing was changed; the guard is handed back still locked.
+    WrongMutex,
 }
 
 impl Error {
     /// The `errno` a C caller should see for this error: `EINVAL` for bad input (handle, value,
-    /// interval, configuration), `EAGAIN` for exhausted resources (quota, handles), `ESHUTDOWN`
-    /// after shutdown, the system error for [`Error::Io`], `ENOMEM` for a refusing wheel.
+    /// interval, configuration, a foreign mutex), `EAGAIN` for exhausted resources (quota,
+    /// handles), `ESHUTDOWN` after shutdown, `EDEADLK` for a blocking wait on a driver, the
+    /// system error for [`Error::Io`], `ENOMEM` for a refusing wheel.
     pub fn errno(&self) -> i32 {
         match self {
             Error::InvalidHandle
@@ -71,7 +79,9 @@ impl Error {
             | Error::IntervalOutOfRange
             | Error::NoSuchShard { .. }
             | Error::NoClockBase(_)
-            | Error::Config { .. } => Errno::INVAL.raw_os_error(),
+            | Error::Config { .. }
+            | Error::WrongMutex => Errno::INVAL.raw_os_error(),
+            Error::OnDriver => Errno::DEADLK.raw_os_error(),
             Error::QuotaExceeded { .. } | Error::HandlesExhausted => Errno::AGAIN.raw_os_error(),
             Error::ShutDown => Errno::SHUTDOWN.raw_os_error(),
             Error::Io(e) => e.raw_os_error().unwrap_or(Errno::IO.raw_os_error()),
@@ -108,6 +118,11 @@ impl fmt::Display for Error {
             Error::NoClockBase(base) => {
                 write!(f, "the runtime's clock cannot read the {base:?} clock base")
             }
+            Error::OnDriver => write!(
+                f,
+                "a blocking wait on a driver thread of the runtime would wait for itself"
+            ),
+            Error::WrongMutex => write!(f, "the guard does not lock the mutex given with it"),
         }
     }
 }

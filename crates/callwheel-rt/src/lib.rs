@@ -20,6 +20,7 @@
 //! | timer | a reusable [`Timer`]: start / reset / periodic / stop / drain / move between shards | [`timer`] |
 //! | observability | per-shard counters and a lateness histogram ([`ShardStats`]) | `stats` |
 //! | timer set | many labelled user-level timers per owner with an expired queue to reap, on one runtime timer; eventfd, wait and callback notification (`ITIMER_MULTIREAL`, [`TimerSet`]) | [`set`] |
+//! | sleeping | [`Runtime::sleep`] and a [`Condvar`] whose timed waits are the runtime's timers, with a precision window: the blocked thread wakes at a coalesced wake-up (calloutng's `pause_sbt`, `cv_timedwait_sbt`) | `sleep`, `condvar`, `sleeper` |
 //! | clock bases | monotonic, realtime and boottime deadlines ([`Deadline::on`], [`Deadline::wall`]) on the same shards, re-evaluated when a clock is set; a runtime given the wall clock runs on the monotonic one | `bases`, `clock_sets`, `steady` |
 //!
 //! There are no periodic wake-ups: a driver with nothing pending sleeps until woken; with
@@ -97,6 +98,7 @@ compile_error!(
 mod bases;
 pub mod clock;
 mod clock_sets;
+mod condvar;
 mod config;
 mod counted;
 mod deadline;
@@ -111,6 +113,8 @@ mod runs;
 mod runtime;
 pub mod set;
 mod shard;
+mod sleep;
+mod sleeper;
 mod stats;
 mod steady;
 mod sync;
@@ -132,6 +136,7 @@ mod test_clock;
 
 pub use callwheel::Missed;
 pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};
+pub use condvar::Condvar;
 pub use config::{
     Builder, Config, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_TOLERANCE_PPM, MAX_WORKERS,
 };
@@ -147,6 +152,8 @@ pub use runtime::Runtime;
 pub use set::{
     Reaped, SetStats, TimerHandle, TimerSet, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA,
 };
+pub use sleep::Timeout;
+pub use sleeper::Woken;
 pub use stats::ShardStats;
 pub use timer::{Exec, Fire, Stop, Timer};
 pub use tolerance::Tolerance;
@@ -165,4 +172,5 @@ const _: () = {
     assert_send_sync::<Builder>();
     assert_send_sync::<Config>();
     assert_send_sync::<Deadline>();
+    assert_send_sync::<Condvar>();
 };

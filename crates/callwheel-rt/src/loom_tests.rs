@@ -270,3 +270,55 @@ fn loom_a_wall_arming_racing_a_set_and_a_step_is_never_left_stale() {
         assert_eq!(ran.load(Ordering::SeqCst), 1);
     });
 }
+
+#[test]
+fn loom_a_notification_and_an_alarm_wake_a_sleeper_once() {
+    use crate::sleeper::{Sleeper, Woken};
+    loom::model(|| {
+        let me = Arc::new(Sleeper::current());
+        let wakers: Vec<_> = [Woken::Notified, Woken::TimedOut]
+            .into_iter()
+            .map(|how| {
+                let me = Arc::clone(&me);
+                thread::spawn(move || me.wake(how).then_some(how))
+            })
+            .collect();
+        let woken = me.park();
+        let winners: Vec<Woken> = wakers
+            .into_iter()
+            .filter_map(|w| w.join().unwrap())
+            .collect();
+        assert_eq!(
+            winners,
+            [woken],
+            "exactly one waker wins, and it is the one seen"
+        );
+    });
+}
+
+#[test]
+fn loom_a_condvar_loses_no_notification() {
+    use crate::condvar::Condvar;
+    loom::model(|| {
+        let state = Arc::new((loom::sync::Mutex::new(false), Condvar::new()));
+        let notifier = {
+            let state = Arc::clone(&state);
+            thread::spawn(move || {
+                let (m, cv) = &*state;
+                *m.lock().unwrap() = true;
+                cv.notify_one();
+            })
+        };
+        let (m, cv) = &*state;
+        let mut g = m.lock().unwrap();
+        while !*g {
+            // No timeout: a lost notification would leave this thread parked for ever, which
+            // loom reports as a deadlock.
+            cv.wait_releasing(g, drop, None).unwrap();
+            g = m.lock().unwrap();
+        }
+        drop(g);
+        notifier.join().unwrap();
+        assert_eq!(cv.waiters(), 0);
+    });
+}

@@ -1,4 +1,5 @@
-//! Each thread's record of the timer callbacks it has taken on and not yet finished.
+//! Each thread's record of the timer callbacks it has taken on and not yet finished, and of
+//! the runtime whose driver it is.
 //!
 //! `drain` waits until no callback of its timer runs on *another* thread: it cannot wait for
 //! runs the calling thread holds itself (its own callback, or a direct callback later in the
@@ -8,7 +9,7 @@
 //! thread's list is reserved before the thread starts — a driver's for its whole batch, a
 //! worker's for its one job — so recording a run never allocates.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use crate::Error;
 
@@ -20,6 +21,28 @@ std::thread_local! {
 #[cfg(callwheel_loom)]
 loom::thread_local! {
     static RUNS: RefCell<Vec<usize>> = RefCell::new(Vec::new());
+}
+
+// The runtime a driver thread serves, by the address of its shared state; 0 on every other
+// thread. A call that blocks until a timer of that runtime fires (a sleep, a timed wait)
+// would wait for its own thread there.
+#[cfg(not(callwheel_loom))]
+std::thread_local! {
+    static DRIVES: Cell<usize> = const { Cell::new(0) };
+}
+#[cfg(callwheel_loom)]
+loom::thread_local! {
+    static DRIVES: Cell<usize> = Cell::new(0);
+}
+
+/// The calling thread is a driver of the runtime whose shared state is at `owner`.
+pub(crate) fn mark_driver(owner: usize) {
+    DRIVES.with(|d| d.set(owner));
+}
+
+/// Whether the calling thread is a driver of the runtime whose shared state is at `owner`.
+pub(crate) fn drives(owner: usize) -> bool {
+    owner != 0 && DRIVES.with(Cell::get) == owner
 }
 
 /// A list with room for `n` runs, for a thread about to start ([`adopt`]).

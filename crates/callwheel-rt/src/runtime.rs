@@ -106,6 +106,12 @@ impl Shared {
         }))
     }
 
+    /// This runtime's identity for the thread-local records of the `runs` module: the address
+    /// of its shared state, never 0, unique while the state lives.
+    pub(crate) fn owner_id(&self) -> usize {
+        core::ptr::from_ref(self) as usize
+    }
+
     /// The clock's reading, never below one handed out before.
     pub(crate) fn now(&self) -> u64 {
         let raw = self.clock.now();

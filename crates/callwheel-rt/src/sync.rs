@@ -5,11 +5,15 @@
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(callwheel_loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(callwheel_loom)]
+pub(crate) use loom::thread::{current, park, Thread};
 
 #[cfg(not(callwheel_loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(callwheel_loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(not(callwheel_loom))]
+pub(crate) use std::thread::{current, park, Thread};
 
 /// Takes a lock, taking over a poisoned one: every structure behind the runtime's locks is
 /// complete before user code runs (callbacks run with no lock held), so a panic elsewhere

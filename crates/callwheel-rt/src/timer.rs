@@ -337,6 +337,13 @@ impl Timer {
         self.arm(at, 0, None, None, None)
     }
 
+    /// Arms the timer `after` nanoseconds from now with window `[deadline, deadline +
+    /// tolerance]`, on the shards' clock (one reading, as [`Timer::start_after`]).
+    pub(crate) fn start_after_within(&self, after: u64, tolerance: u64) -> Result<bool, Error> {
+        let deadline = self.shared.now().saturating_add(after);
+        self.arm(deadline, tolerance, None, None, None)
+    }
+
     /// Gives the timer up: it is no longer cancelled when its last handle is dropped, so it
     /// fires as armed (a one-shot timer once, a periodic one until the runtime is dropped).
     /// Fire-and-forget. The callback's `&Timer` can still stop it.
