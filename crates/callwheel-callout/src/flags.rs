@@ -1,4 +1,7 @@
-//! calloutng's flags for `callout_reset_sbt_on`, with FreeBSD's bit values.
+//! calloutng's flags for `callout_reset_sbt_on`, with FreeBSD's bit values, and the precision
+//! rule they take part in.
+
+use callwheel::time::Sbt;
 
 /// Run the handler from `hardclock` itself (the interrupt context) instead of queueing it for
 /// `softclock`: see [`Callouts::hardclock_with`](crate::Callouts::hardclock_with).
@@ -26,6 +29,28 @@ pub const fn c_prelget(flags: u32) -> Option<u32> {
     } else {
         Some(field - 1)
     }
+}
+
+/// How late a callout (or a sleep) due `interval` from now may run: the absolute `precision`,
+/// or `interval / 2^n` with `C_PREL(n)` set in `flags`, whichever is larger; negative values
+/// count as zero (calloutng's rule in `callout_reset_sbt_on`).
+///
+/// ```
+/// use callwheel::time::Sbt;
+/// use callwheel_callout::flags::{c_prel, slack};
+///
+/// let ten_ms = Sbt::from_millis(10);
+/// assert_eq!(slack(ten_ms, Sbt::ZERO, c_prel(1)), Sbt::from_millis(5));
+/// assert_eq!(slack(ten_ms, Sbt::from_millis(7), c_prel(1)), Sbt::from_millis(7));
+/// assert_eq!(slack(ten_ms, Sbt::from_millis(-7), 0), Sbt::ZERO);
+/// ```
+pub fn slack(interval: Sbt, precision: Sbt, flags: u32) -> Sbt {
+    let mut slack = precision.max(Sbt::ZERO);
+    if let Some(n) = c_prelget(flags) {
+        let relative = Sbt::from_raw(interval.max(Sbt::ZERO).as_raw() >> n.min(63));
+        slack = slack.max(relative);
+    }
+    slack
 }
 
 /// Every bit this implementation understands.

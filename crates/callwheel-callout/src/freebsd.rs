@@ -11,7 +11,7 @@ use callwheel::time::Sbt;
 use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
-use crate::flags::{c_prelget, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
+use crate::flags::{slack, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
 use crate::moves::{Moving, When};
 use crate::pool::{Kind, Sched};
 use crate::{Callouts, Error};
@@ -134,14 +134,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             let ahead = self.ticks_ceil(sbt).max(1);
             (self.ticks().saturating_add(ahead), sbt)
         };
-        let mut slack = precision.max(Sbt::ZERO);
-        if let Some(n) = c_prelget(flags) {
-            let relative = Sbt::from_raw(interval.max(Sbt::ZERO).as_raw() >> n.min(63));
-            slack = slack.max(relative);
-        }
         (
             deadline,
-            self.ticks_floor(slack),
+            self.ticks_floor(slack(interval, precision, flags)),
             flags & C_DIRECT_EXEC != 0,
         )
     }

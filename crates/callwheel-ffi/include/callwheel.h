@@ -134,6 +134,22 @@
  * }
  * ```
  *
+ * Sleeping with precision (calloutng's pause_sbt and cv_timedwait_sbt), on the same
+ * process-wide runtime: cw_sleep_sbt(sbt, precision, flags) blocks the calling thread until
+ * sbt has passed (relative, or CLOCK_MONOTONIC with CW_C_ABSOLUTE), never earlier and up to
+ * the precision later (an absolute precision, or CW_C_PREL(n)), so the wake-up is shared with
+ * every timer whose window overlaps. cw_cv (cw_cv_new, cw_cv_free, cw_cv_signal,
+ * cw_cv_broadcast, cw_cv_wait) is a condition variable for a pthread_mutex_t whose
+ * cw_cv_timedwait_sbt(cv, m, sbt, precision, flags) times out the same way (CW_ETIMEDOUT).
+ *
+ * ```c
+ * cw_sleep_sbt(10 * CW_SBT_1MS, 0, CW_C_PREL(4));   // 10 ms, up to 1/16 later
+ * pthread_mutex_lock(&m);
+ * while (!ready && cw_cv_timedwait_sbt(cv, &m, CW_SBT_1S, CW_SBT_1MS, 0) == 0)
+ *     ;
+ * pthread_mutex_unlock(&m);
+ * ```
+ *
  * cw_callout_async_drain(cw, h, drain) is FreeBSD's callout_async_drain: it stops a callout
  * without waiting; if its handler is running, drain(arg) is called once, on the handler's
  * thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
@@ -170,6 +186,7 @@
 #ifndef CALLWHEEL_H
 #define CALLWHEEL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
@@ -214,8 +231,9 @@
 #define CW_ESTALE (0 - 116)
 
 // cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-// handler: waiting for the handler would never return. Nothing changed. Equal to -EDEADLK
-// on Linux.
+// handler: waiting for the handler would never return; or a cw_sleep_sbt or cw_cv wait on
+// the process-wide runtime's driver thread, which would wait for itself. Nothing changed.
+// Equal to -EDEADLK on Linux.
 #define CW_EDEADLK (0 - 35)
 
 // cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
@@ -286,6 +304,10 @@
 // The most CPUs cw_percpu_new accepts.
 #define CW_PERCPU_MAX 1024
 
+// cw_cv_timedwait_sbt: the timeout came first (FreeBSD's cv_timedwait_sbt says EWOULDBLOCK).
+// Equal to -ETIMEDOUT on Linux.
+#define CW_ETIMEDOUT (0 - 110)
+
 // A set's quota of timers (running plus queued) is full, or the process has no unused handle
 // left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
 // handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
@@ -317,6 +339,9 @@
 // A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
 // cw_callouts_new, destroyed by cw_callouts_free.
 typedef struct cw_callouts cw_callouts;
+
+// A condition variable whose timed waits are timers of the process-wide runtime (opaque).
+typedef struct cw_cv cw_cv;
 
 // A per-CPU callout set: one callout table per CPU, shareable between threads. Opaque: made
 // by cw_percpu_new, destroyed by cw_percpu_free.
@@ -1125,6 +1150,90 @@ int cw_percpu_callout_next_event(const cw_percpu *set,
 int cw_percpu_ticks(const cw_percpu *set,
                     int cpu,
                     uint64_t *out);
+
+// calloutng's `pause_sbt`: blocks the calling thread until `sbt` (32.32 fixed-point seconds,
+// see CW_SBT_1S) has passed — relative to now, or with CW_C_ABSOLUTE an absolute
+// CLOCK_MONOTONIC time — never earlier, and up to `precision` later, or the interval divided
+// by 2^n with CW_C_PREL(n) if that is larger: the process-wide runtime wakes the thread at
+// a wake-up it shares with every timer whose window overlaps (cw_timerset timers, other
+// sleepers). A time already passed returns at once. CW_C_DIRECT_EXEC and CW_C_HARDCLOCK are
+// accepted and change nothing.
+//
+// Returns 0; CW_EINVAL (a negative `sbt` or `precision`, unknown flags); CW_EDEADLK from a
+// callback of a timer set on the process-wide runtime (its driver would wait for itself);
+// CW_ENOMEM; a negated errno when the runtime's threads cannot start.
+int cw_sleep_sbt(int64_t sbt,
+                 int64_t precision,
+                 int flags);
+
+// Creates a condition variable; `out` receives it.
+//
+// Returns 0; CW_EINVAL for NULL `out`.
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_cv_new(cw_cv **out);
+
+// Destroys a condition variable. Threads already woken that have not yet returned from their
+// wait are waited for (briefly: they are on their way out).
+//
+// Returns 0 (also for NULL); CW_EBUSY, freeing nothing, while a thread is blocked on it.
+//
+// # Safety
+//
+// `cv` is NULL or from cw_cv_new, not yet freed; after 0 it must not be used again.
+int cw_cv_free(cw_cv *cv);
+
+// Wakes the longest-waiting thread blocked on `cv`.
+//
+// Returns 1 if a thread was woken, 0 if none waited; CW_EINVAL for NULL `cv`.
+//
+// # Safety
+//
+// `cv` is NULL or a live condition variable.
+int cw_cv_signal(cw_cv *cv);
+
+// Wakes every thread blocked on `cv`.
+//
+// Returns how many were woken (at most INT_MAX is reported); CW_EINVAL for NULL `cv`.
+//
+// # Safety
+//
+// `cv` is NULL or a live condition variable.
+int cw_cv_broadcast(cw_cv *cv);
+
+// Releases `m` (which the caller holds), blocks until cw_cv_signal or cw_cv_broadcast wakes
+// the thread, and locks `m` again. Check the condition in a loop, as with
+// pthread_cond_wait; change it under `m` before signalling.
+//
+// Returns 0; CW_EINVAL (NULL `cv` or `m`, or `m` not locked: nothing happens); CW_ENOMEM.
+//
+// # Safety
+//
+// `cv` is NULL or a live condition variable; `m` is NULL or an initialised, non-recursive
+// mutex that the calling thread holds, and stays alive until the call returns.
+int cw_cv_wait(cw_cv *cv,
+               pthread_mutex_t *m);
+
+// cw_cv_wait that also gives up at `sbt` — relative to now, or with CW_C_ABSOLUTE an absolute
+// CLOCK_MONOTONIC time — woken then by a timer of the process-wide runtime whose window is
+// `precision` wide, or the interval divided by 2^n with CW_C_PREL(n) if that is larger
+// (FreeBSD's cv_timedwait_sbt). `m` is locked again in every case but an error.
+//
+// Returns 0 when woken by cw_cv_signal or cw_cv_broadcast; CW_ETIMEDOUT when the timeout
+// came first; CW_EINVAL (NULL `cv` or `m`, `m` not locked, a negative `sbt` or `precision`,
+// unknown flags: nothing happens); CW_EDEADLK on the process-wide runtime's driver thread
+// (it would wait for itself); CW_ENOMEM.
+//
+// # Safety
+//
+// As for cw_cv_wait.
+int cw_cv_timedwait_sbt(cw_cv *cv,
+                        pthread_mutex_t *m,
+                        int64_t sbt,
+                        int64_t precision,
+                        int flags);
 
 // Creates a timer set on the process-wide monotonic runtime (started by the first set).
 //

@@ -133,6 +133,22 @@
 //! }
 //! ```
 //!
+//! Sleeping with precision (calloutng's pause_sbt and cv_timedwait_sbt), on the same
+//! process-wide runtime: cw_sleep_sbt(sbt, precision, flags) blocks the calling thread until
+//! sbt has passed (relative, or CLOCK_MONOTONIC with CW_C_ABSOLUTE), never earlier and up to
+//! the precision later (an absolute precision, or CW_C_PREL(n)), so the wake-up is shared with
+//! every timer whose window overlaps. cw_cv (cw_cv_new, cw_cv_free, cw_cv_signal,
+//! cw_cv_broadcast, cw_cv_wait) is a condition variable for a pthread_mutex_t whose
+//! cw_cv_timedwait_sbt(cv, m, sbt, precision, flags) times out the same way (CW_ETIMEDOUT).
+//!
+//! ```c
+//! cw_sleep_sbt(10 * CW_SBT_1MS, 0, CW_C_PREL(4));   // 10 ms, up to 1/16 later
+//! pthread_mutex_lock(&m);
+//! while (!ready && cw_cv_timedwait_sbt(cv, &m, CW_SBT_1S, CW_SBT_1MS, 0) == 0)
+//!     ;
+//! pthread_mutex_unlock(&m);
+//! ```
+//!
 //! cw_callout_async_drain(cw, h, drain) is FreeBSD's callout_async_drain: it stops a callout
 //! without waiting; if its handler is running, drain(arg) is called once, on the handler's
 //! thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
@@ -209,8 +225,9 @@ pub const CW_ENOMEM: c_int = 0 - 12;
 /// -ESTALE on Linux.
 pub const CW_ESTALE: c_int = 0 - 116;
 /// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-/// handler: waiting for the handler would never return. Nothing changed. Equal to -EDEADLK
-/// on Linux.
+/// handler: waiting for the handler would never return; or a cw_sleep_sbt or cw_cv wait on
+/// the process-wide runtime's driver thread, which would wait for itself. Nothing changed.
+/// Equal to -EDEADLK on Linux.
 pub const CW_EDEADLK: c_int = 0 - 35;
 /// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
 /// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
@@ -1095,12 +1112,13 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
         CW_EINVAL => c"invalid argument (NULL pointer or function, unknown backing, bad flags or cpu, handle of the wrong kind, or bad configuration)",
         CW_ENOMEM => c"out of callout records: the fixed pool is full, or the table could not get memory to grow",
         CW_ESTALE => c"stale or unknown callout handle",
-        CW_EDEADLK => c"the callout's own handler is running on this thread: waiting would deadlock",
+        CW_EDEADLK => c"waiting would deadlock: the callout's own handler runs on this thread, or the runtime's driver would wait for itself",
         CW_EBUSY => c"busy: handlers are running on another thread (or this one), or the callout's handler is running",
         CW_ERANGE => c"the timer scheme cannot hold this deadline",
         CW_EPANIC => c"internal error: a panic was caught inside callwheel",
         CW_ENOSPC => c"the timer set holds its quota of timers (or the process has no handle left)",
         CW_EINVARIANT => c"an internal invariant of the wheel does not hold (cw_wheel_check)",
+        CW_ETIMEDOUT => c"the wait's timeout came first",
         -4095..0 => c"a system call failed (the code is the negated errno)",
         _ => c"unknown callwheel error code",
     }
@@ -1108,11 +1126,13 @@ fn describe(code: c_int) -> &'static core::ffi::CStr {
 
 mod itimer;
 mod percpu;
+mod sleep;
 mod timerset;
 mod wheel;
 
 pub use itimer::*;
 pub use percpu::*;
+pub use sleep::*;
 pub use timerset::*;
 pub use wheel::*;
 
@@ -1120,6 +1140,8 @@ pub use wheel::*;
 mod itimer_tests;
 #[cfg(test)]
 mod percpu_tests;
+#[cfg(test)]
+mod sleep_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

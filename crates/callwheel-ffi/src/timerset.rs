@@ -177,6 +177,7 @@ pub(crate) fn set_code(e: RtError) -> c_int {
         RtError::QuotaExceeded { .. } | RtError::HandlesExhausted => CW_ENOSPC,
         RtError::Io(e) => e.raw_os_error().map_or(CW_ENOMEM, |n| -n),
         RtError::Wheel(_) => CW_ENOMEM,
+        RtError::OnDriver => crate::CW_EDEADLK,
         // InvalidHandle, ZeroValue, ValueOutOfRange, IntervalOutOfRange, Config, and anything
         // added later: the arguments were not accepted.
         _ => CW_EINVAL,

@@ -1,5 +1,6 @@
 //! Compiles the C test programs — `tests/c/test_callouts.c` (the callout facility),
-//! `tests/c/test_wheel.c` (the caller-driven wheel) and `tests/c/test_timerset.c` (timer sets: every bullet of Figures 6 and 7, the clean API,
+//! `tests/c/test_wheel.c` (the caller-driven wheel), `tests/c/test_sleep.c` (sleeping with
+//! precision) and `tests/c/test_timerset.c` (timer sets: every bullet of Figures 6 and 7, the clean API,
 //! isolation) — with the C compiler against the generated header and the library cargo just
 //! built, once linked statically (`libcallwheel_ffi.a`), once dynamically
 //! (`libcallwheel_ffi.so`), and runs them.
@@ -229,6 +230,37 @@ fn wheel_c_program_against_the_shared_library() {
     let stdout = build_and_run("test_wheel", &exe, &shared_link(&dir), &env);
     assert!(stdout.contains("test_wheel: all "), "{stdout}");
     expect_shared(&exe);
+}
+
+/// Sleeping with precision from C (`tests/c/test_sleep.c`): cw_sleep_sbt and the condition
+/// variable, every documented error included.
+#[test]
+fn sleep_c_program_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_sleep_static");
+    let stdout = build_and_run("test_sleep", &exe, &static_link(&dir), &[]);
+    expect_every_sleep_check(&stdout);
+    expect_static(&exe);
+}
+
+#[test]
+fn sleep_c_program_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_sleep_shared");
+    let env = [("LD_LIBRARY_PATH", dir.as_path())];
+    let stdout = build_and_run("test_sleep", &exe, &shared_link(&dir), &env);
+    expect_every_sleep_check(&stdout);
+    expect_shared(&exe);
+}
+
+fn expect_every_sleep_check(stdout: &str) {
+    for id in ["S.1", "S.2", "S.3", "C.1", "C.2", "C.3", "C.4", "C.5"] {
+        assert!(
+            stdout.contains(&format!("test_sleep: ok {id} ")),
+            "no result for check {id}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("test_sleep: all "), "{stdout}");
 }
 
 /// Every check of test_timerset.c, by its id: the bullets of Figure 6 (F6.*) and Figure 7

@@ -252,6 +252,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)] // a runtime's driver thread
     fn a_waiter_that_leaves_on_an_error_leaves_the_queue_and_keeps_its_guard() {
         let cv = Condvar::new();
         // A clock without bases: a deadline on the wall clock is refused once queued.

@@ -299,13 +299,11 @@ fn a_sleep_on_a_driver_is_refused_and_on_a_worker_allowed() {
             }
         }
     }
-    assert_eq!(Error::OnDriver.errno(), libc_edeadlk());
+    assert_eq!(
+        Error::OnDriver.errno(),
+        rustix::io::Errno::DEADLK.raw_os_error()
+    );
     drop((direct, deferred));
-}
-
-/// EDEADLK on Linux.
-fn libc_edeadlk() -> i32 {
-    35
 }
 
 #[test]
