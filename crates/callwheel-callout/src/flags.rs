@@ -39,10 +39,10 @@ pub const fn c_prelget(flags: u32) -> Option<u32> {
 /// use callwheel::time::Sbt;
 /// use callwheel_callout::flags::{c_prel, slack};
 ///
-/// let ten_ms = Sbt::from_millis(10);
-/// assert_eq!(slack(ten_ms, Sbt::ZERO, c_prel(1)), Sbt::from_millis(5));
-/// assert_eq!(slack(ten_ms, Sbt::from_millis(7), c_prel(1)), Sbt::from_millis(7));
-/// assert_eq!(slack(ten_ms, Sbt::from_millis(-7), 0), Sbt::ZERO);
+/// let ten_s = Sbt::from_secs(10);
+/// assert_eq!(slack(ten_s, Sbt::ZERO, c_prel(1)), Sbt::from_secs(5));
+/// assert_eq!(slack(ten_s, Sbt::from_secs(7), c_prel(1)), Sbt::from_secs(7));
+/// assert_eq!(slack(ten_s, Sbt::from_secs(-7), 0), Sbt::ZERO);
 /// ```
 pub fn slack(interval: Sbt, precision: Sbt, flags: u32) -> Sbt {
     let mut slack = precision.max(Sbt::ZERO);
