@@ -4,7 +4,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use callwheel_rt::{ClockId, Deadline, Exec, Runtime, Timer};
+use callwheel_rt::{ClockId, Deadline, Exec, Runtime, Timer, Tolerance, Woken};
 use indicatif::ProgressBar;
 
 use super::host::{cpu_ticks, set_slack, steal_percent, with_least_slack};
@@ -14,13 +14,17 @@ use super::wakeups::{batch, idle};
 use crate::latency::Row;
 use crate::workload::{SplitMix64, SEED};
 
-/// What the sources need: the runtime and its timer, the slot its callback reports in, and
-/// the tokio runtime.
+/// The tolerant sources' precision: [`TOLERANCE_PERCENT`] of the request.
+const PRECISION: Tolerance = Tolerance::percent(TOLERANCE_PERCENT as u32);
+
+/// What the sources need: the runtime and its timer, the slot its callback reports in, the
+/// runtime's condition variable and its mutex, and the tokio runtime.
 struct Sleepers {
     clock: ClockId,
-    _rt: Runtime,
+    rt: Runtime,
     timer: Timer,
     slot: Arc<(Mutex<Option<u64>>, Condvar)>,
+    waits: (Mutex<()>, callwheel_rt::Condvar),
     tokio: tokio::runtime::Runtime,
 }
 
@@ -49,9 +53,10 @@ impl Sleepers {
             .map_err(|e| fail("starting tokio", e))?;
         Ok(Sleepers {
             clock,
-            _rt: rt,
+            rt,
             timer,
             slot,
+            waits: (Mutex::new(()), callwheel_rt::Condvar::new()),
             tokio,
         })
     }
@@ -103,6 +108,39 @@ impl Sleepers {
                     Some(t1) if !timeout.timed_out() => Ok(t1.saturating_sub(t0)),
                     _ => Err(SweepError("the callwheel timer did not fire".into())),
                 }
+            }
+            Source::SleepTolerant => {
+                let t0 = self.read()?;
+                self.rt
+                    .sleep(Duration::from_nanos(request), PRECISION)
+                    .map_err(|e| fail("sleeping on the runtime", e))?;
+                let t1 = self.read()?;
+                Ok(t1.saturating_sub(t0))
+            }
+            Source::CondvarTolerant => {
+                let (m, cv) = &self.waits;
+                let mut guard = m.lock().unwrap_or_else(|p| p.into_inner());
+                let t0 = self.read()?;
+                // Nothing notifies it: the wait ends at its timeout (a spurious return cannot
+                // happen, but would only wait again).
+                loop {
+                    let (g, woken) = cv.wait_timeout(
+                        &self.rt,
+                        m,
+                        guard,
+                        Duration::from_nanos(request),
+                        PRECISION,
+                    );
+                    guard = g;
+                    if woken.map_err(|e| fail("waiting on the runtime's condvar", e))?
+                        == Woken::TimedOut
+                    {
+                        break;
+                    }
+                }
+                let t1 = self.read()?;
+                drop(guard);
+                Ok(t1.saturating_sub(t0))
             }
             Source::Tokio => {
                 let t0 = self.read()?;

@@ -29,16 +29,23 @@ pub enum Source {
     RawSlack,
     /// `tokio::time::sleep` on a current-thread runtime.
     Tokio,
+    /// `Runtime::sleep` with 5 % precision: the sleeping thread itself woken by a runtime
+    /// timer (calloutng's `pause_sbt`).
+    SleepTolerant,
+    /// A timed-out wait on the runtime's `Condvar` with 5 % precision (`cv_timedwait_sbt`).
+    CondvarTolerant,
 }
 
 impl Source {
     /// Every source, in table order.
-    pub const ALL: [Source; 5] = [
+    pub const ALL: [Source; 7] = [
         Source::CallwheelExact,
         Source::CallwheelTolerant,
         Source::RawExact,
         Source::RawSlack,
         Source::Tokio,
+        Source::SleepTolerant,
+        Source::CondvarTolerant,
     ];
 
     /// The name in tables, legends and the JSON.
@@ -49,6 +56,8 @@ impl Source {
             Source::RawExact => "clock_nanosleep, 1 ns slack",
             Source::RawSlack => "clock_nanosleep, 5 % slack",
             Source::Tokio => "tokio::time::sleep",
+            Source::SleepTolerant => "callwheel-rt sleep, 5 %",
+            Source::CondvarTolerant => "callwheel-rt condvar wait, 5 %",
         }
     }
 }
