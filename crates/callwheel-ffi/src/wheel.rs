@@ -26,6 +26,9 @@ pub struct cw_wheel {
     /// The time of the latest cw_wheel_update (or creation): what relative times count from
     /// and what cw_wheel_get fires up to.
     now: u64,
+    /// A pull found nothing due at `now`, and nothing has been armed since: the wake-up query
+    /// need not ask again whether a timer is due (an event loop's every turn ends so).
+    dry: bool,
 }
 
 /// One expired timer, as cw_wheel_get returns it and cw_wheel_expire passes it.
@@ -137,11 +140,13 @@ impl cw_wheel {
             .wheel
             .start_with(deadline, tolerance, value)
             .map_err(wheel_code)?;
+        self.dry = false;
         Ok(h.into())
     }
 
     fn reset(&mut self, handle: cw_handle, when: When, tolerance: u64) -> Result<c_int, c_int> {
         let deadline = self.deadline(when)?;
+        self.dry = false;
         match self.wheel.reset(Handle::from(handle), deadline, tolerance) {
             Some(_) => Ok(CW_OK),
             None => Err(CW_ESTALE),
@@ -157,7 +162,7 @@ impl cw_wheel {
     /// The instant to wake at: the wheel's time when a timer is due, else the earliest window
     /// end.
     fn wakeup(&self) -> Option<u64> {
-        if self.due_now() {
+        if !self.dry && self.due_now() {
             return Some(self.now);
         }
         self.wheel.next_wakeup().map(|d| d.max(self.now))
@@ -171,8 +176,17 @@ impl cw_wheel {
             // their deadline passed, or a periodic timer re-armed into the past) in the next
             // round, so that no round runs for ever. Start it now: 0 then means that nothing
             // is due. At most one retry: a new round fires what it finds overdue first.
-            None if self.due_now() => self.wheel.poll_expired(self.now)?,
-            None => return None,
+            None if self.due_now() => match self.wheel.poll_expired(self.now) {
+                Some(e) => e,
+                None => {
+                    self.dry = true;
+                    return None;
+                }
+            },
+            None => {
+                self.dry = true;
+                return None;
+            }
         };
         Some(cw_expiry {
             handle: e.handle.into(),
@@ -246,7 +260,11 @@ pub unsafe extern "C" fn cw_wheel_new(capacity: usize, now: u64, out: *mut *mut 
         };
         // An empty wheel moves to `now` at once (nothing to fire).
         let _ = wheel.advance(now, callwheel::Budget::UNLIMITED, |_, _| {});
-        let w = Box::into_raw(Box::new(cw_wheel { wheel, now }));
+        let w = Box::into_raw(Box::new(cw_wheel {
+            wheel,
+            now,
+            dry: false,
+        }));
         // SAFETY: as above.
         unsafe { out.write(w) };
         Ok(CW_OK)
@@ -345,6 +363,7 @@ pub unsafe extern "C" fn cw_wheel_add_periodic(
             .wheel
             .start_periodic(first, period, tolerance, policy, value)
             .map_err(wheel_code)?;
+        w.dry = false;
         // SAFETY: `out` is non-NULL and valid for writes by this function's contract.
         unsafe { out.write(h.into()) };
         Ok(CW_OK)
@@ -459,7 +478,10 @@ pub unsafe extern "C" fn cw_wheel_update(w: *mut cw_wheel, now: u64) -> c_int {
         if now < w.now {
             return Err(CW_ERANGE);
         }
-        w.now = now;
+        if now != w.now {
+            w.now = now;
+            w.dry = false;
+        }
         Ok(CW_OK)
     })
 }
@@ -530,7 +552,10 @@ pub unsafe extern "C" fn cw_wheel_expire(
             if now < w.now {
                 return Err(CW_ERANGE);
             }
-            w.now = now;
+            if now != w.now {
+                w.now = now;
+                w.dry = false;
+            }
         }
         let mut calls = 0u64;
         while max == 0 || calls < max {

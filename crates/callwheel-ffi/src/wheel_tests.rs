@@ -139,3 +139,64 @@ fn a_full_fixed_wheel_refuses_and_keeps_its_timers() {
     // SAFETY: live wheel, freed once.
     unsafe { cw_wheel_free(w) };
 }
+
+/// After a pull finds nothing due, the wake-up query skips asking again whether a timer is
+/// due — until something is armed or time moves. Moving time past a deadline whose window ends
+/// later must make the query answer "now" again; so must each way of arming a timer already
+/// due (the wheel's own earliest window end already says so for those: an overdue timer's
+/// window is its deadline; the flag is cleared for them all the same).
+#[test]
+fn a_timer_due_after_an_empty_pull_is_woken_for_at_once() {
+    // Each case arms (or makes due) one timer on a wheel at time 1,000 holding a timer due at
+    // 5,000 with a window to 7,000 (value 1), and names the value that comes out.
+    type Case = fn(*mut cw_wheel, cw_handle) -> u64;
+    let cases: [Case; 5] = [
+        // SAFETY (each case): `w` is live and every out-pointer valid.
+        |w, _| {
+            let mut h = cw_handle::default();
+            assert_eq!(unsafe { cw_wheel_add(w, 900, 500, 2, &mut h) }, CW_OK);
+            2
+        },
+        |w, _| {
+            let mut h = cw_handle::default();
+            assert_eq!(unsafe { cw_wheel_add_in(w, 0, 500, 2, &mut h) }, CW_OK);
+            2
+        },
+        |w, _| {
+            let mut h = cw_handle::default();
+            let rc = unsafe { cw_wheel_add_periodic(w, 900, 10_000, 500, 0, 2, &mut h) };
+            assert_eq!(rc, CW_OK);
+            2
+        },
+        |w, later| {
+            assert_eq!(unsafe { cw_wheel_reset(w, later, 900, 500) }, CW_OK);
+            1
+        },
+        |w, _| {
+            assert_eq!(unsafe { cw_wheel_update(w, 6_000) }, CW_OK);
+            1
+        },
+    ];
+    for (i, case) in cases.into_iter().enumerate() {
+        let w = new_wheel(0, 1_000);
+        let mut later = cw_handle::default();
+        // SAFETY: `w` is live and `later` a valid out-pointer.
+        assert_eq!(
+            unsafe { cw_wheel_add(w, 5_000, 2_000, 1, &mut later) },
+            CW_OK
+        );
+        assert!(pull_all(w).is_empty(), "nothing due yet: the wheel is dry");
+        let mut at = 0;
+        // SAFETY: `w` is live and `at` a valid out-pointer.
+        assert_eq!(unsafe { cw_wheel_next_wakeup(w, &mut at) }, 1);
+        assert_eq!(at, 7_000);
+        let value = case(w, later);
+        // SAFETY: as above.
+        assert_eq!(unsafe { cw_wheel_next_wakeup(w, &mut at) }, 1);
+        let now = if i == 4 { 6_000 } else { 1_000 };
+        assert_eq!(at, now, "case {i}: due now, though its window ends later");
+        assert_eq!(pull_all(w)[0], value, "case {i}");
+        // SAFETY: `w` is live and freed once.
+        unsafe { cw_wheel_free(w) };
+    }
+}
