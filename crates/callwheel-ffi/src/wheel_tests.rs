@@ -151,28 +151,32 @@ fn a_timer_due_after_an_empty_pull_is_woken_for_at_once() {
     // 5,000 with a window to 7,000 (value 1), and names the value that comes out.
     type Case = fn(*mut cw_wheel, cw_handle) -> u64;
     let cases: [Case; 5] = [
-        // SAFETY (each case): `w` is live and every out-pointer valid.
         |w, _| {
             let mut h = cw_handle::default();
+            // SAFETY: `w` is live and every out-pointer valid.
             assert_eq!(unsafe { cw_wheel_add(w, 900, 500, 2, &mut h) }, CW_OK);
             2
         },
         |w, _| {
             let mut h = cw_handle::default();
+            // SAFETY: `w` is live and every out-pointer valid.
             assert_eq!(unsafe { cw_wheel_add_in(w, 0, 500, 2, &mut h) }, CW_OK);
             2
         },
         |w, _| {
             let mut h = cw_handle::default();
+            // SAFETY: `w` is live and every out-pointer valid.
             let rc = unsafe { cw_wheel_add_periodic(w, 900, 10_000, 500, 0, 2, &mut h) };
             assert_eq!(rc, CW_OK);
             2
         },
         |w, later| {
+            // SAFETY: `w` is live and every out-pointer valid.
             assert_eq!(unsafe { cw_wheel_reset(w, later, 900, 500) }, CW_OK);
             1
         },
         |w, _| {
+            // SAFETY: `w` is live and every out-pointer valid.
             assert_eq!(unsafe { cw_wheel_update(w, 6_000) }, CW_OK);
             1
         },
