@@ -185,10 +185,8 @@ fn a_timer_due_after_an_empty_pull_is_woken_for_at_once() {
         let w = new_wheel(0, 1_000);
         let mut later = cw_handle::default();
         // SAFETY: `w` is live and `later` a valid out-pointer.
-        assert_eq!(
-            unsafe { cw_wheel_add(w, 5_000, 2_000, 1, &mut later) },
-            CW_OK
-        );
+        let rc = unsafe { cw_wheel_add(w, 5_000, 2_000, 1, &mut later) };
+        assert_eq!(rc, CW_OK);
         assert!(pull_all(w).is_empty(), "nothing due yet: the wheel is dry");
         let mut at = 0;
         // SAFETY: `w` is live and `at` a valid out-pointer.
