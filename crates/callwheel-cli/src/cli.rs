@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::plan::{self, Settings};
 use crate::registry::{SchemeInfo, SCHEMES};
+use crate::results::{self, Figures};
 use crate::runner::{self, Task};
 use crate::sections;
 use crate::table1;
@@ -70,7 +71,7 @@ pub enum Command {
     Table1One(Table1OneArgs),
     /// The hrtimers latency table: lateness of callwheel-rt timers against a bare
     /// `clock_nanosleep(TIMER_ABSTIME)` loop, interleaved in one run.
-    Latency(crate::latency::LatencyArgs),
+    Latency(crate::latency::LatencyCommand),
     /// calloutng's Figures 4–7: requested against actual sleep from 1 µs to 10 ms for
     /// callwheel-rt (exact and 5 % tolerance), raw `clock_nanosleep`, `tokio::time::sleep`, `callwheel_async::sleep` and `async_io::Timer`,
     /// interleaved; and the runtime's wake-ups at 0 % and 5 % tolerance against the optimum.
@@ -91,26 +92,32 @@ pub struct Table1Args {
     /// Numbers of outstanding callouts, comma-separated, each at most 10^8 [default: 0,200,400,600,800,1000,10000,100000,1000000].
     #[arg(long = "n", value_name = "SIZES", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub sizes: Vec<u64>,
-    /// Repetitions per measurement (1 to 1000), each with a fresh table [default: 5; 1 with --quick].
+    /// Repetitions per measurement (1 to 1000), each with a fresh table [default: 5; 1 with --tiny].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
-    /// Tiny sizes for a smoke test: N in {0, 200, 1000}, 1 repetition.
+    /// Tiny sizes that check the plumbing: N in {0, 200, 1000}, 1 repetition.
     #[arg(long)]
-    pub quick: bool,
-    /// Directory for the plot (`table1.svg`).
+    pub tiny: bool,
+    /// Where files go: the plot (`table1.svg`, `table1.png`), and `results.json` with --json.
     #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
+    /// Also write the figures as JSON to DIR/results.json.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The options of `callwheel table2`.
 #[derive(Debug, Args)]
 pub struct Table2Args {
-    /// Three points per line instead of five (a smoke test).
+    /// Tiny sizes that check the plumbing: three points per line instead of five.
     #[arg(long)]
-    pub quick: bool,
-    /// Directory for the plot (`table2.svg`, `table2.png`).
+    pub tiny: bool,
+    /// Where files go: the plot (`table2.svg`, `table2.png`), and `results.json` with --json.
     #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
+    /// Also write the figures as JSON to DIR/results.json.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The options of the hidden `callwheel table2-driver`.
@@ -118,7 +125,7 @@ pub struct Table2Args {
 pub struct Table2DriverArgs {
     /// Three points per line instead of five.
     #[arg(long)]
-    pub quick: bool,
+    pub tiny: bool,
 }
 
 /// The options of the hidden `callwheel table1-one`.
@@ -151,17 +158,23 @@ pub struct BenchArgs {
     #[arg(long = "n", value_name = "SIZES", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub sizes: Vec<u64>,
     /// Repetitions per measurement (1 to 1000), each with a fresh structure [default: 5, W4 15; 1 with
-    /// --quick].
+    /// --tiny].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
-    /// Tiny sizes for a smoke test: W1 N in {0, 1000} with I = 2000, W2 with N = 1000 and 20000
-    /// steps, W3 with 20000 timers over 2000 ticks, W4 with 100 timers, W5 with 2000 timers,
-    /// 1 repetition.
+    /// Tiny sizes that check the plumbing: W1 N in {0, 1000} with I = 2000, W2 with N = 1000 and
+    /// 20000 steps, W3 with 20000 timers over 2000 ticks, W4 with 100 timers, W5 with 2000
+    /// timers, 1 repetition; the figures mean little.
     #[arg(long)]
-    pub quick: bool,
+    pub tiny: bool,
     /// Run the O(n)-start schemes in W1 up to N = 100000 instead of 10000.
     #[arg(long)]
     pub full: bool,
+    /// Where files go: Table I's plot, and `results.json` with --json.
+    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
+    pub out: std::path::PathBuf,
+    /// Also write the figures as JSON to DIR/results.json.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The structures `--scheme` accepts: each registry name, its label as a hidden alias.
@@ -214,7 +227,7 @@ pub fn run() -> ExitCode {
         Command::Table1(args) => table1_command(&args),
         Command::Table1One(args) => table1_one(&args),
         Command::Table2(args) => table2_command(&args),
-        Command::Table2Driver(args) => match crate::table2::driver::run(args.quick) {
+        Command::Table2Driver(args) => match crate::table2::driver::run(args.tiny) {
             Ok(()) => ExitCode::SUCCESS,
             Err(message) => {
                 eprintln!("error: {message}");
@@ -266,8 +279,8 @@ fn bench(args: &BenchArgs) -> ExitCode {
             return ExitCode::from(USAGE_ERROR);
         }
     };
-    let mut settings = if args.quick {
-        Settings::quick()
+    let mut settings = if args.tiny {
+        Settings::tiny()
     } else {
         Settings::standard()
     };
@@ -313,44 +326,63 @@ fn bench(args: &BenchArgs) -> ExitCode {
 
     let bar = sections::progress_bar(jobs);
     let mut failures = 0usize;
+    // The figures for --json, under the experiment name `bench` (and `table1`), with the cases
+    // `repro` names them by.
+    let mut figures = Figures::default();
 
     if runs(Workload::W1) {
-        let (_, md) = sections::w1(&settings, &schemes, &bar, &mut failures);
+        let (rows, md) = sections::w1(&settings, &schemes, &bar, &mut failures);
         bar.suspend(|| print!("{md}"));
+        for r in &rows {
+            figures.outcome("bench", r.scheme.name, &format!("w1 N={}", r.n), &r.outcome);
+        }
     }
 
     if runs(Workload::W2) {
-        let (_, md) = sections::w2(&settings, &schemes, &bar, &mut failures);
+        let (rows, md) = sections::w2(&settings, &schemes, &bar, &mut failures);
         bar.suspend(|| print!("{md}"));
+        for r in &rows {
+            figures.outcome("bench", r.scheme.name, "w2", &r.outcome);
+        }
     }
 
     if runs(Workload::W3) {
-        let (_, md) = sections::w3(&settings, &schemes, &bar, &mut failures);
+        let (rows, md) = sections::w3(&settings, &schemes, &bar, &mut failures);
         bar.suspend(|| print!("{md}"));
+        for r in &rows {
+            figures.outcome("bench", r.scheme.name, "w3", &r.outcome);
+        }
     }
 
     if runs(Workload::W4) {
-        let (_, md) = sections::w4(&settings, &schemes, &bar, &mut failures);
+        let (rows, md) = sections::w4(&settings, &schemes, &bar, &mut failures);
         bar.suspend(|| print!("{md}"));
+        for r in &rows {
+            figures.outcome("bench", r.scheme.name, "w4", &r.outcome);
+        }
     }
 
     if runs(Workload::W5) {
-        let (_, md) = sections::w5(&settings, &schemes, &bar, &mut failures);
+        let (rows, md) = sections::w5(&settings, &schemes, &bar, &mut failures);
         bar.suspend(|| print!("{md}"));
+        for r in &rows {
+            figures.outcome("bench", r.scheme.name, "w5", &r.outcome);
+        }
     }
 
     bar.finish_and_clear();
     if runs(Workload::Table1) {
-        let sizes: &[u64] = if args.quick {
-            &table1::QUICK_SIZES
+        let sizes: &[u64] = if args.tiny {
+            &table1::TINY_SIZES
         } else {
             &table1::SIZES
         };
-        failures += run_table1(
-            sizes,
-            settings.reps,
-            std::path::Path::new(crate::sections::DEFAULT_OUT),
-        );
+        failures += run_table1(sizes, settings.reps, &args.out, &mut figures);
+    }
+    if args.json {
+        if let Err(code) = results::save(figures, args.full, &args.out) {
+            return code;
+        }
     }
     if failures > 0 {
         eprintln!("error: {failures} measurement(s) failed");
@@ -434,20 +466,21 @@ fn bench_one(args: &BenchOneArgs) -> ExitCode {
     }
 }
 
-/// Runs Table I at `sizes`, prints it with its verdicts and writes `out/table1.svg`. Returns
-/// the number of failures.
-fn run_table1(sizes: &[u64], reps: u32, out: &std::path::Path) -> usize {
+/// Runs Table I at `sizes`, prints it with its verdicts, writes `out/table1.svg` and adds its
+/// figures to `figures`. Returns the number of failures.
+fn run_table1(sizes: &[u64], reps: u32, out: &std::path::Path, figures: &mut Figures) -> usize {
     let mut failures = 0;
-    let (_, md) = table1::section(sizes, reps, out, &mut failures);
+    let (rows, md) = table1::section(sizes, reps, out, &mut failures);
     print!("{md}");
+    table1::figures(&rows, figures);
     failures
 }
 
 fn table1_command(args: &Table1Args) -> ExitCode {
     let sizes = if !args.sizes.is_empty() {
         dedup(&args.sizes)
-    } else if args.quick {
-        table1::QUICK_SIZES.to_vec()
+    } else if args.tiny {
+        table1::TINY_SIZES.to_vec()
     } else {
         table1::SIZES.to_vec()
     };
@@ -457,13 +490,20 @@ fn table1_command(args: &Table1Args) -> ExitCode {
     }
     let reps = args
         .reps
-        .unwrap_or(if args.quick { 1 } else { plan::DEFAULT_REPS });
+        .unwrap_or(if args.tiny { 1 } else { plan::DEFAULT_REPS });
     if cfg!(debug_assertions) {
         eprintln!(
             "warning: this is a debug build; its figures are not representative (use --release)"
         );
     }
-    if run_table1(&sizes, reps, &args.out) > 0 {
+    let mut figures = Figures::default();
+    let failures = run_table1(&sizes, reps, &args.out, &mut figures);
+    if args.json {
+        if let Err(code) = results::save(figures, false, &args.out) {
+            return code;
+        }
+    }
+    if failures > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -472,8 +512,17 @@ fn table1_command(args: &Table1Args) -> ExitCode {
 
 fn table2_command(args: &Table2Args) -> ExitCode {
     let mut failures = 0;
-    let (_, md) = crate::table2::section(args.quick, &args.out, &mut failures);
+    let (outcome, md) = crate::table2::section(args.tiny, &args.out, &mut failures);
     print!("{md}");
+    if args.json {
+        let mut figures = Figures::default();
+        if let crate::table2::Outcome::Measured(measured) = &outcome {
+            crate::table2::figures(measured, &mut figures);
+        }
+        if let Err(code) = results::save(figures, false, &args.out) {
+            return code;
+        }
+    }
     if failures > 0 {
         ExitCode::FAILURE
     } else {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::repro::{Figure, Results};
+use crate::results::{Figure, Results};
 
 /// Reads a `results.json`.
 pub fn load(path: &Path) -> Result<Results, String> {

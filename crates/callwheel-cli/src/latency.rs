@@ -21,17 +21,60 @@ use std::time::Duration;
 use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
 use clap::Args;
 
+use crate::results::Figures;
+
 /// The options of `callwheel latency`.
-#[derive(Clone, Debug, Args)]
-pub struct LatencyArgs {
-    /// Samples per source (the hrtimers table used 10000).
-    #[arg(long, alias = "loops", default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub samples: u64,
-    /// Period between timers, in µs.
-    #[arg(long = "period-us", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
-    pub period_us: u64,
+#[derive(Clone, Debug, Default, Args)]
+pub struct LatencyCommand {
+    /// Samples per source (the hrtimers table used 10000) [default: 500; --quick: 200; --tiny: 20].
+    #[arg(long, alias = "loops", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub samples: Option<u64>,
+    /// Period between timers, in µs [default: 10000; --tiny: 1000].
+    #[arg(long = "period-us", value_name = "US", value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
+    pub period_us: Option<u64>,
     /// Keep every CPU busy with a spinning thread during the run.
     #[arg(long)]
+    pub load: bool,
+    /// Smaller sizes: 200 samples per source.
+    #[arg(long)]
+    pub quick: bool,
+    /// Tiny sizes that check the plumbing: 20 samples every 1 ms; the figures mean little.
+    #[arg(long, conflicts_with = "quick")]
+    pub tiny: bool,
+    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
+    #[arg(long)]
+    pub json: bool,
+    /// Where files go: `results.json` with --json [default: report].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<std::path::PathBuf>,
+}
+
+impl LatencyCommand {
+    /// The run these options ask for.
+    pub fn settings(&self) -> LatencyArgs {
+        let (samples, period_us) = if self.tiny {
+            (20, 1_000)
+        } else if self.quick {
+            (200, 10_000)
+        } else {
+            (500, 10_000)
+        };
+        LatencyArgs {
+            samples: self.samples.unwrap_or(samples),
+            period_us: self.period_us.unwrap_or(period_us),
+            load: self.load,
+        }
+    }
+}
+
+/// What one latency run measures.
+#[derive(Clone, Debug)]
+pub struct LatencyArgs {
+    /// Samples per source.
+    pub samples: u64,
+    /// Period between timers, in µs.
+    pub period_us: u64,
+    /// Whether every CPU is kept busy by a spinning thread during the run.
     pub load: bool,
 }
 
@@ -96,6 +139,29 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Wake-ups the callwheel driver made.
     pub wakeups: u64,
+}
+
+/// The figures of `report` for `results.json`, under `case` (`idle` or `loaded`): each row's
+/// lateness percentiles and the driver's wake-ups.
+pub fn figures(report: &Report, case: &str, figures: &mut Figures) {
+    for r in &report.rows {
+        for (metric, v) in [
+            ("min_ns", r.min),
+            ("p50_ns", r.p50),
+            ("p99_ns", r.p99),
+            ("p999_ns", r.p999),
+            ("max_ns", r.max),
+        ] {
+            figures.figure("latency", r.source, case, metric, v as f64);
+        }
+    }
+    figures.figure(
+        "latency",
+        "callwheel-rt",
+        case,
+        "wakeups",
+        report.wakeups as f64,
+    );
 }
 
 /// Why a run failed.
@@ -336,15 +402,23 @@ pub fn render(report: &Report) -> String {
 }
 
 /// `callwheel latency`: measure and print.
-pub fn command(args: &LatencyArgs) -> ExitCode {
-    match measure(args) {
-        Ok(report) => {
-            print!("{}", render(&report));
-            ExitCode::SUCCESS
-        }
+pub fn command(args: &LatencyCommand) -> ExitCode {
+    let settings = args.settings();
+    let report = match measure(&settings) {
+        Ok(report) => report,
         Err(e) => {
             eprintln!("callwheel latency: {e}");
-            ExitCode::from(1)
+            return ExitCode::from(1);
+        }
+    };
+    print!("{}", render(&report));
+    if let Some(dir) = crate::sections::json_dir(args.json, args.out.as_deref()) {
+        let mut all = Figures::default();
+        let case = if settings.load { "loaded" } else { "idle" };
+        figures(&report, case, &mut all);
+        if let Err(code) = crate::results::save(all, false, &dir) {
+            return code;
         }
     }
+    ExitCode::SUCCESS
 }

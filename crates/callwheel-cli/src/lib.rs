@@ -9,6 +9,8 @@
 //! | [`c_wheel`] | the production wheel through its C API (`cw_wheel_*`), for the C path's figures |
 //! | [`repro`] | `callwheel repro`: every experiment, the report, the plots and the JSON |
 //! | [`compare`] | `callwheel compare`: ratios between two `results.json` |
+//! | [`results`] | the figures of a run as `results.json` holds them, for `repro` and every command's `--json` |
+//! | [`machine`] | the machine facts a report and `results.json` name |
 //! | [`registry`] | the one list of structures: schemes, the facility, the peers |
 //! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
 //! | [`workload`] | SplitMix64, W1–W5 (the timed loops), their reference figures, the wake-up and tolerance traits |
@@ -34,11 +36,13 @@ pub mod c_wheel;
 pub mod cli;
 pub mod compare;
 pub mod latency;
+pub mod machine;
 pub mod peers;
 pub mod plan;
 pub mod registry;
 pub mod report;
 pub mod repro;
+pub mod results;
 pub mod runner;
 pub mod sections;
 pub mod smol_pool;

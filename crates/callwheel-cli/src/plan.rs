@@ -37,24 +37,24 @@ pub const W5_TOLERANCE_PERCENT: u64 = 5;
 /// Repetitions per measurement.
 pub const DEFAULT_REPS: u32 = 5;
 
-/// `--quick`: W1 sizes.
-pub const QUICK_W1_SIZES: [u64; 2] = [0, 1_000];
-/// `--quick`: W1 pairs per repetition.
-pub const QUICK_W1_ITERS: u64 = 2_000;
-/// `--quick`: W3 timers.
-pub const QUICK_W3_TIMERS: u64 = 20_000;
-/// `--quick`: W3 ticks.
-pub const QUICK_W3_TICKS: u64 = 2_000;
-/// `--quick`: W2 timers in flight.
-pub const QUICK_W2_N: u64 = 1_000;
-/// `--quick`: W2 steps.
-pub const QUICK_W2_STEPS: u64 = 20_000;
-/// `--quick`: W4 timers.
-pub const QUICK_W4_TIMERS: u64 = 100;
-/// `--quick`: W5 timers.
-pub const QUICK_W5_TIMERS: u64 = 2_000;
-/// `--quick`: repetitions.
-pub const QUICK_REPS: u32 = 1;
+/// `--tiny`: W1 sizes.
+pub const TINY_W1_SIZES: [u64; 2] = [0, 1_000];
+/// `--tiny`: W1 pairs per repetition.
+pub const TINY_W1_ITERS: u64 = 2_000;
+/// `--tiny`: W3 timers.
+pub const TINY_W3_TIMERS: u64 = 20_000;
+/// `--tiny`: W3 ticks.
+pub const TINY_W3_TICKS: u64 = 2_000;
+/// `--tiny`: W2 timers in flight.
+pub const TINY_W2_N: u64 = 1_000;
+/// `--tiny`: W2 steps.
+pub const TINY_W2_STEPS: u64 = 20_000;
+/// `--tiny`: W4 timers.
+pub const TINY_W4_TIMERS: u64 = 100;
+/// `--tiny`: W5 timers.
+pub const TINY_W5_TIMERS: u64 = 2_000;
+/// `--tiny`: repetitions.
+pub const TINY_REPS: u32 = 1;
 
 /// The most timers any size option accepts (`--n`, `--timers`): 10^8, a few GB of nodes at the
 /// largest structure's bytes per timer, checked before any work (a larger count would end in
@@ -151,21 +151,21 @@ impl Settings {
     }
 
     /// Tiny sizes that check the plumbing in a second or two, for tests.
-    pub fn quick() -> Settings {
+    pub fn tiny() -> Settings {
         Settings {
-            w1_sizes: QUICK_W1_SIZES.to_vec(),
-            w1_iters: QUICK_W1_ITERS,
-            w3_timers: QUICK_W3_TIMERS,
-            w3_ticks: QUICK_W3_TICKS,
-            w2_n: QUICK_W2_N,
-            w2_steps: QUICK_W2_STEPS,
-            w4_timers: QUICK_W4_TIMERS,
+            w1_sizes: TINY_W1_SIZES.to_vec(),
+            w1_iters: TINY_W1_ITERS,
+            w3_timers: TINY_W3_TIMERS,
+            w3_ticks: TINY_W3_TICKS,
+            w2_n: TINY_W2_N,
+            w2_steps: TINY_W2_STEPS,
+            w4_timers: TINY_W4_TIMERS,
             w4_ticks: W4_TICKS,
-            w4_reps: QUICK_REPS,
-            w5_timers: QUICK_W5_TIMERS,
+            w4_reps: TINY_REPS,
+            w5_timers: TINY_W5_TIMERS,
             w5_ticks: W5_TICKS,
             w5_tolerance_percent: W5_TOLERANCE_PERCENT,
-            reps: QUICK_REPS,
+            reps: TINY_REPS,
             full: false,
         }
     }

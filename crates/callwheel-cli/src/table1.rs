@@ -33,12 +33,13 @@ use callwheel_schemes::hashed_wheel::HashedWheel;
 use clap::ValueEnum;
 
 use crate::report::Summary;
+use crate::results::Figures;
 use crate::workload::{SplitMix64, SEED};
 
 /// The paper's points, then the extension.
 pub const SIZES: [u64; 9] = [0, 200, 400, 600, 800, 1000, 10_000, 100_000, 1_000_000];
-/// Sizes for `--quick`.
-pub const QUICK_SIZES: [u64; 3] = [0, 200, 1000];
+/// Sizes for `--tiny`.
+pub const TINY_SIZES: [u64; 3] = [0, 200, 1000];
 /// The largest N accepted (the hashed wheel's table and the records must fit in memory).
 pub const MAX_N: u64 = 50_000_000;
 /// Timed pairs per repetition (the paper's 10,000).
@@ -409,6 +410,28 @@ fn count_verdicts(rows: &[Row]) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The figures of `rows` for `results.json`: each interface's median ns per pair and entries
+/// traversed per pair, by N.
+pub fn figures(rows: &[Row], figures: &mut Figures) {
+    for row in rows {
+        for (iface, cell) in Interface::ALL.iter().zip(&row.cells) {
+            if let Ok(m) = cell {
+                let case = format!("N={}", row.n);
+                if let Some(s) = Summary::of(&m.samples) {
+                    figures.figure("table1", iface.name(), &case, "median_ns", s.median);
+                }
+                figures.figure(
+                    "table1",
+                    iface.name(),
+                    &case,
+                    "traversed_per_pair",
+                    m.traversed,
+                );
+            }
+        }
+    }
 }
 
 /// What the table shows against the paper's claims, one line each.

@@ -90,8 +90,8 @@ const W4: &str = "## W4";
 const W5: &str = "## W5";
 
 #[test]
-fn quick_bench_has_a_row_for_every_structure_in_every_workload() {
-    let out = callwheel(&["bench", "--quick"]);
+fn tiny_bench_has_a_row_for_every_structure_in_every_workload() {
+    let out = callwheel(&["bench", "--tiny"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     for heading in [W1, W2, W3, W4, W5] {
@@ -173,7 +173,7 @@ fn quick_bench_has_a_row_for_every_structure_in_every_workload() {
     check_w5(&text);
 }
 
-/// W2 at the quick sizes: every structure has a row with N = 1000 and 20000 steps, and every
+/// W2 at the tiny sizes: every structure has a row with N = 1000 and 20000 steps, and every
 /// exact structure and peer reports the same expiry count as the first exact structure.
 fn check_w2(text: &str) {
     let w2 = table(text, W2);
@@ -203,7 +203,7 @@ fn check_w2(text: &str) {
     check_ratios(text, W2, 1);
 }
 
-/// W4 at the quick size: every structure has a row, either n/a or with all 100 timers fired.
+/// W4 at the tiny size: every structure has a row, either n/a or with all 100 timers fired.
 fn check_w4(text: &str) {
     let w4 = table(text, W4);
     assert_eq!(w4.len(), SCHEMES.len(), "{text}");
@@ -225,7 +225,7 @@ fn check_w4(text: &str) {
     check_ratios(text, W4, 1);
 }
 
-/// W5 at the quick size: two rows per structure (5 %, then 0); an exact structure fires every
+/// W5 at the tiny size: two rows per structure (5 %, then 0); an exact structure fires every
 /// timer in its window and wakes at least as often as the optimum; only the facility takes a
 /// tolerance.
 fn check_w5(text: &str) {
@@ -265,7 +265,7 @@ fn check_w5(text: &str) {
     check_ratios(text, W5, 1);
 }
 
-/// W2 with enough steps for timers to expire (the quick sizes stop at tick 21, before the first
+/// W2 with enough steps for timers to expire (the tiny sizes stop at tick 21, before the first
 /// expiry at tick 200): every exact structure and peer that is cheap in a debug build fires
 /// exactly the count replayed from the draws.
 #[test]
@@ -306,7 +306,7 @@ fn w2_expiry_count_matches_the_replay() {
 fn scheme_filter_keeps_registry_order_and_workload_filter_works() {
     let out = callwheel(&[
         "bench",
-        "--quick",
+        "--tiny",
         "--workload",
         "w3",
         "--scheme",
@@ -331,7 +331,7 @@ fn scheme_filter_keeps_registry_order_and_workload_filter_works() {
 fn linear_start_schemes_are_skipped_above_the_limit_unless_full() {
     let args = [
         "bench",
-        "--quick",
+        "--tiny",
         "--workload",
         "w1",
         "--n",
@@ -366,18 +366,13 @@ fn linear_start_schemes_are_skipped_above_the_limit_unless_full() {
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     let row = &table(&text, W1)[1];
     assert_eq!(row[1], "10001");
-    assert_eq!(row[2], "2000", "I = min(quick I, clamp(20M / N, ..))");
+    assert_eq!(row[2], "2000", "I = min(tiny I, clamp(20M / N, ..))");
     assert!(is_number(&row[3]), "{row:?}");
 }
 
 #[test]
 fn an_unknown_scheme_is_refused_with_the_known_names() {
-    let out = callwheel(&[
-        "bench",
-        "--quick",
-        "--scheme",
-        "hashed-wheel,no-such-scheme",
-    ]);
+    let out = callwheel(&["bench", "--tiny", "--scheme", "hashed-wheel,no-such-scheme"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
@@ -392,7 +387,7 @@ fn an_unknown_scheme_is_refused_with_the_known_names() {
     // Labels and any case name a scheme too.
     let out = callwheel(&[
         "bench",
-        "--quick",
+        "--tiny",
         "--workload",
         "w1",
         "--scheme",

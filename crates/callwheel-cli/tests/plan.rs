@@ -61,7 +61,7 @@ fn w3_timer_counts() {
     assert_eq!(s.w3(with(Complexity::LINEAR_START)).timers, 10_000);
     assert_eq!(s.w3(with(Complexity::LINEAR_TICK)).timers, 10_000);
     assert_eq!(s.w3(with(Complexity::CONSTANT)).ticks, 100_000);
-    let q = Settings::quick();
+    let q = Settings::tiny();
     assert_eq!(q.w3(with(Complexity::CONSTANT)).timers, 20_000);
     assert_eq!(q.w3(with(Complexity::CONSTANT)).ticks, 2_000);
 }
@@ -218,7 +218,7 @@ fn w2_sizes_and_skips() {
     assert_eq!(s.w2(tick).map(|p| p.n), Ok(1_000), "O(n) tick: N reduced");
     let list = with(Complexity::LINEAR_START);
     assert_eq!(s.w2(list).map(|p| p.n), Err(SKIPPED_LINEAR_START));
-    let q = Settings::quick();
+    let q = Settings::tiny();
     assert_eq!(q.w2(list).map(|p| (p.n, p.steps)), Ok((1_000, 20_000)));
     assert_eq!(q.w2(wheel).map(|p| (p.n, p.steps)), Ok((1_000, 20_000)));
 }
@@ -267,7 +267,7 @@ fn w4_and_w5_sizes_and_na_rows() {
         "--reps overrides W4's 15"
     );
     assert_eq!(s.w5(wheel).map(|p| p.reps), Ok(3));
-    let q = Settings::quick();
+    let q = Settings::tiny();
     assert_eq!(q.w4(wheel).map(|p| (p.timers, p.reps)), Ok((100, 1)));
     assert_eq!(q.w5(wheel).map(|p| p.timers), Ok(2_000));
 }

@@ -20,7 +20,7 @@ fn temp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn the_driver_prints_one_line_per_point_and_counts_t_and_h() {
-    let out = callwheel(&["table2-driver", "--quick"], None);
+    let out = callwheel(&["table2-driver", "--tiny"], None);
     assert!(
         out.status.success(),
         "{}",
@@ -50,7 +50,7 @@ fn the_driver_prints_one_line_per_point_and_counts_t_and_h() {
 fn without_valgrind_the_experiment_is_skipped_and_says_so() {
     let dir = temp("skip");
     let out = callwheel(
-        &["table2", "--quick", "--out", dir.to_str().unwrap()],
+        &["table2", "--tiny", "--out", dir.to_str().unwrap()],
         Some("/nonexistent"),
     );
     let text = String::from_utf8_lossy(&out.stdout);
@@ -71,7 +71,7 @@ fn under_callgrind_the_forms_match_the_papers() {
         return;
     }
     let dir = temp("run");
-    let out = callwheel(&["table2", "--quick", "--out", dir.to_str().unwrap()], None);
+    let out = callwheel(&["table2", "--tiny", "--out", dir.to_str().unwrap()], None);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

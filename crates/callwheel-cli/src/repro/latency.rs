@@ -32,24 +32,7 @@ pub(super) fn latency(size: Size, out: &Path) -> Done {
                 let _ = writeln!(done.markdown, "### {case}\n");
                 done.markdown.push_str(&crate::latency::render(&report));
                 panels.push(lateness_chart(case, &report));
-                for r in &report.rows {
-                    for (metric, v) in [
-                        ("min_ns", r.min),
-                        ("p50_ns", r.p50),
-                        ("p99_ns", r.p99),
-                        ("p999_ns", r.p999),
-                        ("max_ns", r.max),
-                    ] {
-                        done.figure("latency", r.source, case, metric, v as f64);
-                    }
-                }
-                done.figure(
-                    "latency",
-                    "callwheel-rt",
-                    case,
-                    "wakeups",
-                    report.wakeups as f64,
-                );
+                crate::latency::figures(&report, case, &mut done.figures);
                 let raw = report
                     .rows
                     .iter()

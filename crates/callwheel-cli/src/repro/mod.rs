@@ -19,7 +19,6 @@ mod async_timers;
 mod coalescing;
 mod cost_model;
 mod latency;
-pub mod machine;
 mod papers;
 mod peers;
 pub mod plots;
@@ -30,11 +29,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use serde::{Deserialize, Serialize};
 
+use crate::machine::Machine;
 use crate::registry::{SchemeInfo, SCHEMES};
-use crate::report::{self, Outcome};
-use machine::Machine;
+use crate::report::Outcome;
+use crate::results::{self, Figures};
 use plots::Chart;
 
 /// The experiments, in report order.
@@ -121,34 +120,6 @@ pub struct ReproArgs {
     pub json: bool,
 }
 
-/// One figure of a run, as `results.json` holds it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    /// The experiment.
-    pub experiment: String,
-    /// The structure or interface measured.
-    pub structure: String,
-    /// The case: workload and size.
-    pub case: String,
-    /// What the value is (`median_ns`, `wakeups`, ...).
-    pub metric: String,
-    /// The value.
-    pub value: f64,
-}
-
-/// `results.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Results {
-    /// The tool's version.
-    pub version: String,
-    /// The machine and date.
-    pub machine: Machine,
-    /// Whether the papers' sizes were used.
-    pub full: bool,
-    /// Every figure.
-    pub figures: Vec<Figure>,
-}
-
 /// One line of the final summary.
 #[derive(Clone, Debug)]
 struct Finding {
@@ -161,67 +132,20 @@ struct Finding {
 #[derive(Default)]
 struct Done {
     markdown: String,
-    figures: Vec<Figure>,
+    figures: Figures,
     findings: Vec<Finding>,
     failures: usize,
 }
 
 impl Done {
     fn figure(&mut self, experiment: &str, structure: &str, case: &str, metric: &str, value: f64) {
-        self.figures.push(Figure {
-            experiment: experiment.into(),
-            structure: structure.into(),
-            case: case.into(),
-            metric: metric.into(),
-            value,
-        });
+        self.figures
+            .figure(experiment, structure, case, metric, value);
     }
 
     /// Records the median and every count an outcome carries.
     fn outcome(&mut self, experiment: &str, structure: &str, case: &str, outcome: &Outcome) {
-        let Outcome::Done(r) = outcome else { return };
-        if let Some(m) = report::median_of(outcome) {
-            self.figure(experiment, structure, case, "median_ns", m);
-        }
-        let counts = [
-            ("bytes_per_timer", r.bytes_per_timer),
-            ("fired", r.fired.map(|v| v as f64)),
-            ("jumps", r.jumps.map(|v| v as f64)),
-            ("wakeups", r.wakeups.map(|v| v as f64)),
-            ("optimum", r.optimum.map(|v| v as f64)),
-            ("violations", r.violations.map(|v| v as f64)),
-        ];
-        for (metric, value) in counts {
-            if let Some(v) = value {
-                self.figure(experiment, structure, case, metric, v);
-            }
-        }
-        if let Some(t) = &r.tolerant {
-            if let Some(s) = report::Summary::of(&t.samples) {
-                self.figure(experiment, structure, case, "tolerant_median_ns", s.median);
-            }
-            self.figure(
-                experiment,
-                structure,
-                case,
-                "tolerant_wakeups",
-                t.wakeups as f64,
-            );
-            self.figure(
-                experiment,
-                structure,
-                case,
-                "tolerant_optimum",
-                t.optimum as f64,
-            );
-            self.figure(
-                experiment,
-                structure,
-                case,
-                "tolerant_violations",
-                t.violations as f64,
-            );
-        }
+        self.figures.outcome(experiment, structure, case, outcome);
     }
 
     /// Draws `charts` as panels of one figure and links it from the report.
@@ -340,7 +264,7 @@ pub fn run(args: &ReproArgs) -> u8 {
         };
         all.markdown.push_str(&done.markdown);
         all.markdown.push('\n');
-        all.figures.extend(done.figures);
+        all.figures.0.extend(done.figures.0);
         all.findings.extend(done.findings);
         all.failures += done.failures;
     }
@@ -391,22 +315,9 @@ pub fn run(args: &ReproArgs) -> u8 {
         return 2;
     }
     if args.json {
-        let results = Results {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            machine: machine.clone(),
-            full: args.full,
-            figures: all.figures.clone(),
-        };
-        let path = args.out.join("results.json");
-        let text = match serde_json::to_string_pretty(&results) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: cannot encode the results: {e}");
-                return 1;
-            }
-        };
-        if let Err(e) = std::fs::write(&path, text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
+        let results = all.figures.clone().into_results(machine.clone(), args.full);
+        if let Err(e) = results::write(&args.out, &results) {
+            eprintln!("error: {e}");
             return 2;
         }
     }

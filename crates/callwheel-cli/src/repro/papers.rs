@@ -19,7 +19,7 @@ pub(super) fn family(size: Size, out: &Path) -> Done {
     let mut settings = Settings::standard();
     match size {
         Size::Tiny => {
-            settings = Settings::quick();
+            settings = Settings::tiny();
             settings.w1_sizes = vec![0, 100, 1_000];
         }
         Size::Default => {
@@ -138,7 +138,7 @@ pub(super) fn family(size: Size, out: &Path) -> Done {
 pub(super) fn table1_experiment(size: Size, out: &Path) -> Done {
     let mut done = Done::default();
     let (sizes, reps): (Vec<u64>, u32) = match size {
-        Size::Tiny => (table1::QUICK_SIZES.to_vec(), 1),
+        Size::Tiny => (table1::TINY_SIZES.to_vec(), 1),
         Size::Default => (vec![0, 200, 400, 600, 800, 1000, 10_000, 100_000], 3),
         Size::Full => (table1::SIZES.to_vec(), 5),
     };
@@ -146,23 +146,7 @@ pub(super) fn table1_experiment(size: Size, out: &Path) -> Done {
     let (rows, md) = table1::section(&sizes, reps, out, &mut failures);
     done.failures = failures;
     done.markdown.push_str(&md);
-    for row in &rows {
-        for (iface, cell) in table1::Interface::ALL.iter().zip(&row.cells) {
-            if let Ok(m) = cell {
-                let case = format!("N={}", row.n);
-                if let Some(s) = report::Summary::of(&m.samples) {
-                    done.figure("table1", iface.name(), &case, "median_ns", s.median);
-                }
-                done.figure(
-                    "table1",
-                    iface.name(),
-                    &case,
-                    "traversed_per_pair",
-                    m.traversed,
-                );
-            }
-        }
-    }
+    table1::figures(&rows, &mut done.figures);
     for line in table1::verdicts(&rows) {
         let (what, verdict) = line.split_once(": ").unwrap_or((line.as_str(), ""));
         done.find("table1", what.to_string(), verdict.to_string());
@@ -187,16 +171,7 @@ pub(super) fn table2_experiment(size: Size, out: &Path) -> Done {
             return done;
         }
     };
-    for m in &measured {
-        let structure = format!("{} {}", m.line.function.name(), m.line.version.name());
-        for &(x, y) in &m.points {
-            let case = format!("{}={x}", m.line.var);
-            done.figure("table2", &structure, &case, "instructions", y);
-        }
-        let case = format!("fit in {}", m.line.var);
-        done.figure("table2", &structure, &case, "a", m.fit.a);
-        done.figure("table2", &structure, &case, "b", m.fit.b);
-    }
+    table2::figures(&measured, &mut done.figures);
     for (what, verdict) in table2::verdicts(&measured) {
         done.find("table2", what, verdict);
     }

@@ -12,7 +12,7 @@ pub(super) fn peers(size: Size) -> Done {
     let mut done = Done::default();
     let mut settings = Settings::standard();
     match size {
-        Size::Tiny => settings = Settings::quick(),
+        Size::Tiny => settings = Settings::tiny(),
         Size::Default => {
             settings.w1_sizes = vec![0, 1_000, 100_000, 1_000_000];
             settings.w1_iters = 100_000;

@@ -33,6 +33,8 @@ use std::process::Command;
 
 use driver::{Scenario, CALLS, POINT_TAG};
 
+use crate::results::Figures;
+
 pub use report::{charts, section, table, verdicts};
 
 /// The functions of Table II.
@@ -375,7 +377,7 @@ fn run_in(valgrind: &Path, exe: &Path, dir: &Path, quick: bool) -> Result<Vec<Me
         .arg(exe)
         .arg("table2-driver");
     if quick {
-        command.arg("--quick");
+        command.arg("--tiny");
     }
     let output = command
         .output()
@@ -458,6 +460,21 @@ fn parse_points(stdout: &str) -> Result<Vec<(Scenario, f64)>, String> {
         return Err("the driver printed no points".into());
     }
     Ok(points)
+}
+
+/// The figures of `measured` for `results.json`: instructions per call at each point of each
+/// line, and the fitted line's `a` and `b`.
+pub fn figures(measured: &[Measured], figures: &mut Figures) {
+    for m in measured {
+        let structure = format!("{} {}", m.line.function.name(), m.line.version.name());
+        for &(x, y) in &m.points {
+            let case = format!("{}={x}", m.line.var);
+            figures.figure("table2", &structure, &case, "instructions", y);
+        }
+        let case = format!("fit in {}", m.line.var);
+        figures.figure("table2", &structure, &case, "a", m.fit.a);
+        figures.figure("table2", &structure, &case, "b", m.fit.b);
+    }
 }
 
 #[cfg(test)]
