@@ -1,7 +1,7 @@
 //! Line charts for the report, each written as SVG and PNG with the same drawing code.
 //!
-//! Text needs a TrueType font: the first of a few usual system paths (DejaVu Sans, Liberation
-//! Sans) is registered once. Without one, no chart is drawn and the report says why.
+//! Text is drawn in Noto Sans, embedded in the binary (the `ttf-noto-sans` crate): the PNGs
+//! look the same on every machine, with no font to install.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -9,31 +9,13 @@ use std::sync::OnceLock;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-const FONT_PATHS: [&str; 5] = [
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/TTF/DejaVuSans.ttf",
-    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
-];
-
-/// Registers a system font for chart text, once. `Err` says that no font was found.
+/// Registers the embedded font for chart text, once. `Err` says the font did not load (the
+/// report then says why no chart was drawn).
 pub fn ensure_font() -> Result<(), String> {
     static FONT: OnceLock<Result<(), String>> = OnceLock::new();
     FONT.get_or_init(|| {
-        for path in FONT_PATHS {
-            if let Ok(bytes) = std::fs::read(path) {
-                // The registry keeps the bytes for the life of the process.
-                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-                if plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok() {
-                    return Ok(());
-                }
-            }
-        }
-        Err(format!(
-            "no TrueType font for chart text (looked for {}); install fonts-dejavu-core",
-            FONT_PATHS.join(", ")
-        ))
+        plotters::style::register_font("sans-serif", FontStyle::Normal, ttf_noto_sans::REGULAR)
+            .map_err(|_| "the embedded chart font (Noto Sans) did not load".to_string())
     })
     .clone()
 }
