@@ -21,6 +21,7 @@ use std::time::Duration;
 use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
 use clap::Args;
 
+use crate::percentile::nearest_rank;
 use crate::results::Figures;
 
 /// The options of `callwheel latency`.
@@ -110,7 +111,7 @@ impl Row {
         }
         samples.sort_unstable();
         let n = samples.len();
-        let rank = |per_mille: usize| samples[(n * per_mille).div_ceil(1000).clamp(1, n) - 1];
+        let rank = |per_mille| nearest_rank(&samples, per_mille).unwrap_or(0);
         let sum: u128 = samples.iter().map(|&s| u128::from(s)).sum();
         Some(Row {
             source,

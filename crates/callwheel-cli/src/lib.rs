@@ -16,7 +16,9 @@
 //! | [`workload`] | SplitMix64, W1–W5 (the timed loops), their reference figures, the wake-up and tolerance traits |
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`runner`] | one child process per measurement, and its result line |
+//! | [`child_line`] | a child's result line: a tag and a JSON object |
 //! | [`report`] | the tables |
+//! | [`percentile`] | percentiles by nearest rank, the one definition every table uses |
 //! | [`verdict`] | an experiment's verdict lines (what was checked, met or missed) |
 //! | [`sections`] | each workload's measurements and Markdown section, shared by `bench` and `repro` |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
@@ -33,11 +35,13 @@ pub mod async_precision;
 pub mod async_queue;
 pub mod async_timers;
 pub mod c_wheel;
+pub mod child_line;
 pub mod cli;
 pub mod compare;
 pub mod latency;
 pub mod machine;
 pub mod peers;
+pub mod percentile;
 pub mod plan;
 pub mod registry;
 pub mod report;

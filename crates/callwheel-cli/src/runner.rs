@@ -4,21 +4,25 @@
 //! The parent re-executes its own binary as `callwheel bench-one --scheme NAME --workload wK`
 //! with the sizes of the workload (`--n N --iters I` for W1, `--n N --steps S` for W2,
 //! `--timers M --ticks T` for W3 and W4, plus `--tolerance P` for W5) and `--reps R`. The child
-//! runs the workload ([`run_here`]) and prints exactly one line on stdout:
+//! runs the workload ([`run_here`]) and prints exactly one line on stdout, the tag and a
+//! [`Report`] as JSON ([`child_line`]):
 //!
 //! ```text
-//! callwheel-result samples=12.5,12.1,13.0 bytes=48.2 fired=- late=- jumps=- wakeups=- optimum=- violations=- tsamples=- twakeups=- toptimum=- tviolations=-
+//! callwheel-result {"samples":[12.5,12.1,13.0],"bytes_per_timer":48.2,"fired":null,...}
 //! ```
 //!
-//! `samples` holds the per-operation figure of each repetition in nanoseconds; `bytes` the bytes
-//! per outstanding timer (W1); `fired` the timers fired (W2's expiries, W3, W4); `late` the
-//! timers a lossy scheme fired after W3's last tick; `jumps` W4's `advance` calls; `wakeups`,
-//! `optimum` and `violations` W5's tolerance-0 case, and the `t…` fields W5's tolerant case
-//! (its `tsamples` being that case's ns per timer). `-` means not measured. On failure the
-//! child prints one error line on stderr and exits non-zero.
+//! `samples` holds the per-operation figure of each repetition in nanoseconds; `bytes_per_timer`
+//! the bytes per outstanding timer (W1); `fired` the timers fired (W2's expiries, W3, W4);
+//! `late` the timers a lossy scheme fired after W3's last tick; `jumps` W4's `advance` calls;
+//! `wakeups`, `optimum` and `violations` W5's tolerance-0 case, and `tolerant` W5's tolerant
+//! case. `null` means not measured; an unknown field is an error. On failure the child prints
+//! one error line on stderr and exits non-zero.
 
 use std::process::Command;
 
+use serde::{Deserialize, Serialize};
+
+use crate::child_line;
 use crate::registry::{self, SchemeInfo};
 use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
 
@@ -143,7 +147,8 @@ impl Task {
 }
 
 /// W5's tolerant case, as the result line carries it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TolerantReport {
     /// Nanoseconds per timer, one figure per repetition.
     pub samples: Vec<f64>,
@@ -156,7 +161,8 @@ pub struct TolerantReport {
 }
 
 /// What one measurement reported.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Report {
     /// Nanoseconds per operation, one figure per repetition (W5: the tolerance-0 case).
     pub samples: Vec<f64>,
@@ -178,101 +184,18 @@ pub struct Report {
     pub tolerant: Option<TolerantReport>,
 }
 
-fn opt<T: ToString>(value: Option<T>) -> String {
-    value.map_or_else(|| "-".to_string(), |v| v.to_string())
-}
-
-fn join(samples: &[f64]) -> String {
-    let text: Vec<String> = samples.iter().map(|s| s.to_string()).collect();
-    text.join(",")
-}
-
 impl Report {
-    /// The result line the child prints.
+    /// The result line the child prints (see [`child_line`]).
     pub fn to_line(&self) -> String {
-        let t = self.tolerant.as_ref();
-        format!(
-            "{RESULT_TAG} samples={} bytes={} fired={} late={} jumps={} wakeups={} optimum={} violations={} tsamples={} twakeups={} toptimum={} tviolations={}",
-            join(&self.samples),
-            opt(self.bytes_per_timer),
-            opt(self.fired),
-            opt(self.late),
-            opt(self.jumps),
-            opt(self.wakeups),
-            opt(self.optimum),
-            opt(self.violations),
-            t.map_or_else(|| "-".to_string(), |t| join(&t.samples)),
-            opt(t.map(|t| t.wakeups)),
-            opt(t.map(|t| t.optimum)),
-            opt(t.map(|t| t.violations)),
-        )
+        child_line::write(RESULT_TAG, self)
     }
 
-    /// Parses a result line; `Err` says what is wrong with it.
+    /// Parses a result line; `Err` says what is wrong with it (also a report without samples).
     pub fn parse_line(line: &str) -> Result<Report, String> {
-        let mut words = line.split_whitespace();
-        if words.next() != Some(RESULT_TAG) {
-            return Err(format!("not a result line: {line:?}"));
-        }
-        let mut report = Report::default();
-        let mut samples = None;
-        let mut tsamples: Option<Vec<f64>> = None;
-        let (mut twakeups, mut toptimum, mut tviolations) = (None, None, None);
-        for word in words {
-            let (key, value) = word
-                .split_once('=')
-                .ok_or_else(|| format!("malformed field {word:?}"))?;
-            let bad = || format!("malformed value in {word:?}");
-            let list = |value: &str| -> Result<Vec<f64>, String> {
-                value
-                    .split(',')
-                    .map(str::parse::<f64>)
-                    .collect::<Result<Vec<f64>, _>>()
-                    .map_err(|_| bad())
-            };
-            let count = |value: &str| -> Result<Option<u64>, String> {
-                if value == "-" {
-                    Ok(None)
-                } else {
-                    value.parse::<u64>().map(Some).map_err(|_| bad())
-                }
-            };
-            match key {
-                "samples" => samples = Some(list(value)?),
-                "bytes" if value != "-" => {
-                    report.bytes_per_timer = Some(value.parse::<f64>().map_err(|_| bad())?);
-                }
-                "bytes" => {}
-                "fired" => report.fired = count(value)?,
-                "late" => report.late = count(value)?,
-                "jumps" => report.jumps = count(value)?,
-                "wakeups" => report.wakeups = count(value)?,
-                "optimum" => report.optimum = count(value)?,
-                "violations" => report.violations = count(value)?,
-                "tsamples" if value != "-" => tsamples = Some(list(value)?),
-                "tsamples" => {}
-                "twakeups" => twakeups = count(value)?,
-                "toptimum" => toptimum = count(value)?,
-                "tviolations" => tviolations = count(value)?,
-                _ => return Err(format!("unknown field {key:?}")),
-            }
-        }
-        report.samples = samples.ok_or("the result line has no samples")?;
+        let report: Report = child_line::read(RESULT_TAG, line.trim())?;
         if report.samples.is_empty() {
             return Err("the result line has no samples".into());
         }
-        report.tolerant = match (tsamples, twakeups, toptimum, tviolations) {
-            (None, None, None, None) => None,
-            (Some(samples), Some(wakeups), Some(optimum), Some(violations)) => {
-                Some(TolerantReport {
-                    samples,
-                    wakeups,
-                    optimum,
-                    violations,
-                })
-            }
-            _ => return Err("the tolerant case's fields are incomplete".into()),
-        };
         Ok(report)
     }
 }

@@ -31,6 +31,7 @@ use callwheel_callout::{Backing, Callouts, Config};
 use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
 
 use crate::report::Summary;
 use crate::results::Figures;
@@ -110,7 +111,8 @@ impl Interface {
 type Call = (u32, u64);
 
 /// What one measurement reports.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Measurement {
     /// Nanoseconds per (cancel + set) pair, one figure per repetition.
     pub samples: Vec<f64>,
@@ -122,62 +124,18 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The child's result line.
+    /// The child's result line (see [`child_line`](crate::child_line)).
     pub fn to_line(&self) -> String {
-        let samples: Vec<String> = self.samples.iter().map(|s| s.to_string()).collect();
-        format!(
-            "{RESULT_TAG} samples={} bytes={} traversed={}",
-            samples.join(","),
-            self.bytes_per_callout
-                .map_or_else(|| "-".to_string(), |b| b.to_string()),
-            self.traversed
-        )
+        crate::child_line::write(RESULT_TAG, self)
     }
 
-    /// Parses a result line; `Err` says what is wrong.
+    /// Parses a result line; `Err` says what is wrong (also a measurement without samples).
     pub fn from_line(line: &str) -> Result<Measurement, String> {
-        let mut words = line.split_whitespace();
-        if words.next() != Some(RESULT_TAG) {
-            return Err(format!("not a {RESULT_TAG} line: {line:?}"));
+        let m: Measurement = crate::child_line::read(RESULT_TAG, line.trim())?;
+        if m.samples.is_empty() {
+            return Err(format!("incomplete result line {line:?}"));
         }
-        let (mut samples, mut bytes, mut traversed) = (None, None, None);
-        for word in words {
-            let (key, value) = word
-                .split_once('=')
-                .ok_or_else(|| format!("malformed field {word:?}"))?;
-            match key {
-                "samples" => {
-                    let parsed: Result<Vec<f64>, _> = value.split(',').map(str::parse).collect();
-                    samples = Some(parsed.map_err(|e| format!("bad samples {value:?}: {e}"))?);
-                }
-                "bytes" if value == "-" => bytes = Some(None),
-                "bytes" => {
-                    bytes = Some(Some(
-                        value
-                            .parse()
-                            .map_err(|e| format!("bad bytes {value:?}: {e}"))?,
-                    ))
-                }
-                "traversed" => {
-                    traversed = Some(
-                        value
-                            .parse()
-                            .map_err(|e| format!("bad traversed {value:?}: {e}"))?,
-                    )
-                }
-                _ => return Err(format!("unknown field {key:?}")),
-            }
-        }
-        match (samples, bytes, traversed) {
-            (Some(samples), Some(bytes_per_callout), Some(traversed)) if !samples.is_empty() => {
-                Ok(Measurement {
-                    samples,
-                    bytes_per_callout,
-                    traversed,
-                })
-            }
-            _ => Err(format!("incomplete result line {line:?}")),
-        }
+        Ok(m)
     }
 }
 

@@ -70,8 +70,9 @@ fn w3_timer_counts() {
 fn summary_median_min_max() {
     let s = Summary::of(&[5.0, 1.0, 3.0]).unwrap();
     assert_eq!((s.median, s.min, s.max), (3.0, 1.0, 5.0));
+    // Nearest rank: the lower of the middle two, a figure that was measured.
     let s = Summary::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
-    assert_eq!((s.median, s.min, s.max), (2.5, 1.0, 4.0));
+    assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 4.0));
     assert!(Summary::of(&[]).is_none());
 }
 
@@ -111,13 +112,19 @@ fn result_line_round_trips() {
         ..Report::default()
     };
     assert_eq!(Report::parse_line(&report.to_line()), Ok(report));
-    assert!(Report::parse_line(
-        "callwheel-result samples=1 tsamples=2 twakeups=3 toptimum=- tviolations=0"
-    )
-    .is_err());
-    assert!(Report::parse_line("something else").is_err());
-    assert!(Report::parse_line("callwheel-result samples= bytes=- fired=-").is_err());
-    assert!(Report::parse_line("callwheel-result bytes=- fired=-").is_err());
+    for bad in [
+        // The tolerant case without its optimum.
+        r#"callwheel-result {"samples":[1],"tolerant":{"samples":[2],"wakeups":3,"violations":0}}"#,
+        "something else",
+        r#"callwheel-result {"samples":[]}"#,
+        r#"callwheel-result {"bytes_per_timer":1.0}"#,
+        r#"callwheel-result {"samples":[1],"extra":3}"#,
+        r#"callwheel-result {"samples":["x"]}"#,
+        r#"callwheel-table1 {"samples":[1]}"#,
+        "callwheel-result samples=1 bytes=-",
+    ] {
+        assert!(Report::parse_line(bad).is_err(), "{bad:?} parsed");
+    }
 }
 
 #[test]

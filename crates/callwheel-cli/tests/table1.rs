@@ -47,13 +47,13 @@ fn result_line_round_trips() {
     assert_eq!(Measurement::from_line(&none.to_line()), Ok(none));
     for bad in [
         "",
-        "callwheel-result samples=1 bytes=-",
-        "callwheel-table1 samples= bytes=-",
-        "callwheel-table1 samples=1",
-        "callwheel-table1 samples=x bytes=-",
-        "callwheel-table1 samples=1 bytes=- extra=3",
-        "callwheel-table1 samples=1 bytes=- traversed=x",
-        "callwheel-table1 samples=1 bytes=-",
+        r#"callwheel-result {"samples":[1],"bytes_per_callout":null,"traversed":1.0}"#,
+        r#"callwheel-table1 {"samples":[],"bytes_per_callout":null,"traversed":1.0}"#,
+        r#"callwheel-table1 {"samples":[1]}"#,
+        r#"callwheel-table1 {"samples":["x"],"bytes_per_callout":null,"traversed":1.0}"#,
+        r#"callwheel-table1 {"samples":[1],"bytes_per_callout":null,"traversed":1.0,"extra":3}"#,
+        r#"callwheel-table1 {"samples":[1],"bytes_per_callout":null,"traversed":"x"}"#,
+        "callwheel-table1 samples=1 bytes=- traversed=1",
     ] {
         assert!(Measurement::from_line(bad).is_err(), "{bad:?} parsed");
     }

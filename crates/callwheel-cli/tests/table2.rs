@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use callwheel_cli::table2::driver::Scenario;
+use callwheel_cli::table2::driver::{Point, Scenario};
 
 fn callwheel(args: &[&str], path: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_callwheel"));
@@ -40,7 +40,11 @@ fn the_driver_prints_one_line_per_point_and_counts_t_and_h() {
         (Scenario::NewChain, [0, 1, 2]),
     ] {
         for x in xs {
-            let line = format!("callwheel-table2 scenario={} x={x}", scenario.name());
+            let point = Point {
+                scenario: scenario.name().to_string(),
+                x: f64::from(x),
+            };
+            let line = callwheel_cli::child_line::write("callwheel-table2", &point);
             assert!(points.contains(&line.as_str()), "{line} missing:\n{text}");
         }
     }

@@ -1,12 +1,13 @@
 //! How a measurement ended, and the median/min/max summary of its repetitions.
 
 use super::table::format_ns;
+use crate::percentile::nearest_rank;
 use crate::runner::Report;
 
 /// Median, minimum and maximum of a measurement's repetitions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Summary {
-    /// The median (the mean of the middle two for an even count).
+    /// The median, by nearest rank (the lower of the middle two for an even count).
     pub median: f64,
     /// The smallest figure.
     pub min: f64,
@@ -17,21 +18,12 @@ pub struct Summary {
 impl Summary {
     /// Summarizes `samples`; `None` when there are none.
     pub fn of(samples: &[f64]) -> Option<Summary> {
-        if samples.is_empty() {
-            return None;
-        }
         let mut sorted = samples.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let mid = sorted.len() / 2;
-        let median = if sorted.len() % 2 == 1 {
-            sorted[mid]
-        } else {
-            (sorted[mid - 1] + sorted[mid]) / 2.0
-        };
         Some(Summary {
-            median,
-            min: sorted[0],
-            max: sorted[sorted.len() - 1],
+            median: nearest_rank(&sorted, 500)?,
+            min: *sorted.first()?,
+            max: *sorted.last()?,
         })
     }
 }

@@ -117,10 +117,10 @@ fn measure<S: Scheme<()>>(
         steps = s;
         times.push(ns);
     }
-    times.sort_by(f64::total_cmp);
+    let median = crate::percentile::median(&times).ok_or("no repetitions")?;
     Ok(Cost {
         steps: steps as f64 / n.max(1) as f64,
-        ns: times[times.len() / 2] / n.max(1) as f64,
+        ns: median / n.max(1) as f64,
     })
 }
 

@@ -7,10 +7,11 @@
 //! inclusive count is the library function's plus the few instructions of the call itself.
 //! The library's own functions are untouched. After each point the driver calls
 //! `table2_point_done`, after which callgrind writes a dump (`--dump-after`): dump `i` holds
-//! point `i`'s counts alone. The driver prints one line per point, in the same order:
+//! point `i`'s counts alone. The driver prints one line per point, in the same order, the tag
+//! and a [`Point`] as JSON ([`child_line`](crate::child_line)):
 //!
 //! ```text
-//! callwheel-table2 scenario=old-list x=128
+//! callwheel-table2 {"scenario":"old-list","x":128.0}
 //! ```
 //!
 //! where `x` is the point's value of the scenario's variable; for `t` and `h` it is counted by
@@ -22,9 +23,20 @@ use std::hint::black_box;
 use callwheel_callout::{Backing, Callouts, Config, Handle};
 use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
+use serde::{Deserialize, Serialize};
 
 /// The word that starts each point's line.
 pub const POINT_TAG: &str = "callwheel-table2";
+
+/// One point as the driver reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    /// The scenario's name ([`Scenario::name`]).
+    pub scenario: String,
+    /// The point's value of the scenario's variable.
+    pub x: f64,
+}
 
 /// Calls of each measured function at each point.
 pub const CALLS: u64 = 32;
@@ -385,7 +397,11 @@ pub fn run(quick: bool) -> Result<(), String> {
     for scenario in Scenario::ALL {
         for &x in scenario.xs(quick) {
             let measured = point(scenario, x)?;
-            println!("{POINT_TAG} scenario={} x={measured}", scenario.name());
+            let point = Point {
+                scenario: scenario.name().to_string(),
+                x: measured,
+            };
+            println!("{}", crate::child_line::write(POINT_TAG, &point));
             table2_point_done(index);
             index += 1;
         }

@@ -31,7 +31,7 @@ mod report;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use driver::{Scenario, CALLS, POINT_TAG};
+use driver::{Point, Scenario, CALLS, POINT_TAG};
 
 use crate::results::Figures;
 
@@ -444,17 +444,10 @@ fn run_in(valgrind: &Path, exe: &Path, dir: &Path, quick: bool) -> Result<Vec<Me
 fn parse_points(stdout: &str) -> Result<Vec<(Scenario, f64)>, String> {
     let mut points = Vec::new();
     for line in stdout.lines().filter(|l| l.starts_with(POINT_TAG)) {
-        let field = |key: &str| {
-            line.split_whitespace()
-                .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
-                .ok_or_else(|| format!("point line without {key}: {line:?}"))
-        };
-        let scenario = Scenario::from_name(field("scenario")?)
+        let point: Point = crate::child_line::read(POINT_TAG, line)?;
+        let scenario = Scenario::from_name(&point.scenario)
             .ok_or_else(|| format!("unknown scenario in {line:?}"))?;
-        let x: f64 = field("x")?
-            .parse()
-            .map_err(|_| format!("bad x in {line:?}"))?;
-        points.push((scenario, x));
+        points.push((scenario, point.x));
     }
     if points.is_empty() {
         return Err("the driver printed no points".into());
@@ -508,10 +501,12 @@ mod tests {
 
     #[test]
     fn point_lines_parse() {
-        let points = parse_points("noise\ncallwheel-table2 scenario=old-list x=128\n").unwrap();
+        let line = r#"callwheel-table2 {"scenario":"old-list","x":128.0}"#;
+        let points = parse_points(&format!("noise\n{line}\n")).unwrap();
         assert_eq!(points, [(Scenario::OldList, 128.0)]);
         assert!(parse_points("").is_err());
-        assert!(parse_points("callwheel-table2 scenario=nosuch x=1").is_err());
-        assert!(parse_points("callwheel-table2 scenario=old-list x=z").is_err());
+        assert!(parse_points(r#"callwheel-table2 {"scenario":"nosuch","x":1.0}"#).is_err());
+        assert!(parse_points(r#"callwheel-table2 {"scenario":"old-list","x":"z"}"#).is_err());
+        assert!(parse_points("callwheel-table2 scenario=old-list x=128").is_err());
     }
 }
