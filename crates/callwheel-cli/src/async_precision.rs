@@ -39,7 +39,7 @@ use callwheel_rt::ClockId;
 use serde::Serialize;
 
 use crate::latency::Row;
-use crate::repro::plots::Chart;
+use crate::plots::Chart;
 use crate::smol_pool::SmolPool;
 use crate::verdict::{verdict, Verdict};
 use crate::workload::{SplitMix64, SEED};

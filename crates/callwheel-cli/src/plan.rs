@@ -270,3 +270,17 @@ impl Settings {
         })
     }
 }
+
+/// The exit status of every command given bad input (clap's own for a usage error).
+pub const USAGE_ERROR: u8 = 2;
+
+/// The items of `items` without repeats, in their first order.
+pub fn dedup<T: PartialEq + Copy>(items: &[T]) -> Vec<T> {
+    let mut out = Vec::new();
+    for &item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}

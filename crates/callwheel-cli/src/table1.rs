@@ -470,8 +470,8 @@ pub fn verdicts(rows: &[Row]) -> Vec<String> {
 }
 
 /// The Figure 8 charts: the paper's range (N <= 1000) on linear axes, and every N on log axes.
-pub fn charts(rows: &[Row]) -> [crate::repro::plots::Chart; 2] {
-    use crate::repro::plots::{Chart, Series};
+pub fn charts(rows: &[Row]) -> [crate::plots::Chart; 2] {
+    use crate::plots::{Chart, Series};
     let series = |keep: &dyn Fn(u64) -> bool| -> Vec<Series> {
         Interface::ALL
             .iter()
@@ -558,8 +558,8 @@ pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (V
         .map_err(|e| format!("cannot create {}: {e}", out.display()))
         .and_then(|()| {
             let [paper, extended] = charts(&rows);
-            crate::repro::plots::write(&paper, out, "table1_paper")?;
-            crate::repro::plots::write(&extended, out, "table1")
+            crate::plots::write(&paper, out, "table1_paper")?;
+            crate::plots::write(&extended, out, "table1")
         });
     match written {
         Ok(_) => {

@@ -49,7 +49,7 @@ pub use storm::{StormCase, StormResult};
 pub use verdicts::verdicts;
 
 use crate::async_precision;
-use crate::repro::plots;
+use crate::plots;
 use storm::storm_here;
 
 /// `callwheel async`.

@@ -8,10 +8,27 @@ use crate::async_precision;
 use crate::async_timers::{self as at, AsyncArgs};
 use crate::sections;
 
-use super::{Done, Size};
+use crate::experiment::{Experiment, Section, Size};
 
-pub(super) fn async_timers(size: Size, out: &Path) -> Done {
-    let mut done = Done::default();
+/// `async`: callwheel-async against tokio's and async-io's timers.
+pub(super) struct Async;
+
+impl Experiment for Async {
+    fn name(&self) -> &'static str {
+        "async"
+    }
+
+    fn about(&self) -> &'static str {
+        "callwheel-async against tokio's and async-io's timers"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        async_timers(size, out)
+    }
+}
+
+pub(super) fn async_timers(size: Size, out: &Path) -> Section {
+    let mut done = Section::default();
     let mut plan = AsyncArgs {
         tiny: matches!(size, Size::Tiny),
         quick: matches!(size, Size::Default),

@@ -8,11 +8,29 @@ use crate::runner::Task;
 use crate::sections;
 use crate::workload::W5Params;
 
-use super::plots::{Chart, Series};
-use super::{scheme, Done, Size};
+use super::scheme;
+use crate::experiment::{Experiment, Section, Size};
+use crate::plots::{Chart, Series};
 
-pub(super) fn coalescing(size: Size, out: &Path) -> Done {
-    let mut done = Done::default();
+/// `coalescing`: Wake-ups against the optimum as tolerance grows.
+pub(super) struct Coalescing;
+
+impl Experiment for Coalescing {
+    fn name(&self) -> &'static str {
+        "coalescing"
+    }
+
+    fn about(&self) -> &'static str {
+        "Wake-ups against the optimum as tolerance grows"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        coalescing(size, out)
+    }
+}
+
+pub(super) fn coalescing(size: Size, out: &Path) -> Section {
+    let mut done = Section::default();
     let Some(wheel) = scheme("wheel") else {
         done.failures = 1;
         return done;

@@ -14,6 +14,7 @@
 //! and the paper's two corners on the times.
 
 use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Instant;
 
 use callwheel::{Budget, Scheme};
@@ -23,8 +24,8 @@ use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use crate::report::verdict;
 use crate::workload::{SplitMix64, SEED};
 
-use super::plots::{Chart, Series};
-use super::{Done, Size};
+use crate::experiment::{Experiment, Section, Size};
+use crate::plots::{Chart, Series};
 
 /// Buckets of the hashed wheel, as powers of two: M = 64, 1,024 and 16,384.
 const BITS: [u32; 3] = [6, 10, 14];
@@ -149,9 +150,26 @@ fn cells(n: usize, reps: usize, intervals: &[u64]) -> Result<Vec<Cell>, String> 
     Ok(out)
 }
 
+/// `cost-model`: Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model).
+pub(super) struct CostModel;
+
+impl Experiment for CostModel {
+    fn name(&self) -> &'static str {
+        "cost-model"
+    }
+
+    fn about(&self) -> &'static str {
+        "Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model)"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        cost_model(size, out)
+    }
+}
+
 /// The experiment: the table in the paper's terms, the verdicts, the figure.
-pub(super) fn cost_model(size: Size, out: &std::path::Path) -> Done {
-    let mut done = Done::default();
+pub(super) fn cost_model(size: Size, out: &std::path::Path) -> Section {
+    let mut done = Section::default();
     let (n, reps, intervals): (usize, usize, &[u64]) = match size {
         Size::Tiny => (500, 1, &INTERVALS[..2]),
         Size::Default => (10_000, 3, &INTERVALS),

@@ -4,11 +4,28 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::plots::{Chart, Series};
-use super::{Done, Size};
+use crate::experiment::{Experiment, Section, Size};
+use crate::plots::{Chart, Series};
 
-pub(super) fn latency(size: Size, out: &Path) -> Done {
-    let mut done = Done::default();
+/// `latency`: Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop.
+pub(super) struct Latency;
+
+impl Experiment for Latency {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+
+    fn about(&self) -> &'static str {
+        "Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        latency(size, out)
+    }
+}
+
+pub(super) fn latency(size: Size, out: &Path) -> Section {
+    let mut done = Section::default();
     let mut panels = Vec::new();
     let (loops, period_us) = match size {
         Size::Tiny => (20, 1_000),

@@ -21,91 +21,54 @@ mod cost_model;
 mod latency;
 mod papers;
 mod peers;
-pub mod plots;
+
 mod stress;
 mod sweep;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
+use crate::experiment::{Experiment, Section, Size};
 use crate::machine::Machine;
 use crate::registry::{SchemeInfo, SCHEMES};
-use crate::report::Outcome;
-use crate::results::{self, Figures};
-use plots::Chart;
+use crate::results;
 
-/// The experiments, in report order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Experiment {
-    /// The scheme family on W1 and W3.
-    Family,
-    /// Table I / Figure 8 through the callout interfaces.
-    Table1,
-    /// Table II: instructions per timer function, by callgrind.
-    Table2,
-    /// Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model).
-    CostModel,
-    /// The production wheel against the in-process peers on W1–W5.
-    Peers,
-    /// Wake-ups against the optimum as tolerance grows.
-    Coalescing,
-    /// Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop.
-    Latency,
-    /// Requested against actual sleep, and the runtime's wake-ups with and without tolerance.
-    Sweep,
-    /// `start` latency during a mass expiry, and the count check.
-    Stress,
-    /// callwheel-async against tokio's and async-io's timers.
-    Async,
+/// Every experiment, in report order: `callwheel repro` runs them one after another.
+pub static EXPERIMENTS: [&dyn Experiment; 10] = [
+    &papers::Family,
+    &papers::Table1,
+    &papers::Table2,
+    &cost_model::CostModel,
+    &peers::Peers,
+    &coalescing::Coalescing,
+    &latency::Latency,
+    &sweep::Sweep,
+    &stress::Stress,
+    &async_timers::Async,
+];
+
+/// The experiments `--only` accepts: each one's name, with what it shows as its help.
+fn experiment_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        EXPERIMENTS
+            .iter()
+            .map(|e| clap::builder::PossibleValue::new(e.name()).help(e.about())),
+    )
 }
 
-impl Experiment {
-    /// Every experiment, in report order.
-    pub const ALL: [Experiment; 10] = [
-        Experiment::Family,
-        Experiment::Table1,
-        Experiment::Table2,
-        Experiment::CostModel,
-        Experiment::Peers,
-        Experiment::Coalescing,
-        Experiment::Latency,
-        Experiment::Sweep,
-        Experiment::Stress,
-        Experiment::Async,
-    ];
-
-    /// The name on the command line and in the JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Experiment::Family => "family",
-            Experiment::Table1 => "table1",
-            Experiment::Table2 => "table2",
-            Experiment::CostModel => "cost-model",
-            Experiment::Peers => "peers",
-            Experiment::Coalescing => "coalescing",
-            Experiment::Latency => "latency",
-            Experiment::Sweep => "sweep",
-            Experiment::Stress => "stress",
-            Experiment::Async => "async",
-        }
-    }
-
-    /// Why the experiment cannot run in this build, if it cannot (every experiment runs in
-    /// this one; the report's "Not run" section stays for experiments still to come).
-    pub fn unavailable(self) -> Option<&'static str> {
-        let _ = self;
-        None
-    }
+/// The registered experiment called `name`.
+fn experiment(name: &str) -> Option<&'static dyn Experiment> {
+    EXPERIMENTS.iter().copied().find(|e| e.name() == name)
 }
 
 /// The options of `callwheel repro`.
 #[derive(Debug, Args)]
 pub struct ReproArgs {
     /// Run only this experiment (repeatable or comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub only: Vec<Experiment>,
+    #[arg(long, value_delimiter = ',', value_parser = experiment_names())]
+    pub only: Vec<String>,
     /// The papers' sizes (W1 to N = 1e6 and beyond, 5 repetitions): many minutes.
     #[arg(long)]
     pub full: bool,
@@ -120,81 +83,6 @@ pub struct ReproArgs {
     pub json: bool,
 }
 
-/// One line of the final summary.
-#[derive(Clone, Debug)]
-struct Finding {
-    experiment: &'static str,
-    what: String,
-    verdict: String,
-}
-
-/// What one experiment produced.
-#[derive(Default)]
-struct Done {
-    markdown: String,
-    figures: Figures,
-    findings: Vec<Finding>,
-    failures: usize,
-}
-
-impl Done {
-    fn figure(&mut self, experiment: &str, structure: &str, case: &str, metric: &str, value: f64) {
-        self.figures
-            .figure(experiment, structure, case, metric, value);
-    }
-
-    /// Records the median and every count an outcome carries.
-    fn outcome(&mut self, experiment: &str, structure: &str, case: &str, outcome: &Outcome) {
-        self.figures.outcome(experiment, structure, case, outcome);
-    }
-
-    /// Draws `charts` as panels of one figure and links it from the report.
-    fn plot_panels(&mut self, title: &str, charts: &[Chart], out: &Path, stem: &str) {
-        match plots::write_panels(title, charts, out, stem) {
-            Ok(_) => {
-                let _ = write!(
-                    self.markdown,
-                    "\n![{title}]({stem}.png)\n\n[SVG]({stem}.svg)\n"
-                );
-            }
-            Err(e) => {
-                let _ = writeln!(self.markdown, "\n(plot not drawn: {e})");
-            }
-        }
-    }
-
-    fn find(&mut self, experiment: &'static str, what: String, verdict: String) {
-        self.findings.push(Finding {
-            experiment,
-            what,
-            verdict,
-        });
-    }
-
-    fn plot(&mut self, chart: &Chart, out: &Path, stem: &str) {
-        match plots::write(chart, out, stem) {
-            Ok(_) => {
-                let _ = write!(
-                    self.markdown,
-                    "\n![{}]({stem}.png)\n\n[SVG]({stem}.svg)\n",
-                    chart.title
-                );
-            }
-            Err(e) => {
-                let _ = writeln!(self.markdown, "\n(plot not drawn: {e})");
-            }
-        }
-    }
-}
-
-/// The sizes of a run.
-#[derive(Clone, Copy, Debug)]
-enum Size {
-    Tiny,
-    Default,
-    Full,
-}
-
 fn scheme(name: &str) -> Option<&'static SchemeInfo> {
     SCHEMES.iter().find(|s| s.name == name)
 }
@@ -202,21 +90,21 @@ fn scheme(name: &str) -> Option<&'static SchemeInfo> {
 /// Runs `callwheel repro`. Returns the process exit code: 0, 1 when a measurement failed,
 /// 2 for bad input (an unavailable experiment, an unwritable output directory).
 pub fn run(args: &ReproArgs) -> u8 {
-    let selected: Vec<Experiment> = if args.only.is_empty() {
-        Experiment::ALL.to_vec()
-    } else {
-        let mut v = Vec::new();
-        for &e in &args.only {
-            if let Some(why) = e.unavailable() {
-                eprintln!("error: experiment {} {why}", e.name());
-                return 2;
-            }
-            if !v.contains(&e) {
-                v.push(e);
-            }
+    // The names `--only` gave, checked: an experiment that cannot run here is bad input.
+    let mut selected: Vec<&'static str> = Vec::new();
+    for name in &args.only {
+        let Some(e) = experiment(name) else {
+            eprintln!("error: no experiment {name}");
+            return 2;
+        };
+        if let Some(why) = e.unavailable() {
+            eprintln!("error: experiment {} {why}", e.name());
+            return 2;
         }
-        v
-    };
+        if !selected.contains(&e.name()) {
+            selected.push(e.name());
+        }
+    }
     if let Err(e) = std::fs::create_dir_all(&args.out).and_then(|()| {
         let probe = args.out.join(".write-test");
         std::fs::write(&probe, b"")?;
@@ -242,31 +130,18 @@ pub fn run(args: &ReproArgs) -> u8 {
     };
     let machine = Machine::read();
     let started = std::time::Instant::now();
-    let mut all = Done::default();
+    let mut all = Section::default();
     let mut pending = Vec::new();
-    for e in Experiment::ALL.into_iter().filter(|e| selected.contains(e)) {
+    let chosen = EXPERIMENTS
+        .iter()
+        .filter(|e| selected.is_empty() || selected.contains(&e.name()));
+    for e in chosen {
         if let Some(why) = e.unavailable() {
-            pending.push((e, why));
+            pending.push((e.name(), why));
             continue;
         }
         eprintln!("repro: {} ...", e.name());
-        let done = match e {
-            Experiment::Family => papers::family(size, &args.out),
-            Experiment::Table1 => papers::table1_experiment(size, &args.out),
-            Experiment::Table2 => papers::table2_experiment(size, &args.out),
-            Experiment::CostModel => cost_model::cost_model(size, &args.out),
-            Experiment::Peers => peers::peers(size),
-            Experiment::Coalescing => coalescing::coalescing(size, &args.out),
-            Experiment::Latency => latency::latency(size, &args.out),
-            Experiment::Sweep => sweep::sweep(size, &args.out),
-            Experiment::Stress => stress::stress(size),
-            Experiment::Async => async_timers::async_timers(size, &args.out),
-        };
-        all.markdown.push_str(&done.markdown);
-        all.markdown.push('\n');
-        all.figures.0.extend(done.figures.0);
-        all.findings.extend(done.findings);
-        all.failures += done.failures;
+        all.append(e.run(size, &args.out));
     }
     let elapsed = started.elapsed().as_secs_f64();
 
@@ -275,7 +150,7 @@ pub fn run(args: &ReproArgs) -> u8 {
         let _ = writeln!(summary, "| {} | {} | {} |", f.experiment, f.what, f.verdict);
     }
     for (e, why) in &pending {
-        let _ = writeln!(summary, "| {} | not run | {why} |", e.name());
+        let _ = writeln!(summary, "| {e} | not run | {why} |");
     }
 
     let mut report = String::new();
@@ -284,11 +159,7 @@ pub fn run(args: &ReproArgs) -> u8 {
         report,
         "Run on {} UTC in {elapsed:.0} s ({} sizes), callwheel {}.\n",
         machine.date,
-        match size {
-            Size::Tiny => "tiny",
-            Size::Default => "default",
-            Size::Full => "full (the papers')",
-        },
+        size.describe(),
         env!("CARGO_PKG_VERSION")
     );
     let _ = writeln!(report, "| machine | |\n|---|---|");
@@ -306,7 +177,7 @@ pub fn run(args: &ReproArgs) -> u8 {
     if !pending.is_empty() {
         let _ = writeln!(report, "\n## Not run\n");
         for (e, why) in &pending {
-            let _ = writeln!(report, "- `{}`: {why}.", e.name());
+            let _ = writeln!(report, "- `{e}`: {why}.");
         }
     }
     let report_path = args.out.join("REPORT.md");

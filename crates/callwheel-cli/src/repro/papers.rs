@@ -11,11 +11,62 @@ use crate::sections;
 use crate::table1;
 use crate::table2;
 
-use super::plots::{Chart, Series};
-use super::{Done, Size};
+use crate::experiment::{Experiment, Section, Size};
+use crate::plots::{Chart, Series};
 
-pub(super) fn family(size: Size, out: &Path) -> Done {
-    let mut done = Done::default();
+/// `family`: The scheme family on W1 and W3.
+pub(super) struct Family;
+
+impl Experiment for Family {
+    fn name(&self) -> &'static str {
+        "family"
+    }
+
+    fn about(&self) -> &'static str {
+        "The scheme family on W1 and W3"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        family(size, out)
+    }
+}
+
+/// `table1`: Table I / Figure 8 through the callout interfaces.
+pub(super) struct Table1;
+
+impl Experiment for Table1 {
+    fn name(&self) -> &'static str {
+        "table1"
+    }
+
+    fn about(&self) -> &'static str {
+        "Table I / Figure 8 through the callout interfaces"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        table1_experiment(size, out)
+    }
+}
+
+/// `table2`: Table II: instructions per timer function, by callgrind.
+pub(super) struct Table2;
+
+impl Experiment for Table2 {
+    fn name(&self) -> &'static str {
+        "table2"
+    }
+
+    fn about(&self) -> &'static str {
+        "Table II: instructions per timer function, by callgrind"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        table2_experiment(size, out)
+    }
+}
+
+pub(super) fn family(size: Size, out: &Path) -> Section {
+    let mut done = Section::default();
     let mut settings = Settings::standard();
     match size {
         Size::Tiny => {
@@ -135,8 +186,8 @@ pub(super) fn family(size: Size, out: &Path) -> Done {
     done
 }
 
-pub(super) fn table1_experiment(size: Size, out: &Path) -> Done {
-    let mut done = Done::default();
+pub(super) fn table1_experiment(size: Size, out: &Path) -> Section {
+    let mut done = Section::default();
     let (sizes, reps): (Vec<u64>, u32) = match size {
         Size::Tiny => (table1::TINY_SIZES.to_vec(), 1),
         Size::Default => (vec![0, 200, 400, 600, 800, 1000, 10_000, 100_000], 3),
@@ -154,8 +205,8 @@ pub(super) fn table1_experiment(size: Size, out: &Path) -> Done {
     done
 }
 
-pub(super) fn table2_experiment(size: Size, out: &Path) -> Done {
-    let mut done = Done::default();
+pub(super) fn table2_experiment(size: Size, out: &Path) -> Section {
+    let mut done = Section::default();
     let mut failures = 0;
     let (outcome, md) = table2::section(matches!(size, Size::Tiny), out, &mut failures);
     done.failures = failures;

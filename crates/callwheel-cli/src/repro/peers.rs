@@ -1,15 +1,35 @@
 //! The production wheel against the in-process peers (BinaryHeap with lazy cancel, BTreeMap,
 //! tokio-util's DelayQueue) on W1–W5, with the wheel's targets.
 
+use std::path::Path;
+
 use crate::plan::Settings;
 use crate::registry::SchemeInfo;
 use crate::report::{self, Outcome};
 use crate::sections;
 
-use super::{scheme, Done, Size};
+use super::scheme;
+use crate::experiment::{Experiment, Section, Size};
 
-pub(super) fn peers(size: Size) -> Done {
-    let mut done = Done::default();
+/// `peers`: The production wheel against the in-process peers on W1–W5.
+pub(super) struct Peers;
+
+impl Experiment for Peers {
+    fn name(&self) -> &'static str {
+        "peers"
+    }
+
+    fn about(&self) -> &'static str {
+        "The production wheel against the in-process peers on W1–W5"
+    }
+
+    fn run(&self, size: Size, _out: &Path) -> Section {
+        peers(size)
+    }
+}
+
+pub(super) fn peers(size: Size) -> Section {
+    let mut done = Section::default();
     let mut settings = Settings::standard();
     match size {
         Size::Tiny => settings = Settings::tiny(),

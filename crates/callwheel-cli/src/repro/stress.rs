@@ -1,14 +1,32 @@
 //! `start` latency while a mass expiry runs, and the count check.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use crate::sections;
 
-use super::{Done, Size};
+use crate::experiment::{Experiment, Section, Size};
 
-pub(super) fn stress(size: Size) -> Done {
+/// `stress`: `start` latency during a mass expiry, and the count check.
+pub(super) struct Stress;
+
+impl Experiment for Stress {
+    fn name(&self) -> &'static str {
+        "stress"
+    }
+
+    fn about(&self) -> &'static str {
+        "`start` latency during a mass expiry, and the count check"
+    }
+
+    fn run(&self, size: Size, _out: &Path) -> Section {
+        stress(size)
+    }
+}
+
+pub(super) fn stress(size: Size) -> Section {
     use crate::stress::{self as st, StressArgs};
-    let mut done = Done::default();
+    let mut done = Section::default();
     let mut plan = StressArgs {
         threads: 2,
         tiny: matches!(size, Size::Tiny),

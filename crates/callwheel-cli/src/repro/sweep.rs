@@ -6,11 +6,28 @@ use std::path::Path;
 
 use crate::sections;
 
-use super::{Done, Size};
+use crate::experiment::{Experiment, Section, Size};
 
-pub(super) fn sweep(size: Size, out: &Path) -> Done {
+/// `sweep`: Requested against actual sleep, and the runtime's wake-ups with and without tolerance.
+pub(super) struct Sweep;
+
+impl Experiment for Sweep {
+    fn name(&self) -> &'static str {
+        "sweep"
+    }
+
+    fn about(&self) -> &'static str {
+        "Requested against actual sleep, and the runtime's wake-ups with and without tolerance"
+    }
+
+    fn run(&self, size: Size, out: &Path) -> Section {
+        sweep(size, out)
+    }
+}
+
+pub(super) fn sweep(size: Size, out: &Path) -> Section {
     use crate::sweep::{self as sw, SweepArgs};
-    let mut done = Done::default();
+    let mut done = Section::default();
     let mut plan = SweepArgs {
         tiny: matches!(size, Size::Tiny),
         quick: matches!(size, Size::Default),

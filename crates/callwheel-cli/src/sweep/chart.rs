@@ -3,7 +3,7 @@
 use super::plan::Source;
 use super::report::SweepReport;
 use crate::latency::Row;
-use crate::repro::plots::{Chart, Series};
+use crate::plots::{Chart, Series};
 
 /// The title of the sweep's figure.
 pub const CHART_TITLE: &str =

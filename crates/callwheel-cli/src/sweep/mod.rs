@@ -59,7 +59,7 @@ pub use render::render;
 pub use report::{Batch, Cell, Idle, SweepError, SweepReport};
 pub use verdicts::verdicts;
 
-use crate::repro::plots;
+use crate::plots;
 
 /// `callwheel sweep`: measure and print. Exit status 1 when a measurement failed or a batch
 /// timer did not fire exactly once (or fired before its deadline).
