@@ -1,12 +1,43 @@
-//! The benchmark workloads of callwheel, as a library: W1 (cancel and restart with N others
-//! outstanding), W2 (churn), W3 (mass expiry), W4 (sparse advance) and W5 (coalescing), with the
-//! SplitMix64 generator and seed they draw from, on any structure behind the core's
-//! [`Timers`](callwheel::Timers) / [`Scheme`](callwheel::Scheme) traits.
+//! The benchmark library of callwheel: what the `callwheel` tool measures with, usable on its
+//! own.
 //!
-//! The `callwheel` command runs them on every structure and peer; the examples use the same
-//! generator to reproduce a workload exactly. `docs/workloads.md` in the source tree describes
-//! each workload.
+//! | module | what it is |
+//! |---|---|
+//! | [`workload`] | W1 (cancel and restart with N others outstanding), W2 (churn), W3 (mass expiry), W4 (sparse advance), W5 (coalescing), with their SplitMix64 generator and seed, on any structure behind the core's [`Timers`](callwheel::Timers) / [`Scheme`](callwheel::Scheme) traits |
+//! | [`registry`] | the one list of structures: the schemes, the production wheel (from Rust and through the C API), the peers, and the workload selector they are built for |
+//! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
+//! | [`async_queue`] | callwheel-async's `DelayQueue` behind the benchmark traits |
+//! | [`c_wheel`] | the production wheel through its C API (`cw_wheel_*`) |
+//! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
+//! | [`runner`] | one child process per measurement, and its report |
+//! | [`child_line`] | a child's result line: a tag and a JSON object |
+//! | [`sections`] | each workload's measurements under a progress bar, and its Markdown section |
+//! | [`report`] | the tables |
+//! | [`verdict`] | an experiment's verdict lines (what was checked, met or missed) |
+//! | [`percentile`] | percentiles by nearest rank, the one rule of every table |
+//! | [`results`] | `results.json`: a run's figures, flat, with the machine |
+//! | [`machine`] | the host facts a report names |
+//! | [`plots`] | line charts as SVG and PNG, with an embedded font |
+//!
+//! The stabbing optimum and the other facts about structures come from the core crate.
+//! `docs/workloads.md` in the source tree describes each workload.
 
+// One module calls the C API, which is unsafe by nature; every other module is safe code.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod async_queue;
+pub mod c_wheel;
+pub mod child_line;
+pub mod machine;
+pub mod peers;
+pub mod percentile;
+pub mod plan;
+pub mod plots;
+pub mod registry;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod sections;
+pub mod verdict;
 pub mod workload;

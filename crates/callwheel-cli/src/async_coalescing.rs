@@ -26,7 +26,7 @@ use callwheel_rt::saturating_ns;
 use serde::{Deserialize, Serialize};
 
 use crate::latency::Row;
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The result of one coalescing run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

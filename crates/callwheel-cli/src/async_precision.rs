@@ -39,10 +39,10 @@ use callwheel_rt::ClockId;
 use serde::Serialize;
 
 use crate::latency::Row;
-use crate::plots::Chart;
 use crate::smol_pool::SmolPool;
-use crate::verdict::{verdict, Verdict};
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::plots::Chart;
+use callwheel_bench::verdict::{verdict, Verdict};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The requested sleeps, in µs: 1-2-5 steps from 10 µs to 10 ms.
 pub const REQUESTS_US: [u64; 10] = [10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000];

@@ -10,14 +10,14 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::plan::{self, dedup, Settings, USAGE_ERROR};
-use crate::registry::{SchemeInfo, Workload, SCHEMES};
-use crate::results::{self, Figures};
-use crate::runner::{self, Task};
-use crate::sections;
 use crate::table1;
 use crate::tables::run_table1;
-use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
+use callwheel_bench::plan::{self, dedup, Settings, USAGE_ERROR};
+use callwheel_bench::registry::{SchemeInfo, Workload, SCHEMES};
+use callwheel_bench::results::{self, Figures};
+use callwheel_bench::runner::{self, Task};
+use callwheel_bench::sections;
+use callwheel_bench::workload::{W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
 
 /// The options of `callwheel bench`.
 #[derive(Debug, Args)]
@@ -44,7 +44,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub full: bool,
     /// Where files go: Table I's plot, and `results.json` with --json.
-    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
+    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
     /// Also write the figures as JSON to DIR/results.json.
     #[arg(long)]
@@ -54,7 +54,7 @@ pub struct BenchArgs {
 /// The structures `--scheme` accepts: each registry name, its label as a hidden alias.
 fn scheme_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        crate::registry::SCHEMES
+        callwheel_bench::registry::SCHEMES
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name).alias(s.label)),
     )

@@ -10,7 +10,7 @@ use crate::bench::{BenchArgs, BenchOneArgs};
 use crate::tables::{self, Table1Args, Table1OneArgs, Table2Args, Table2DriverArgs};
 
 /// The workloads `bench` runs (defined beside the structures' constructors).
-pub use crate::registry::Workload;
+pub use callwheel_bench::registry::Workload;
 
 /// `callwheel`: benchmarks of the callwheel timer schemes.
 #[derive(Debug, Parser)]
@@ -105,7 +105,7 @@ fn compare(a: &std::path::Path, b: &std::path::Path) -> ExitCode {
         }
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
-            ExitCode::from(crate::plan::USAGE_ERROR)
+            ExitCode::from(callwheel_bench::plan::USAGE_ERROR)
         }
     }
 }

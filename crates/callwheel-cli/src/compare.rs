@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::results::{Figure, Results};
+use callwheel_bench::results::{Figure, Results};
 
 /// Reads a `results.json`.
 pub fn load(path: &Path) -> Result<Results, String> {

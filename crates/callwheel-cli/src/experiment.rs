@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::plots::{self, Chart};
-use crate::report::Outcome;
-use crate::results::Figures;
+use callwheel_bench::plots::{self, Chart};
+use callwheel_bench::report::Outcome;
+use callwheel_bench::results::Figures;
 
 /// The sizes of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

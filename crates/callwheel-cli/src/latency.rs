@@ -21,8 +21,8 @@ use std::time::Duration;
 use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
 use clap::Args;
 
-use crate::percentile::nearest_rank;
-use crate::results::Figures;
+use callwheel_bench::percentile::nearest_rank;
+use callwheel_bench::results::Figures;
 
 /// The options of `callwheel latency`.
 #[derive(Clone, Debug, Default, Args)]
@@ -413,11 +413,11 @@ pub fn command(args: &LatencyCommand) -> ExitCode {
         }
     };
     print!("{}", render(&report));
-    if let Some(dir) = crate::sections::json_dir(args.json, args.out.as_deref()) {
+    if let Some(dir) = callwheel_bench::sections::json_dir(args.json, args.out.as_deref()) {
         let mut all = Figures::default();
         let case = if settings.load { "loaded" } else { "idle" };
         figures(&report, case, &mut all);
-        if let Err(code) = crate::results::save(all, false, &dir) {
+        if let Err(code) = callwheel_bench::results::save(all, false, &dir) {
             return code;
         }
     }

@@ -33,9 +33,9 @@ use callwheel_schemes::hashed_wheel::HashedWheel;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use crate::report::Summary;
-use crate::results::Figures;
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::report::Summary;
+use callwheel_bench::results::Figures;
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The paper's points, then the extension.
 pub const SIZES: [u64; 9] = [0, 200, 400, 600, 800, 1000, 10_000, 100_000, 1_000_000];
@@ -124,14 +124,14 @@ pub struct Measurement {
 }
 
 impl Measurement {
-    /// The child's result line (see [`child_line`](crate::child_line)).
+    /// The child's result line (see [`child_line`](callwheel_bench::child_line)).
     pub fn to_line(&self) -> String {
-        crate::child_line::write(RESULT_TAG, self)
+        callwheel_bench::child_line::write(RESULT_TAG, self)
     }
 
     /// Parses a result line; `Err` says what is wrong (also a measurement without samples).
     pub fn from_line(line: &str) -> Result<Measurement, String> {
-        let m: Measurement = crate::child_line::read(RESULT_TAG, line.trim())?;
+        let m: Measurement = callwheel_bench::child_line::read(RESULT_TAG, line.trim())?;
         if m.samples.is_empty() {
             return Err(format!("incomplete result line {line:?}"));
         }
@@ -470,8 +470,8 @@ pub fn verdicts(rows: &[Row]) -> Vec<String> {
 }
 
 /// The Figure 8 charts: the paper's range (N <= 1000) on linear axes, and every N on log axes.
-pub fn charts(rows: &[Row]) -> [crate::plots::Chart; 2] {
-    use crate::plots::{Chart, Series};
+pub fn charts(rows: &[Row]) -> [callwheel_bench::plots::Chart; 2] {
+    use callwheel_bench::plots::{Chart, Series};
     let series = |keep: &dyn Fn(u64) -> bool| -> Vec<Series> {
         Interface::ALL
             .iter()
@@ -515,7 +515,7 @@ pub fn charts(rows: &[Row]) -> [crate::plots::Chart; 2] {
 /// returns the rows and the Markdown section: the table, its verdicts and the plot written to
 /// `out/table1.svg`. Failures are counted in `failures` and reported on stderr.
 pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (Vec<Row>, String) {
-    let bar = crate::sections::progress_bar(sizes.len() * Interface::ALL.len());
+    let bar = callwheel_bench::sections::progress_bar(sizes.len() * Interface::ALL.len());
     let rows: Vec<Row> = sizes
         .iter()
         .map(|&n| Row {
@@ -537,7 +537,7 @@ pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (V
         .collect();
     bar.finish_and_clear();
     let mut md = String::new();
-    crate::sections::heading(
+    callwheel_bench::sections::heading(
         &mut md,
         &format!(
             "## Table I (Costello & Varghese): ns per (cancel + set) of one callout, N others outstanding; median of {reps} repetition{}, each table in its own process",
@@ -558,8 +558,8 @@ pub fn section(sizes: &[u64], reps: u32, out: &Path, failures: &mut usize) -> (V
         .map_err(|e| format!("cannot create {}: {e}", out.display()))
         .and_then(|()| {
             let [paper, extended] = charts(&rows);
-            crate::plots::write(&paper, out, "table1_paper")?;
-            crate::plots::write(&extended, out, "table1")
+            callwheel_bench::plots::write(&paper, out, "table1_paper")?;
+            callwheel_bench::plots::write(&extended, out, "table1")
         });
     match written {
         Ok(_) => {

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::plan::{self, dedup, USAGE_ERROR};
-use crate::results::{self, Figures};
 use crate::table1;
+use callwheel_bench::plan::{self, dedup, USAGE_ERROR};
+use callwheel_bench::results::{self, Figures};
 
 /// The options of `callwheel table1`.
 #[derive(Debug, Args)]
@@ -23,7 +23,7 @@ pub struct Table1Args {
     #[arg(long)]
     pub tiny: bool,
     /// Where files go: the plot (`table1.svg`, `table1.png`), and `results.json` with --json.
-    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
+    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
     /// Also write the figures as JSON to DIR/results.json.
     #[arg(long)]
@@ -37,7 +37,7 @@ pub struct Table2Args {
     #[arg(long)]
     pub tiny: bool,
     /// Where files go: the plot (`table2.svg`, `table2.png`), and `results.json` with --json.
-    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
+    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
     /// Also write the figures as JSON to DIR/results.json.
     #[arg(long)]

@@ -6,9 +6,9 @@
 
 use std::process::{Command, Output};
 
-use callwheel_cli::registry::{Role, SchemeInfo, SCHEMES};
-use callwheel_cli::runner::Report;
-use callwheel_cli::workload::w2_expected;
+use callwheel_bench::registry::{Role, SchemeInfo, SCHEMES};
+use callwheel_bench::runner::Report;
+use callwheel_bench::workload::w2_expected;
 
 fn callwheel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_callwheel"))
@@ -488,7 +488,7 @@ fn bench_one_prints_one_result_line() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 1, "{text}");
-    let report = callwheel_cli::runner::Report::parse_line(text.trim()).expect("a result line");
+    let report = callwheel_bench::runner::Report::parse_line(text.trim()).expect("a result line");
     assert_eq!(report.samples.len(), 2);
     assert!(report.bytes_per_timer.is_some());
     assert_eq!(report.fired, None);
@@ -507,6 +507,6 @@ fn bench_one_prints_one_result_line() {
         "1",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let report = callwheel_cli::runner::Report::parse_line(stdout(&out).trim()).unwrap();
+    let report = callwheel_bench::runner::Report::parse_line(stdout(&out).trim()).unwrap();
     assert_eq!(report.fired, Some(500));
 }

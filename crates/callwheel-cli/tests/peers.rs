@@ -4,7 +4,7 @@
 //! `next_expiry` names the earliest deadline.
 
 use callwheel::{Budget, Scheme, Tick, Timers};
-use callwheel_cli::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
+use callwheel_bench::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
 
 fn fire<S: Scheme<u64>>(s: &mut S, t: Tick) -> Vec<(Tick, Tick, u64)> {
     let mut fired = Vec::new();

@@ -1,12 +1,12 @@
 //! The plan's reduction rules, the registry's flags, the summary statistics and the child's
 //! result line, tested through the library without running any workload.
 
-use callwheel_cli::plan::{Settings, NA_NO_QUERY, NA_RANGE, SKIPPED_LINEAR_START};
-use callwheel_cli::registry::{self, Complexity, Role, SchemeInfo, SCHEMES};
-use callwheel_cli::report::{
+use callwheel_bench::plan::{Settings, NA_NO_QUERY, NA_RANGE, SKIPPED_LINEAR_START};
+use callwheel_bench::registry::{self, Complexity, Role, SchemeInfo, SCHEMES};
+use callwheel_bench::report::{
     ratio_table, Outcome, RatioEntry, Summary, W2Row, W3Row, W4Row, W5Row,
 };
-use callwheel_cli::runner::{Report, TolerantReport};
+use callwheel_bench::runner::{Report, TolerantReport};
 
 fn with(complexity: Complexity) -> &'static SchemeInfo {
     SCHEMES

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use callwheel_bench::results::{Figure, Results};
 use callwheel_cli::compare;
-use callwheel_cli::results::{Figure, Results};
 
 fn callwheel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_callwheel"))
@@ -182,7 +182,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
 fn results_round_trip_through_json() {
     let results = Results {
         version: "0.1.0".into(),
-        machine: callwheel_cli::machine::Machine::read(),
+        machine: callwheel_bench::machine::Machine::read(),
         full: false,
         figures: vec![Figure {
             experiment: "peers".into(),
@@ -236,7 +236,7 @@ fn bad_input_is_a_one_line_error() {
 
 #[test]
 fn civil_dates_are_right() {
-    use callwheel_cli::machine::civil_from_days;
+    use callwheel_bench::machine::civil_from_days;
     assert_eq!(civil_from_days(0), (1970, 1, 1));
     assert_eq!(civil_from_days(59), (1970, 3, 1));
     assert_eq!(civil_from_days(11_016), (2000, 2, 29));

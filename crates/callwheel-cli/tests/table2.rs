@@ -44,7 +44,7 @@ fn the_driver_prints_one_line_per_point_and_counts_t_and_h() {
                 scenario: scenario.name().to_string(),
                 x: f64::from(x),
             };
-            let line = callwheel_cli::child_line::write("callwheel-table2", &point);
+            let line = callwheel_bench::child_line::write("callwheel-table2", &point);
             assert!(points.contains(&line.as_str()), "{line} missing:\n{text}");
         }
     }

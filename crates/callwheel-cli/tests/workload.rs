@@ -2,8 +2,10 @@
 //! workloads themselves at tiny sizes on the facility and the peers, through the library.
 
 use callwheel::{stabbing_optimum, Wheel};
-use callwheel_cli::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
-use callwheel_cli::workload::{w2, w2_expected, w4, w5, w5_windows, W2Params, W4Params, W5Params};
+use callwheel_bench::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
+use callwheel_bench::workload::{
+    w2, w2_expected, w4, w5, w5_windows, W2Params, W4Params, W5Params,
+};
 
 #[test]
 fn w2_replay_gives_the_documented_count() {

@@ -49,7 +49,7 @@ pub use storm::{StormCase, StormResult};
 pub use verdicts::verdicts;
 
 use crate::async_precision;
-use crate::plots;
+use callwheel_bench::plots;
 use storm::storm_here;
 
 /// `callwheel async`.
@@ -85,7 +85,7 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
         }
     }
     let plan = args.plan();
-    let bar = crate::sections::progress_bar(plan.samples as usize);
+    let bar = callwheel_bench::sections::progress_bar(plan.samples as usize);
     bar.set_message("precision sweep");
     let measured = measure(&plan, &|| bar.inc(1));
     bar.finish_and_clear();
@@ -115,9 +115,9 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
                 }
                 text
             };
-            if let Err(code) = crate::sections::print_results(
+            if let Err(code) = callwheel_bench::sections::print_results(
                 &report,
-                crate::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                callwheel_bench::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
                 text,
             ) {
                 return code;

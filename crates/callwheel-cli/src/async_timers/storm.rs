@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::smol_pool::SmolPool;
-use crate::workload::SplitMix64;
+use callwheel_bench::workload::SplitMix64;
 
 /// One storm case: an executor and a timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,7 +117,7 @@ async fn sleeper<F: Future<Output = ()>>(wait: F, counters: Arc<Counters>) {
 
 /// Runs one storm case in this process (a child of `callwheel async`).
 pub(super) fn storm_here(case: StormCase, n: u64, span_ms: u64) -> StormResult {
-    let mut rng = SplitMix64::new(crate::workload::SEED);
+    let mut rng = SplitMix64::new(callwheel_bench::workload::SEED);
     // The deadlines start after registering can be over (3 µs a task is generous on this
     // kind of machine), so the last wake-up is measured against deadlines still ahead.
     let base = Instant::now() + Duration::from_millis(span_ms / 5) + Duration::from_micros(3 * n);

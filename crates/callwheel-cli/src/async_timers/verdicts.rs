@@ -4,7 +4,7 @@ use super::churn::Timer;
 use super::measure::AsyncReport;
 use super::storm::{StormCase, StormResult};
 use crate::async_precision;
-use crate::verdict::{verdict, Verdict};
+use callwheel_bench::verdict::{verdict, Verdict};
 
 fn cell(report: &AsyncReport, variant: char, tasks: u64, timer: Timer) -> f64 {
     report

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::async_precision;
 use crate::async_timers::{self as at, AsyncArgs};
-use crate::sections;
+use callwheel_bench::sections;
 
 use crate::experiment::{Experiment, Section, Size};
 

@@ -3,14 +3,14 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::report::Outcome;
-use crate::runner::Task;
-use crate::sections;
-use crate::workload::W5Params;
+use callwheel_bench::report::Outcome;
+use callwheel_bench::runner::Task;
+use callwheel_bench::sections;
+use callwheel_bench::workload::W5Params;
 
 use super::scheme;
 use crate::experiment::{Experiment, Section, Size};
-use crate::plots::{Chart, Series};
+use callwheel_bench::plots::{Chart, Series};
 
 /// `coalescing`: Wake-ups against the optimum as tolerance grows.
 pub(super) struct Coalescing;
@@ -47,7 +47,7 @@ pub(super) fn coalescing(size: Size, out: &Path) -> Section {
             scheme: wheel,
             params: W5Params {
                 timers,
-                ticks: crate::plan::W5_TICKS,
+                ticks: callwheel_bench::plan::W5_TICKS,
                 tolerance_percent: pct,
                 reps: 1,
             },
@@ -75,7 +75,7 @@ pub(super) fn coalescing(size: Size, out: &Path) -> Section {
     let _ = writeln!(
         md,
         "{timers} timers with deadlines d in [1, {}), window [d, d + d * tolerance / 100]; the driver wakes at `next_wakeup()` and advances there until the wheel is empty. Optimum: the fewest instants stabbing every window (greedy by window end).\n",
-        crate::plan::W5_TICKS
+        callwheel_bench::plan::W5_TICKS
     );
     let _ = writeln!(
         md,

@@ -21,11 +21,11 @@ use callwheel::{Budget, Scheme};
 use callwheel_schemes::hashed_wheel::HashedWheel;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 
-use crate::report::verdict;
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::report::verdict;
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 use crate::experiment::{Experiment, Section, Size};
-use crate::plots::{Chart, Series};
+use callwheel_bench::plots::{Chart, Series};
 
 /// Buckets of the hashed wheel, as powers of two: M = 64, 1,024 and 16,384.
 const BITS: [u32; 3] = [6, 10, 14];
@@ -118,7 +118,7 @@ fn measure<S: Scheme<()>>(
         steps = s;
         times.push(ns);
     }
-    let median = crate::percentile::median(&times).ok_or("no repetitions")?;
+    let median = callwheel_bench::percentile::median(&times).ok_or("no repetitions")?;
     Ok(Cost {
         steps: steps as f64 / n.max(1) as f64,
         ns: median / n.max(1) as f64,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::experiment::{Experiment, Section, Size};
-use crate::plots::{Chart, Series};
+use callwheel_bench::plots::{Chart, Series};
 
 /// `latency`: Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop.
 pub(super) struct Latency;

@@ -31,9 +31,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::experiment::{Experiment, Section, Size};
-use crate::machine::Machine;
-use crate::registry::{SchemeInfo, SCHEMES};
-use crate::results;
+use callwheel_bench::machine::Machine;
+use callwheel_bench::registry::{SchemeInfo, SCHEMES};
+use callwheel_bench::results;
 
 /// Every experiment, in report order: `callwheel repro` runs them one after another.
 pub static EXPERIMENTS: [&dyn Experiment; 10] = [
@@ -76,7 +76,7 @@ pub struct ReproArgs {
     #[arg(long, conflicts_with = "full")]
     pub tiny: bool,
     /// Where the report goes.
-    #[arg(long, value_name = "DIR", default_value = crate::sections::DEFAULT_OUT)]
+    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
     pub out: PathBuf,
     /// Also write every figure to `DIR/results.json`.
     #[arg(long)]

@@ -4,15 +4,15 @@
 
 use std::path::Path;
 
-use crate::plan::Settings;
-use crate::registry::{Role, SchemeInfo, SCHEMES};
-use crate::report;
-use crate::sections;
 use crate::table1;
 use crate::table2;
+use callwheel_bench::plan::Settings;
+use callwheel_bench::registry::{Role, SchemeInfo, SCHEMES};
+use callwheel_bench::report;
+use callwheel_bench::sections;
 
 use crate::experiment::{Experiment, Section, Size};
-use crate::plots::{Chart, Series};
+use callwheel_bench::plots::{Chart, Series};
 
 /// `family`: The scheme family on W1 and W3.
 pub(super) struct Family;

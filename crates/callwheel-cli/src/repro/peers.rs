@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use crate::plan::Settings;
-use crate::registry::SchemeInfo;
-use crate::report::{self, Outcome};
-use crate::sections;
+use callwheel_bench::plan::Settings;
+use callwheel_bench::registry::SchemeInfo;
+use callwheel_bench::report::{self, Outcome};
+use callwheel_bench::sections;
 
 use super::scheme;
 use crate::experiment::{Experiment, Section, Size};

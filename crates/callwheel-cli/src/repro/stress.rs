@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::sections;
+use callwheel_bench::sections;
 
 use crate::experiment::{Experiment, Section, Size};
 

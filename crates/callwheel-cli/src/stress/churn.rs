@@ -10,7 +10,7 @@ use callwheel_rt::saturating_ns as nanos;
 use callwheel_rt::{Deadline, Exec, Runtime, Stop, Timer};
 
 use super::report::{fail, StressError};
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// Timers each churn thread starts and stops, over and over.
 pub(super) const CHURN_POOL: usize = 256;

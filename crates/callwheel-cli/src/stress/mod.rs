@@ -44,14 +44,14 @@ pub fn command(args: &StressArgs) -> ExitCode {
             "warning: this is a debug build; its figures are not representative (use --release)"
         );
     }
-    let bar = crate::sections::progress_bar(0);
+    let bar = callwheel_bench::sections::progress_bar(0);
     let measured = measure(&args.plan(), &bar);
     bar.finish_and_clear();
     match measured {
         Ok(report) => {
-            if let Err(code) = crate::sections::print_results(
+            if let Err(code) = callwheel_bench::sections::print_results(
                 &report,
-                crate::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                callwheel_bench::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
                 render,
             ) {
                 return code;

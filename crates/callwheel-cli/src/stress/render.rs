@@ -2,7 +2,7 @@
 
 use super::plan::{START_P99_TARGET_NS, TARGET_TIMERS};
 use super::report::StressReport;
-use crate::report::{Align, Table};
+use callwheel_bench::report::{Align, Table};
 
 fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1_000.0)

@@ -13,7 +13,7 @@ use callwheel_rt::{Exec, Runtime, Stop, Timer};
 use serde::Serialize;
 
 use super::report::{fail, StressError};
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The shards of the runtime the throughput is measured on.
 pub const SCALING_SHARDS: usize = 2;

@@ -3,7 +3,7 @@
 use super::plan::Source;
 use super::report::SweepReport;
 use crate::latency::Row;
-use crate::plots::{Chart, Series};
+use callwheel_bench::plots::{Chart, Series};
 
 /// The title of the sweep's figure.
 pub const CHART_TITLE: &str =

@@ -12,7 +12,7 @@ use super::plan::{Plan, Source, BATCH_TOLERANCES, TOLERANCE_PERCENT};
 use super::report::{fail, Cell, SweepError, SweepReport};
 use super::wakeups::{batch, idle};
 use crate::latency::Row;
-use crate::workload::{SplitMix64, SEED};
+use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The tolerant sources' precision: [`TOLERANCE_PERCENT`] of the request.
 const PRECISION: Tolerance = Tolerance::percent(TOLERANCE_PERCENT as u32);

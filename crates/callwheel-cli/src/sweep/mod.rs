@@ -59,7 +59,7 @@ pub use render::render;
 pub use report::{Batch, Cell, Idle, SweepError, SweepReport};
 pub use verdicts::verdicts;
 
-use crate::plots;
+use callwheel_bench::plots;
 
 /// `callwheel sweep`: measure and print. Exit status 1 when a measurement failed or a batch
 /// timer did not fire exactly once (or fired before its deadline).
@@ -77,14 +77,14 @@ pub fn command(args: &SweepArgs) -> ExitCode {
         );
     }
     let plan = args.plan();
-    let bar = crate::sections::progress_bar(0);
+    let bar = callwheel_bench::sections::progress_bar(0);
     let measured = measure(&plan, &bar);
     bar.finish_and_clear();
     match measured {
         Ok(report) => {
-            if let Err(code) = crate::sections::print_results(
+            if let Err(code) = callwheel_bench::sections::print_results(
                 &report,
-                crate::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                callwheel_bench::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
                 render,
             ) {
                 return code;

@@ -2,7 +2,7 @@
 
 use super::plan::Source;
 use super::report::SweepReport;
-use crate::verdict::{verdict, Verdict};
+use callwheel_bench::verdict::{verdict, Verdict};
 
 /// The share of a tolerant batch's timers that must fire inside their window, per cent.
 pub const INSIDE_TARGET_PERCENT: f64 = 99.5;

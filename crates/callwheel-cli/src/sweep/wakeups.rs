@@ -11,7 +11,7 @@ use callwheel_rt::{Deadline, Exec, Runtime, ShardStats};
 use super::plan::Plan;
 use super::report::{fail, Batch, Idle, SweepError};
 use crate::latency::Row;
-use crate::workload::SplitMix64;
+use callwheel_bench::workload::SplitMix64;
 
 /// How far after arming the first batch deadline may fall, so that arming is over first: at
 /// least this, and three times what creating the batch's timers took (arming costs about as

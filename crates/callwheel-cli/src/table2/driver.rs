@@ -8,7 +8,7 @@
 //! The library's own functions are untouched. After each point the driver calls
 //! `table2_point_done`, after which callgrind writes a dump (`--dump-after`): dump `i` holds
 //! point `i`'s counts alone. The driver prints one line per point, in the same order, the tag
-//! and a [`Point`] as JSON ([`child_line`](crate::child_line)):
+//! and a [`Point`] as JSON ([`child_line`](callwheel_bench::child_line)):
 //!
 //! ```text
 //! callwheel-table2 {"scenario":"old-list","x":128.0}
@@ -401,7 +401,7 @@ pub fn run(quick: bool) -> Result<(), String> {
                 scenario: scenario.name().to_string(),
                 x: measured,
             };
-            println!("{}", crate::child_line::write(POINT_TAG, &point));
+            println!("{}", callwheel_bench::child_line::write(POINT_TAG, &point));
             table2_point_done(index);
             index += 1;
         }

@@ -33,7 +33,7 @@ use std::process::Command;
 
 use driver::{Point, Scenario, CALLS, POINT_TAG};
 
-use crate::results::Figures;
+use callwheel_bench::results::Figures;
 
 pub use report::{charts, section, table, verdicts};
 
@@ -444,7 +444,7 @@ fn run_in(valgrind: &Path, exe: &Path, dir: &Path, quick: bool) -> Result<Vec<Me
 fn parse_points(stdout: &str) -> Result<Vec<(Scenario, f64)>, String> {
     let mut points = Vec::new();
     for line in stdout.lines().filter(|l| l.starts_with(POINT_TAG)) {
-        let point: Point = crate::child_line::read(POINT_TAG, line)?;
+        let point: Point = callwheel_bench::child_line::read(POINT_TAG, line)?;
         let scenario = Scenario::from_name(&point.scenario)
             .ok_or_else(|| format!("unknown scenario in {line:?}"))?;
         points.push((scenario, point.x));

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::plots::{Chart, Series};
+use callwheel_bench::plots::{Chart, Series};
 
 use super::{Function, Line, Measured, Outcome, Shape, Version};
 
@@ -266,7 +266,7 @@ pub fn section(quick: bool, out: &Path, failures: &mut usize) -> (Outcome, Strin
     let written = std::fs::create_dir_all(out)
         .map_err(|e| format!("cannot create {}: {e}", out.display()))
         .and_then(|()| {
-            crate::plots::write_panels(
+            callwheel_bench::plots::write_panels(
                 "Table II: instructions per call against each function's variable (dashed: the paper's count)",
                 &charts(measured),
                 out,

@@ -121,7 +121,7 @@ pub fn write(dir: &Path, results: &Results) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// [`write`] for a command's `--json`: the figures with this machine, the path written on
+/// [`write()`] for a command's `--json`: the figures with this machine, the path written on
 /// stderr; a failure is reported there and is the command's exit status.
 ///
 /// # Errors

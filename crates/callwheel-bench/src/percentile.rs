@@ -8,7 +8,7 @@
 /// median, 990 the 99th percentile; `None` for no samples.
 ///
 /// ```
-/// use callwheel_cli::percentile::nearest_rank;
+/// use callwheel_bench::percentile::nearest_rank;
 ///
 /// assert_eq!(nearest_rank(&[1, 2, 3, 4], 500), Some(2));
 /// assert_eq!(nearest_rank(&[1, 2, 3, 4], 990), Some(4));
