@@ -14,7 +14,7 @@ use crate::table1;
 use crate::tables::run_table1;
 use callwheel_bench::plan::{self, dedup, Settings, USAGE_ERROR};
 use callwheel_bench::registry::{SchemeInfo, Workload, SCHEMES};
-use callwheel_bench::results::{self, Figures};
+use callwheel_bench::results::Figures;
 use callwheel_bench::runner::{self, Task};
 use callwheel_bench::sections;
 use callwheel_bench::workload::{W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
@@ -218,17 +218,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
         };
         failures += run_table1(sizes, settings.reps, &args.out, &mut figures);
     }
-    if args.json {
-        if let Err(code) = results::save(figures, args.full, &args.out) {
-            return code;
-        }
-    }
-    if failures > 0 {
-        eprintln!("error: {failures} measurement(s) failed");
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    crate::tables::finish(args.json.then_some(&args.out), figures, args.full, failures)
 }
 
 /// Runs `callwheel bench-one`.

@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use callwheel_bench::plots::{self, Chart};
-use callwheel_bench::report::Outcome;
 use callwheel_bench::results::Figures;
 
 /// The sizes of a run.
@@ -71,24 +70,6 @@ pub struct Section {
 }
 
 impl Section {
-    /// Records one figure.
-    pub fn figure(
-        &mut self,
-        experiment: &str,
-        structure: &str,
-        case: &str,
-        metric: &str,
-        value: f64,
-    ) {
-        self.figures
-            .figure(experiment, structure, case, metric, value);
-    }
-
-    /// Records the median and every count an outcome carries.
-    pub fn outcome(&mut self, experiment: &str, structure: &str, case: &str, outcome: &Outcome) {
-        self.figures.outcome(experiment, structure, case, outcome);
-    }
-
     /// Adds a line to the summary.
     pub fn find(&mut self, experiment: &'static str, what: String, verdict: String) {
         self.findings.push(Finding {

@@ -102,12 +102,24 @@ pub fn table1_command(args: &Table1Args) -> ExitCode {
     }
     let mut figures = Figures::default();
     let failures = run_table1(&sizes, reps, &args.out, &mut figures);
-    if args.json {
-        if let Err(code) = results::save(figures, false, &args.out) {
+    finish(args.json.then_some(&args.out), figures, false, failures)
+}
+
+/// A command's end: with `--json`, its figures written to `DIR/results.json` (a failure to
+/// write is the exit status), then success unless a measurement failed.
+pub fn finish(
+    json_dir: Option<&std::path::Path>,
+    figures: Figures,
+    full: bool,
+    failures: usize,
+) -> ExitCode {
+    if let Some(dir) = json_dir {
+        if let Err(code) = results::save(figures, full, dir) {
             return code;
         }
     }
     if failures > 0 {
+        eprintln!("error: {failures} measurement(s) failed");
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -119,20 +131,11 @@ pub fn table2_command(args: &Table2Args) -> ExitCode {
     let mut failures = 0;
     let (outcome, md) = crate::table2::section(args.tiny, &args.out, &mut failures);
     print!("{md}");
-    if args.json {
-        let mut figures = Figures::default();
-        if let crate::table2::Outcome::Measured(measured) = &outcome {
-            crate::table2::figures(measured, &mut figures);
-        }
-        if let Err(code) = results::save(figures, false, &args.out) {
-            return code;
-        }
+    let mut figures = Figures::default();
+    if let crate::table2::Outcome::Measured(measured) = &outcome {
+        crate::table2::figures(measured, &mut figures);
     }
-    if failures > 0 {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    finish(args.json.then_some(&args.out), figures, false, failures)
 }
 
 /// Runs `callwheel table1-one`.

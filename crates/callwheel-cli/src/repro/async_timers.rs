@@ -60,7 +60,8 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Section {
     for c in &report.precision.cells {
         let case = format!("sleep {} us", c.request_us);
         for (metric, v) in [("p50_ns", c.actual.p50), ("p99_ns", c.actual.p99)] {
-            done.figure("async", c.source.name(), &case, metric, v as f64);
+            done.figures
+                .figure("async", c.source.name(), &case, metric, v as f64);
         }
     }
     for c in &report.coalescing {
@@ -73,7 +74,7 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Section {
             ("after_window", c.after_window),
             ("excess_p50_ns", c.excess_p50_ns),
         ] {
-            done.figure(
+            done.figures.figure(
                 "async",
                 "callwheel_async::Interval",
                 &case,
@@ -84,14 +85,16 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Section {
     }
     for c in &report.churn {
         let case = format!("churn {}, {} tasks", c.variant, c.tasks);
-        done.figure("async", c.timer.name(), &case, "ops_per_sec", c.ops_per_sec);
+        done.figures
+            .figure("async", c.timer.name(), &case, "ops_per_sec", c.ops_per_sec);
     }
     for s in &report.storms {
         let (ex, timer) = s.case.labels();
         let structure = format!("{timer} on {ex}");
         let case = format!("storm of {}", s.sleepers);
-        done.figure("async", &structure, &case, "register_s", s.register_s);
-        done.figure(
+        done.figures
+            .figure("async", &structure, &case, "register_s", s.register_s);
+        done.figures.figure(
             "async",
             &structure,
             &case,
@@ -99,7 +102,8 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Section {
             s.bytes_per_task,
         );
         if let Some(ms) = s.last_wake_after_ms {
-            done.figure("async", &structure, &case, "last_wake_after_ms", ms);
+            done.figures
+                .figure("async", &structure, &case, "last_wake_after_ms", ms);
         }
     }
     for v in at::verdicts(&report) {

@@ -101,14 +101,14 @@ pub(super) fn coalescing(size: Size, out: &Path) -> Section {
     for &(pct, w, o, _, _, _) in &rows {
         wake.push((pct as f64, w as f64));
         opt.push((pct as f64, o as f64));
-        done.figure(
+        done.figures.figure(
             "coalescing",
             "wheel",
             &format!("tolerance {pct}%"),
             "wakeups",
             w as f64,
         );
-        done.figure(
+        done.figures.figure(
             "coalescing",
             "wheel",
             &format!("tolerance {pct}%"),

@@ -221,14 +221,15 @@ pub(super) fn cost_model(size: Size, out: &std::path::Path) -> Section {
         );
         let case = format!("M={} T={}", c.buckets, c.interval);
         for (structure, cost) in [("scheme 6", c.scheme6), ("scheme 7", c.scheme7)] {
-            done.figure(
+            done.figures.figure(
                 "cost-model",
                 structure,
                 &case,
                 "steps_per_timer",
                 cost.steps,
             );
-            done.figure("cost-model", structure, &case, "ns_per_timer", cost.ns);
+            done.figures
+                .figure("cost-model", structure, &case, "ns_per_timer", cost.ns);
         }
     }
     for (what, result) in verdicts(&cells) {

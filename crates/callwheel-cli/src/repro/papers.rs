@@ -94,7 +94,7 @@ pub(super) fn family(size: Size, out: &Path) -> Section {
         .push_str("## The scheme family (Varghese & Lauck), W1 and W3\n");
     done.markdown.push_str(&md1);
     for r in &w1 {
-        done.outcome(
+        done.figures.outcome(
             "family",
             r.scheme.name,
             &format!("w1 N={}", r.n),
@@ -129,7 +129,8 @@ pub(super) fn family(size: Size, out: &Path) -> Section {
     );
     done.markdown.push_str(&md3);
     for r in &w3 {
-        done.outcome("family", r.scheme.name, "w3", &r.outcome);
+        done.figures
+            .outcome("family", r.scheme.name, "w3", &r.outcome);
     }
     let at = |name: &str, n: u64| {
         w1.iter()

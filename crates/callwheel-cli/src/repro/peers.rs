@@ -71,19 +71,24 @@ pub(super) fn peers(size: Size) -> Section {
         done.markdown.push_str(md);
     }
     for r in &w1 {
-        done.outcome("peers", r.scheme.name, &format!("w1 N={}", r.n), &r.outcome);
+        done.figures
+            .outcome("peers", r.scheme.name, &format!("w1 N={}", r.n), &r.outcome);
     }
     for r in &w2 {
-        done.outcome("peers", r.scheme.name, "w2", &r.outcome);
+        done.figures
+            .outcome("peers", r.scheme.name, "w2", &r.outcome);
     }
     for r in &w3 {
-        done.outcome("peers", r.scheme.name, "w3", &r.outcome);
+        done.figures
+            .outcome("peers", r.scheme.name, "w3", &r.outcome);
     }
     for r in &w4 {
-        done.outcome("peers", r.scheme.name, "w4", &r.outcome);
+        done.figures
+            .outcome("peers", r.scheme.name, "w4", &r.outcome);
     }
     for r in &w5 {
-        done.outcome("peers", r.scheme.name, "w5", &r.outcome);
+        done.figures
+            .outcome("peers", r.scheme.name, "w5", &r.outcome);
     }
     let med = |rows: &[(&str, Option<f64>)], name: &str| {
         rows.iter().find(|r| r.0 == name).and_then(|r| r.1)

@@ -73,7 +73,8 @@ pub(super) fn stress(size: Size) -> Section {
             ("p999_ns", l.p999),
             ("max_ns", l.max),
         ] {
-            done.figure("stress", "callwheel-rt", case, metric, v as f64);
+            done.figures
+                .figure("stress", "callwheel-rt", case, metric, v as f64);
         }
     }
     let mass = format!("mass expiry of {} timers", report.plan.timers);
@@ -91,7 +92,8 @@ pub(super) fn stress(size: Size) -> Section {
         ("churn_armings", c.churn_armings as f64),
         ("churn_wrong", c.churn_wrong as f64),
     ] {
-        done.figure("stress", "callwheel-rt", &mass, metric, v);
+        done.figures
+            .figure("stress", "callwheel-rt", &mass, metric, v);
     }
     done.find(
         "stress",
@@ -103,7 +105,7 @@ pub(super) fn stress(size: Size) -> Section {
     );
     for r in &report.scaling.runs {
         let case = format!("{} threads, start/stop/re-arm", r.threads);
-        done.figure(
+        done.figures.figure(
             "stress",
             "callwheel-rt",
             &case,
@@ -111,7 +113,7 @@ pub(super) fn stress(size: Size) -> Section {
             r.ops_per_sec(),
         );
     }
-    done.figure(
+    done.figures.figure(
         "stress",
         "callwheel-rt",
         "start/stop/re-arm, 2 threads over 1",

@@ -73,7 +73,8 @@ pub(super) fn sweep(size: Size, out: &Path) -> Section {
             ("p50_ns", c.actual.p50),
             ("p99_ns", c.actual.p99),
         ] {
-            done.figure("sweep", c.source.name(), &case, metric, v as f64);
+            done.figures
+                .figure("sweep", c.source.name(), &case, metric, v as f64);
         }
     }
     for b in &report.batches {
@@ -91,10 +92,11 @@ pub(super) fn sweep(size: Size, out: &Path) -> Section {
             ("inside", b.inside()),
             ("excess_p50_ns", b.excess_p50_ns),
         ] {
-            done.figure("sweep", "callwheel-rt", &case, metric, v as f64);
+            done.figures
+                .figure("sweep", "callwheel-rt", &case, metric, v as f64);
         }
     }
-    done.figure(
+    done.figures.figure(
         "sweep",
         "callwheel-rt",
         &format!("idle {} ms", report.idle.ms),

@@ -55,31 +55,21 @@ struct shared {
     pthread_mutex_t m;
     cw_cv *cv;
     int ready;
+    int timed;
     int entered;
     int results[4];
 };
 
-/* Waits for `ready` with a 10 s timeout; records what the last wait returned. */
-static void *timed_waiter(void *arg) {
-    struct shared *s = arg;
-    CHECK(pthread_mutex_lock(&s->m) == 0);
-    int idx = s->entered++;
-    int rc = CW_OK;
-    while (!s->ready && rc == CW_OK)
-        rc = cw_cv_timedwait_sbt(s->cv, &s->m, 10 * CW_SBT_1S, 0, 0);
-    s->results[idx] = rc;
-    CHECK(pthread_mutex_unlock(&s->m) == 0);
-    return NULL;
-}
-
-/* Waits for `ready` with no timeout. */
+/* Waits for `ready`, with a 10 s timeout when `timed` is set, else with none; records what the
+ * last wait returned. */
 static void *waiter(void *arg) {
     struct shared *s = arg;
     CHECK(pthread_mutex_lock(&s->m) == 0);
     int idx = s->entered++;
     int rc = CW_OK;
     while (!s->ready && rc == CW_OK)
-        rc = cw_cv_wait(s->cv, &s->m);
+        rc = s->timed ? cw_cv_timedwait_sbt(s->cv, &s->m, 10 * CW_SBT_1S, 0, 0)
+                      : cw_cv_wait(s->cv, &s->m);
     s->results[idx] = rc;
     CHECK(pthread_mutex_unlock(&s->m) == 0);
     return NULL;
@@ -119,7 +109,8 @@ static void condition_variables(void) {
     ok("C.2", "a timed wait times out no earlier than its time, the mutex locked again");
 
     pthread_t t;
-    CHECK(pthread_create(&t, NULL, timed_waiter, &s) == 0);
+    s.timed = 1;
+    CHECK(pthread_create(&t, NULL, waiter, &s) == 0);
     await_entered(&s, 1);
     CHECK(pthread_mutex_lock(&s.m) == 0);
     s.ready = 1;
@@ -130,6 +121,7 @@ static void condition_variables(void) {
     ok("C.3", "a signal ends a timed wait before its timeout");
 
     s.ready = 0;
+    s.timed = 0;
     s.entered = 0;
     pthread_t ts[3];
     for (int i = 0; i < 3; i++)
