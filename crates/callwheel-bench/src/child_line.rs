@@ -1,6 +1,7 @@
 //! How a measuring child process reports to its parent: one line on stdout, a tag naming the
-//! kind of result, then the result as a JSON object (serde), so that a field added on one side
-//! is a parse error on the other rather than a silently shifted column.
+//! kind of result, then the result as a JSON object (serde): fields are named, so a field the
+//! child adds that the parent does not know is a parse error rather than a silently shifted
+//! column (a field the parent expects as optional may be missing).
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;

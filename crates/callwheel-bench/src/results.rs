@@ -31,7 +31,7 @@ pub struct Results {
     pub version: String,
     /// The machine and date.
     pub machine: Machine,
-    /// Whether the papers' sizes were used.
+    /// Whether `repro --full` (the papers' sizes) made it; false for any other run.
     pub full: bool,
     /// Every figure.
     pub figures: Vec<Figure>,

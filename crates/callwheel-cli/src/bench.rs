@@ -218,7 +218,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
         };
         failures += run_table1(sizes, settings.reps, &args.out, &mut figures);
     }
-    crate::tables::finish(args.json.then_some(&args.out), figures, args.full, failures)
+    crate::tables::finish(args.json.then_some(&args.out), figures, false, failures)
 }
 
 /// Runs `callwheel bench-one`.

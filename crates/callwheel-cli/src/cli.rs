@@ -51,7 +51,8 @@ pub enum Command {
     /// Runs the papers' experiments and the peer comparison, writes a report with plots
     /// (default `report/REPORT.md`) and prints a summary.
     Repro(crate::repro::ReproArgs),
-    /// Prints the ratio B / A of every figure two `repro --json` runs share.
+    /// Prints the ratio B / A of every figure two results.json files share (from `repro` or any
+    /// command's `--json`; figures match by experiment, structure, case and metric).
     Compare {
         /// The first run's results.json.
         a: std::path::PathBuf,
@@ -65,7 +66,8 @@ pub enum Command {
     /// `clock_nanosleep(TIMER_ABSTIME)` loop, interleaved in one run.
     Latency(crate::latency::LatencyCommand),
     /// calloutng's Figures 4–7: requested against actual sleep from 1 µs to 10 ms for
-    /// callwheel-rt (exact and 5 % tolerance), raw `clock_nanosleep`, `tokio::time::sleep`, `callwheel_async::sleep` and `async_io::Timer`,
+    /// callwheel-rt timers (exact and 5 % tolerance), its blocking sleep and condition-variable
+    /// timeout (5 %), raw `clock_nanosleep` (1 ns and 5 % slack) and `tokio::time::sleep`,
     /// interleaved; and the runtime's wake-ups at 0 % and 5 % tolerance against the optimum.
     Sweep(crate::sweep::SweepArgs),
     /// callwheel-async against tokio's and async-io's timers: timeout churn (operations per

@@ -6,11 +6,12 @@
 //! N callouts at random times far in the future — in descending order, so the old list's
 //! build is O(N) rather than the O(N^2) of random order, without changing what is timed —
 //! then times `pairs` rounds of "cancel the extra callout, set it again one tick farther than
-//! before", and prints one line with the times, the bytes per callout and the entries each
-//! pair traversed (the table's `Stats::traversed`, counted, not timed):
+//! before", and prints one line (a tag and a [`Measurement`] as JSON) with the times, the
+//! bytes per callout and the entries each pair traversed (the table's `Stats::traversed`,
+//! counted, not timed):
 //!
 //! ```text
-//! callwheel-table1 samples=41.2,40.9,41.5 bytes=72.0 traversed=2000
+//! callwheel-table1 {"samples":[41.2,40.9,41.5],"bytes_per_callout":72.0,"traversed":2000.0}
 //! ```
 //!
 //! The old callout is 4.4BSD's on the `calltodo` list: `untimeout(func, arg)` searches the

@@ -13,7 +13,7 @@ use callwheel_bench::results::{self, Figures};
 /// The options of `callwheel table1`.
 #[derive(Debug, Args)]
 pub struct Table1Args {
-    /// Numbers of outstanding callouts, comma-separated, each at most 10^8 [default: 0,200,400,600,800,1000,10000,100000,1000000].
+    /// Numbers of outstanding callouts, comma-separated, each at most 5 * 10^7 [default: 0,200,400,600,800,1000,10000,100000,1000000].
     #[arg(long = "n", value_name = "SIZES", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=plan::MAX_TIMERS_ARG))]
     pub sizes: Vec<u64>,
     /// Repetitions per measurement (1 to 1000), each with a fresh table [default: 5; 1 with --tiny].
@@ -22,7 +22,8 @@ pub struct Table1Args {
     /// Tiny sizes that check the plumbing: N in {0, 200, 1000}, 1 repetition.
     #[arg(long)]
     pub tiny: bool,
-    /// Where files go: the plot (`table1.svg`, `table1.png`), and `results.json` with --json.
+    /// Where files go: the plots (`table1.*` and `table1_paper.*`, SVG and PNG), and
+    /// `results.json` with --json.
     #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
     pub out: std::path::PathBuf,
     /// Also write the figures as JSON to DIR/results.json.

@@ -225,8 +225,9 @@ pub const CW_ENOMEM: c_int = 0 - 12;
 /// -ESTALE on Linux.
 pub const CW_ESTALE: c_int = 0 - 116;
 /// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-/// handler: waiting for the handler would never return; or a cw_sleep_sbt or cw_cv wait on
-/// the process-wide runtime's driver thread, which would wait for itself. Nothing changed.
+/// handler: waiting for the handler would never return; or a cw_sleep_sbt or
+/// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
+/// own timer. Nothing changed.
 /// Equal to -EDEADLK on Linux.
 pub const CW_EDEADLK: c_int = 0 - 35;
 /// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is

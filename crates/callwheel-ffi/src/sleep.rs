@@ -26,11 +26,12 @@ pub struct cw_cv {
     inside: AtomicUsize,
 }
 
-/// Nanoseconds at or after `t` (never early), for a non-negative `t`.
-fn nanos_ceil(t: Sbt) -> u64 {
-    let n = t.to_nanos();
-    let n = if Sbt::from_nanos(n) < t { n + 1 } else { n };
-    u64::try_from(n).unwrap_or(0)
+/// Nanoseconds at or after `t` (never early), for a non-negative `t`: the ceiling of
+/// `raw · 10⁹ / 2³²`, exact in 128 bits.
+pub(crate) fn nanos_ceil(t: Sbt) -> u64 {
+    let raw = i128::from(t.as_raw().max(0));
+    let ns = (raw * 1_000_000_000 + (1 << 32) - 1) >> 32;
+    u64::try_from(ns).unwrap_or(u64::MAX)
 }
 
 /// The timeout that `sbt`, `precision` and `flags` describe on the process-wide runtime: a
@@ -184,6 +185,9 @@ pub unsafe extern "C" fn cw_cv_broadcast(cv: *mut cw_cv) -> c_int {
 /// the thread, and locks `m` again. Check the condition in a loop, as with
 /// pthread_cond_wait; change it under `m` before signalling.
 ///
+/// With no timeout it arms no timer: called on the process-wide runtime's driver (a timer
+/// set's callback), it holds that driver until signalled.
+///
 /// Returns 0; CW_EINVAL (NULL `cv` or `m`, or `m` not locked: nothing happens); CW_ENOMEM.
 ///
 /// # Safety
@@ -204,7 +208,8 @@ pub unsafe extern "C" fn cw_cv_wait(cv: *mut cw_cv, m: *mut pthread_mutex_t) -> 
 /// Returns 0 when woken by cw_cv_signal or cw_cv_broadcast; CW_ETIMEDOUT when the timeout
 /// came first; CW_EINVAL (NULL `cv` or `m`, `m` not locked, a negative `sbt` or `precision`,
 /// unknown flags: nothing happens); CW_EDEADLK on the process-wide runtime's driver thread
-/// (it would wait for itself); CW_ENOMEM.
+/// (it would wait for itself); CW_ENOMEM; a negated errno when the runtime's threads cannot
+/// start.
 ///
 /// # Safety
 ///
@@ -218,10 +223,31 @@ pub unsafe extern "C" fn cw_cv_timedwait_sbt(
     flags: c_int,
 ) -> c_int {
     guard(|| {
+        // Bad pointers first: nothing (not even the runtime) is started for them.
+        if cv.is_null() || m.is_null() {
+            return Err(CW_EINVAL);
+        }
         let timeout = timeout(sbt, precision, flags)?;
         // SAFETY: this function's contract is the helper's.
         Ok(unsafe { wait(cv, m, Some(timeout)) })
     })
+}
+
+/// A thread inside a wait call on a condition variable, counted until it leaves, on every way
+/// out (a caught panic included), so that cw_cv_free never waits for a thread that is gone.
+struct Inside<'a>(&'a AtomicUsize);
+
+impl<'a> Inside<'a> {
+    fn enter(count: &'a AtomicUsize) -> Inside<'a> {
+        count.fetch_add(1, Ordering::AcqRel);
+        Inside(count)
+    }
+}
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// cw_cv_wait and cw_cv_timedwait_sbt.
@@ -247,7 +273,7 @@ unsafe fn wait(cv: *mut cw_cv, m: *mut pthread_mutex_t, timeout: Option<Timeout>
             Some(t) => Some((runtime().map_err(set_code)?, t)),
             None => None,
         };
-        c.inside.fetch_add(1, Ordering::AcqRel);
+        let inside = Inside::enter(&c.inside);
         let woken = c.cv.wait_releasing(
             (),
             // SAFETY: the calling thread holds `m` (checked above, by the contract).
@@ -257,7 +283,7 @@ unsafe fn wait(cv: *mut cw_cv, m: *mut pthread_mutex_t, timeout: Option<Timeout>
             timeout,
         );
         // The last touch of `cv`: cw_cv_free may go ahead once it reads zero.
-        c.inside.fetch_sub(1, Ordering::AcqRel);
+        drop(inside);
         match woken {
             Ok(woken) => {
                 // SAFETY: `m` is alive until this call returns, by the contract.

@@ -81,6 +81,23 @@ fn a_relative_time_becomes_a_duration_and_calloutngs_precision() {
 }
 
 #[test]
+fn times_round_up_to_the_next_nanosecond() {
+    use callwheel::time::Sbt;
+    // Raw 5 is 1.16 ns: 2 ns, never 1 (early).
+    assert_eq!(nanos_ceil(Sbt::from_raw(5)), 2);
+    assert_eq!(nanos_ceil(Sbt::from_raw(0)), 0);
+    assert_eq!(nanos_ceil(Sbt::from_secs(3)), 3_000_000_000);
+    assert_eq!(nanos_ceil(Sbt::from_raw(-7)), 0);
+    // FreeBSD's SBT_1NS (raw 4) is 0.93 ns: 1 ns.
+    assert_eq!(nanos_ceil(Sbt::from_raw(crate::CW_SBT_1NS)), 1);
+    // An Sbt made from n ns is at least n ns (rounded up on the way in), never less.
+    for n in [1_i64, 999, 1_000_000_007] {
+        let ns = nanos_ceil(Sbt::from_nanos(n));
+        assert!(ns == n as u64 || ns == n as u64 + 1, "{n} ns gave {ns}");
+    }
+}
+
+#[test]
 #[cfg_attr(miri, ignore)] // the process-wide runtime's threads sleep on the real clock
 fn an_absolute_time_is_a_monotonic_deadline() {
     let t = timeout(5 * crate::CW_SBT_1S, 0, CW_C_ABSOLUTE).unwrap();

@@ -66,7 +66,8 @@ impl Condvar {
     /// Wakes the longest-waiting thread still blocked; whether there was one.
     pub fn notify_one(&self) -> bool {
         let mut waiters = sync::lock(&self.waiters);
-        // A waiter whose alarm won is leaving on its own: the notification goes on.
+        // A waiter whose alarm won, or that gave up its place, is leaving on its own: the
+        // notification goes on.
         while let Some(w) = waiters.pop_front() {
             if w.wake(Woken::Notified) {
                 return true;
@@ -136,10 +137,10 @@ impl Condvar {
         )
     }
 
-    /// The wait for any lock: queues the calling thread, arms the alarm when there is a
-    /// timeout, then hands `guard` to `release` (which must unlock the caller's lock) and
-    /// blocks. The caller takes its lock again after the return. On an error nothing was
-    /// queued or armed and `release` was not called: the guard comes back, still held.
+    /// The wait for any lock: arms the alarm when there is a timeout, queues the calling
+    /// thread, then hands `guard` to `release` (which must unlock the caller's lock) and blocks.
+    /// The caller takes its lock again after the return. On an error nothing is queued or left
+    /// armed and `release` was not called: the guard comes back, still held.
     ///
     /// This is how a lock other than `std::sync::Mutex` (a `pthread_mutex_t` from C, say)
     /// waits: the condition must be changed under that lock before a notification.
@@ -155,16 +156,9 @@ impl Condvar {
         timeout: Option<(&Runtime, Timeout)>,
     ) -> Result<Woken, (G, Error)> {
         let me = Arc::new(Sleeper::current());
-        {
-            let mut waiters = sync::lock(&self.waiters);
-            if waiters.try_reserve(1).is_err() {
-                return Err((guard, Error::Wheel(callwheel::Error::NoMemory)));
-            }
-            waiters.push_back(Arc::clone(&me));
-        }
-        // From here on, every way out (an error, a timeout, a panic of `release`) leaves the
-        // queue: a notification must never be spent on a thread that no longer waits.
-        let _leave = Leave { cv: self, me: &me };
+        // Armed before the thread joins the queue: every failure comes before a notifier can
+        // pick this waiter, so none is spent on a wait that then fails. An alarm that fires at
+        // once only marks the sleeper timed out, which the park below reads.
         let alarm = match timeout {
             Some((rt, timeout)) => match rt.alarm(&me, timeout) {
                 Ok(timer) => Some(timer),
@@ -172,8 +166,22 @@ impl Condvar {
             },
             None => None,
         };
+        {
+            let mut waiters = sync::lock(&self.waiters);
+            if waiters.try_reserve(1).is_err() {
+                return Err((guard, Error::Wheel(callwheel::Error::NoMemory)));
+            }
+            waiters.push_back(Arc::clone(&me));
+        }
+        let mut leave = Leave {
+            cv: self,
+            me: &me,
+            returned: false,
+        };
         release(guard);
         let woken = me.park();
+        leave.returned = true;
+        drop(leave);
         // Cancels the alarm when the notification came first.
         drop(alarm);
         Ok(woken)
@@ -196,17 +204,36 @@ impl Condvar {
     }
 }
 
-/// A waiter's way out of the queue. A notified waiter was taken out by its notifier; any other
-/// (timed out, or leaving on an error or a panic) takes itself out.
+/// A waiter's way out of the queue, taken on every exit once it is queued. A notified waiter
+/// was taken out by its notifier; a timed-out one takes itself out. One that leaves without
+/// returning a result (`release` panicked) gives up its place under the queue's lock, and a
+/// notification that picked it meanwhile goes on to the next waiter: a notification is never
+/// spent on a thread that no longer waits.
 struct Leave<'a> {
     cv: &'a Condvar,
     me: &'a Arc<Sleeper>,
+    /// The wait returns what woke it (the notification, if one did, is consumed).
+    returned: bool,
 }
 
 impl Drop for Leave<'_> {
     fn drop(&mut self) {
-        if !self.me.notified() {
-            sync::lock(&self.cv.waiters).retain(|w| !Arc::ptr_eq(w, self.me));
+        let mut waiters = sync::lock(&self.cv.waiters);
+        let woken = if self.returned {
+            self.me.woken()
+        } else {
+            self.me.abandon()
+        };
+        match woken {
+            Some(Woken::Notified) if self.returned => {}
+            Some(Woken::Notified) => {
+                while let Some(w) = waiters.pop_front() {
+                    if w.wake(Woken::Notified) {
+                        break;
+                    }
+                }
+            }
+            _ => waiters.retain(|w| !Arc::ptr_eq(w, self.me)),
         }
     }
 }
@@ -245,10 +272,43 @@ mod tests {
         let waiting = Arc::new(Sleeper::current());
         sync::lock(&cv.waiters).extend([Arc::clone(&gone), Arc::clone(&waiting)]);
         assert!(cv.notify_one());
-        assert!(waiting.notified(), "the notification went on to the waiter");
-        assert!(!gone.notified());
+        assert_eq!(
+            waiting.woken(),
+            Some(Woken::Notified),
+            "the notification went on"
+        );
+        assert_eq!(gone.woken(), Some(Woken::TimedOut));
         assert_eq!(cv.waiters(), 0);
         assert!(!cv.notify_one());
+    }
+
+    #[test]
+    fn a_waiter_that_leaves_without_returning_passes_its_notification_on() {
+        let cv = Condvar::new();
+        let leaving = Arc::new(Sleeper::current());
+        let next = Arc::new(Sleeper::current());
+        sync::lock(&cv.waiters).extend([Arc::clone(&leaving), Arc::clone(&next)]);
+        // A notification picks the first waiter, which then leaves on a panic of its lock's
+        // release, before it could return the notification to its caller.
+        assert!(cv.notify_one());
+        drop(Leave {
+            cv: &cv,
+            me: &leaving,
+            returned: false,
+        });
+        assert_eq!(next.woken(), Some(Woken::Notified), "passed on");
+        assert_eq!(cv.waiters(), 0);
+        // A waiter that leaves unwoken gives up its place: nothing can wake it afterwards.
+        let quiet = Arc::new(Sleeper::current());
+        sync::lock(&cv.waiters).push_back(Arc::clone(&quiet));
+        drop(Leave {
+            cv: &cv,
+            me: &quiet,
+            returned: false,
+        });
+        assert_eq!(cv.waiters(), 0);
+        assert!(!quiet.wake(Woken::Notified));
+        assert_eq!(quiet.woken(), None);
     }
 
     #[test]

@@ -62,7 +62,10 @@ pub enum Error {
     /// direct callback: the driver would wait for itself. Nothing was armed.
     OnDriver,
     /// A condition-variable wait was given a guard that does not lock the mutex it was given
-    /// with it. Nothing was changed; the guard is handed back still locked.
+    /// with it. Nothing was changed; the guard is handed back still locked. (Detected when the
+    /// guard's value lies outside the mutex, or the mutex is not locked; for a zero-sized
+    /// value, a guard of a neighbouring mutex while the one given is locked elsewhere cannot be
+    /// told apart.)
     WrongMutex,
 }
 

@@ -77,7 +77,8 @@
 //! while fired.load(Ordering::SeqCst) == 0 {
 //!     std::thread::yield_now();
 //! }
-//! assert_eq!(t.drain(), Stop::NotPending);
+//! // The callback may still be returning: drain waits for it either way.
+//! assert!(matches!(t.drain(), Stop::NotPending | Stop::Running));
 //! // Dropping the last handle cancels: this one never fires.
 //! let quiet = rt.timer(Exec::Direct, |_, _| unreachable!())?;
 //! quiet.start_after(Duration::from_secs(3600))?;

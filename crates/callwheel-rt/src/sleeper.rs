@@ -22,6 +22,8 @@ pub enum Woken {
 const WAITING: usize = 0;
 const NOTIFIED: usize = 1;
 const TIMED_OUT: usize = 2;
+/// It stopped waiting without being woken (it left on a panic): nothing can wake it now.
+const LEFT: usize = 3;
 
 /// A thread blocked in a sleep or a wait.
 #[derive(Debug)]
@@ -56,9 +58,25 @@ impl Sleeper {
         won
     }
 
-    /// Whether a notification woke it (its notifier took it out of its queue first).
-    pub(crate) fn notified(&self) -> bool {
-        self.state.load(Ordering::Acquire) == NOTIFIED
+    /// What woke it, if anything did.
+    pub(crate) fn woken(&self) -> Option<Woken> {
+        match self.state.load(Ordering::Acquire) {
+            NOTIFIED => Some(Woken::Notified),
+            TIMED_OUT => Some(Woken::TimedOut),
+            _ => None,
+        }
+    }
+
+    /// Stops waiting: from now on nothing wakes it. Returns what woke it first, if anything
+    /// did (its waker's work is then the caller's to pass on).
+    pub(crate) fn abandon(&self) -> Option<Woken> {
+        match self
+            .state
+            .compare_exchange(WAITING, LEFT, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => None,
+            Err(_) => self.woken(),
+        }
     }
 
     /// Blocks the calling thread (the sleeper's own) until [`Sleeper::wake`] has been called.

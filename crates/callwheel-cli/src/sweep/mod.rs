@@ -4,7 +4,7 @@
 //!
 //! # The sleep sweep
 //!
-//! For every requested sleep `r` (log-spaced, 1, 2, 5, 10, … 10,000 µs) five sources sleep
+//! For every requested sleep `r` (log-spaced, 1, 2, 5, 10, … 10,000 µs) seven sources sleep
 //! `r`, one sample each in turn, in a fresh seeded shuffle of the sources every turn, so all
 //! of them see the same host noise (the sources are interleaved sample by sample, never run one
 //! after another). The shuffle matters for short sleeps: a fixed order, even rotated, always
@@ -19,6 +19,8 @@
 //! | clock_nanosleep, 1 ns slack | `clock_nanosleep(TIMER_ABSTIME)` on this thread, timer slack 1 ns | … right after the sleep returns |
 //! | clock_nanosleep, 5 % slack | the same with `PR_SET_TIMERSLACK` = `r × 5 %`: the kernel's own tolerance | … right after the sleep returns |
 //! | tokio::time::sleep | `block_on(sleep(r))` on a current-thread tokio runtime (1 ms timer wheel) | … when `block_on` returns |
+//! | callwheel-rt sleep, 5 % | `Runtime::sleep(r, 5 %)`: this thread parked until a runtime timer wakes it (calloutng's `pause_sbt`) | … when the sleep returns |
+//! | callwheel-rt condvar wait, 5 % | `Condvar::wait_timeout(r, 5 %)` on a runtime condition variable nobody notifies (`cv_timedwait_sbt`) | … when the wait returns |
 //!
 //! The runtime's driver sleeps until the earliest window *end*, so a lone timer with 5 %
 //! tolerance fires near `1.05 r`, as a lone kernel hrtimer with 5 % slack does: tolerance buys
