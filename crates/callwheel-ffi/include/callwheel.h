@@ -231,8 +231,9 @@
 #define CW_ESTALE (0 - 116)
 
 // cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-// handler: waiting for the handler would never return; or a cw_sleep_sbt or cw_cv wait on
-// the process-wide runtime's driver thread, which would wait for itself. Nothing changed.
+// handler: waiting for the handler would never return; or a cw_sleep_sbt or
+// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
+// own timer. Nothing changed.
 // Equal to -EDEADLK on Linux.
 #define CW_EDEADLK (0 - 35)
 
@@ -1207,6 +1208,9 @@ int cw_cv_broadcast(cw_cv *cv);
 // the thread, and locks `m` again. Check the condition in a loop, as with
 // pthread_cond_wait; change it under `m` before signalling.
 //
+// With no timeout it arms no timer: called on the process-wide runtime's driver (a timer
+// set's callback), it holds that driver until signalled.
+//
 // Returns 0; CW_EINVAL (NULL `cv` or `m`, or `m` not locked: nothing happens); CW_ENOMEM.
 //
 // # Safety
@@ -1224,7 +1228,8 @@ int cw_cv_wait(cw_cv *cv,
 // Returns 0 when woken by cw_cv_signal or cw_cv_broadcast; CW_ETIMEDOUT when the timeout
 // came first; CW_EINVAL (NULL `cv` or `m`, `m` not locked, a negative `sbt` or `precision`,
 // unknown flags: nothing happens); CW_EDEADLK on the process-wide runtime's driver thread
-// (it would wait for itself); CW_ENOMEM.
+// (it would wait for itself); CW_ENOMEM; a negated errno when the runtime's threads cannot
+// start.
 //
 // # Safety
 //
