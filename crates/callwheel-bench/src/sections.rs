@@ -15,12 +15,6 @@ use crate::workload;
 /// Where a command writes its files when `--out` is not given (`results.json`, figures).
 pub const DEFAULT_OUT: &str = "report";
 
-/// The directory `--json` writes `results.json` into: `--out`, or [`DEFAULT_OUT`]; `None`
-/// without `--json`.
-pub fn json_dir(json: bool, out: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
-    json.then(|| out.map_or_else(|| DEFAULT_OUT.into(), std::path::Path::to_path_buf))
-}
-
 /// Prints a command's results as the text `render` makes, and with `--json` also writes them
 /// as JSON to `DIR/results.json`. A failure to encode or write is reported and is the
 /// command's exit status.

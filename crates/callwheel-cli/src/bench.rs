@@ -43,12 +43,9 @@ pub struct BenchArgs {
     /// Run the O(n)-start schemes in W1 up to N = 100000 instead of 10000.
     #[arg(long)]
     pub full: bool,
-    /// Where files go: Table I's plot, and `results.json` with --json.
-    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
-    pub out: std::path::PathBuf,
-    /// Also write the figures as JSON to DIR/results.json.
-    #[arg(long)]
-    pub json: bool,
+    /// --out DIR (Table I's plots) and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 /// The structures `--scheme` accepts: each registry name, its label as a hidden alias.
@@ -216,9 +213,9 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
         } else {
             &table1::SIZES
         };
-        failures += run_table1(sizes, settings.reps, &args.out, &mut figures);
+        failures += run_table1(sizes, settings.reps, &args.output.dir(), &mut figures);
     }
-    crate::tables::finish(args.json.then_some(&args.out), figures, false, failures)
+    crate::tables::finish(args.output.json_dir().as_deref(), figures, false, failures)
 }
 
 /// Runs `callwheel bench-one`.

@@ -36,26 +36,20 @@ pub struct LatencyCommand {
     /// Keep every CPU busy with a spinning thread during the run.
     #[arg(long)]
     pub load: bool,
-    /// Smaller sizes: 200 samples per source.
-    #[arg(long)]
-    pub quick: bool,
-    /// Tiny sizes that check the plumbing: 20 samples every 1 ms; the figures mean little.
-    #[arg(long, conflicts_with = "quick")]
-    pub tiny: bool,
-    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
-    #[arg(long)]
-    pub json: bool,
-    /// Where files go: `results.json` with --json [default: report].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
+    /// --quick and --tiny.
+    #[command(flatten)]
+    pub sizes: crate::flags::Sizes,
+    /// --out DIR and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 impl LatencyCommand {
     /// The run these options ask for.
     pub fn settings(&self) -> LatencyArgs {
-        let (samples, period_us) = if self.tiny {
+        let (samples, period_us) = if self.sizes.tiny {
             (20, 1_000)
-        } else if self.quick {
+        } else if self.sizes.quick {
             (200, 10_000)
         } else {
             (500, 10_000)
@@ -413,7 +407,7 @@ pub fn command(args: &LatencyCommand) -> ExitCode {
         }
     };
     print!("{}", render(&report));
-    if let Some(dir) = callwheel_bench::sections::json_dir(args.json, args.out.as_deref()) {
+    if let Some(dir) = args.output.json_dir() {
         let mut all = Figures::default();
         let case = if settings.load { "loaded" } else { "idle" };
         figures(&report, case, &mut all);

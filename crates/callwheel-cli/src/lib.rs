@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`cli`] | argument parsing and dispatch to the command's module |
 //! | [`bench`](mod@bench) | `callwheel bench` and its per-measurement child `bench-one` |
+//! | [`flags`] | the flags the commands share: `--quick`/`--tiny`, `--out`/`--json` |
 //! | [`tables`] | `callwheel table1` and `table2`, with their children |
 //! | [`async_timers`] | `callwheel async`: callwheel-async against tokio's and async-io's timers (timeout churn, sleep storm) |
 //! | [`experiment`] | the `Experiment` trait every experiment of `repro` implements, and the section it produces |
@@ -27,6 +28,7 @@ pub mod bench;
 pub mod cli;
 pub mod compare;
 pub mod experiment;
+pub mod flags;
 pub mod latency;
 pub mod repro;
 pub mod smol_pool;

@@ -22,13 +22,9 @@ pub struct Table1Args {
     /// Tiny sizes that check the plumbing: N in {0, 200, 1000}, 1 repetition.
     #[arg(long)]
     pub tiny: bool,
-    /// Where files go: the plots (`table1.*` and `table1_paper.*`, SVG and PNG), and
-    /// `results.json` with --json.
-    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
-    pub out: std::path::PathBuf,
-    /// Also write the figures as JSON to DIR/results.json.
-    #[arg(long)]
-    pub json: bool,
+    /// --out DIR (the plots `table1.*` and `table1_paper.*`, SVG and PNG) and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 /// The options of `callwheel table2`.
@@ -37,12 +33,9 @@ pub struct Table2Args {
     /// Tiny sizes that check the plumbing: three points per line instead of five.
     #[arg(long)]
     pub tiny: bool,
-    /// Where files go: the plot (`table2.svg`, `table2.png`), and `results.json` with --json.
-    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
-    pub out: std::path::PathBuf,
-    /// Also write the figures as JSON to DIR/results.json.
-    #[arg(long)]
-    pub json: bool,
+    /// --out DIR (the plot `table2.svg`, `table2.png`) and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 /// The options of the hidden `callwheel table2-driver`.
@@ -102,8 +95,8 @@ pub fn table1_command(args: &Table1Args) -> ExitCode {
         );
     }
     let mut figures = Figures::default();
-    let failures = run_table1(&sizes, reps, &args.out, &mut figures);
-    finish(args.json.then_some(&args.out), figures, false, failures)
+    let failures = run_table1(&sizes, reps, &args.output.dir(), &mut figures);
+    finish(args.output.json_dir().as_deref(), figures, false, failures)
 }
 
 /// A command's end: with `--json`, its figures written to `DIR/results.json` (a failure to
@@ -130,13 +123,13 @@ pub fn finish(
 /// Runs `callwheel table2`.
 pub fn table2_command(args: &Table2Args) -> ExitCode {
     let mut failures = 0;
-    let (outcome, md) = crate::table2::section(args.tiny, &args.out, &mut failures);
+    let (outcome, md) = crate::table2::section(args.tiny, &args.output.dir(), &mut failures);
     print!("{md}");
     let mut figures = Figures::default();
     if let crate::table2::Outcome::Measured(measured) = &outcome {
         crate::table2::figures(measured, &mut figures);
     }
-    finish(args.json.then_some(&args.out), figures, false, failures)
+    finish(args.output.json_dir().as_deref(), figures, false, failures)
 }
 
 /// Runs `callwheel table1-one`.

@@ -16,7 +16,10 @@ fn callwheel(args: &[&str]) -> Output {
 #[test]
 fn every_timer_fires_exactly_once_or_is_stopped() {
     let plan = StressArgs {
-        tiny: true,
+        sizes: callwheel_cli::flags::Sizes {
+            tiny: true,
+            quick: false,
+        },
         threads: 3,
         ..StressArgs::default()
     }

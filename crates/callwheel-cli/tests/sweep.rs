@@ -4,6 +4,7 @@
 
 use std::process::{Command, Output};
 
+use callwheel_cli::flags::Sizes;
 use callwheel_cli::sweep::{self, Source, SweepArgs, BATCH_TOLERANCES};
 use indicatif::ProgressBar;
 
@@ -16,7 +17,10 @@ fn callwheel(args: &[&str]) -> Output {
 
 fn tiny() -> SweepArgs {
     SweepArgs {
-        tiny: true,
+        sizes: Sizes {
+            tiny: true,
+            quick: false,
+        },
         ..SweepArgs::default()
     }
 }
@@ -73,7 +77,10 @@ fn plans_resolve_defaults_and_explicit_sizes() {
     let custom = SweepArgs {
         samples: Some(7),
         requests_us: vec![500, 5, 500],
-        quick: true,
+        sizes: Sizes {
+            quick: true,
+            tiny: false,
+        },
         ..SweepArgs::default()
     }
     .plan();
@@ -122,15 +129,14 @@ fn the_command_prints_json_and_rejects_bad_input() {
         assert!(bytes.len() > 1000, "sweep.{ext} is nearly empty");
     }
     let _ = std::fs::remove_dir_all(&dir);
-    // A directory that cannot be made is refused before the sweep, not after it (asked for by
-    // the flag's former name, kept as an alias).
+    // A directory that cannot be made is refused before the sweep, not after it.
     let file = std::env::temp_dir().join(format!("callwheel-sweep-file-{}", std::process::id()));
     std::fs::write(&file, b"").unwrap();
     let out = callwheel(&[
         "sweep",
         "--samples",
         "100000",
-        "--plot",
+        "--out",
         file.to_str().unwrap(),
     ]);
     let _ = std::fs::remove_file(&file);

@@ -78,7 +78,8 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
         );
     }
     // A figure directory that cannot be made is refused before the measurements, not after.
-    if let Some(dir) = &args.out {
+    {
+        let dir = &args.output.dir();
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("error: cannot create {}: {e}", dir.display());
             return ExitCode::from(2);
@@ -91,7 +92,8 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
     bar.finish_and_clear();
     match measured {
         Ok(report) => {
-            if let Some(dir) = &args.out {
+            {
+                let dir = &args.output.dir();
                 let charts = async_precision::charts(&report.precision);
                 match plots::write_panels(
                     async_precision::CHART_TITLE,
@@ -117,7 +119,7 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
             };
             if let Err(code) = callwheel_bench::sections::print_results(
                 &report,
-                callwheel_bench::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                args.output.json_dir().as_deref(),
                 text,
             ) {
                 return code;

@@ -21,18 +21,13 @@ pub struct AsyncArgs {
     /// Sleeping tasks in each storm [default: 1000000; --quick: 100000; --tiny: 1000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub sleepers: Option<u64>,
-    /// Smaller sizes (a few seconds in all).
-    #[arg(long)]
-    pub quick: bool,
-    /// Tiny sizes that check the plumbing; the figures mean little.
-    #[arg(long, conflicts_with = "quick")]
-    pub tiny: bool,
-    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
-    #[arg(long)]
-    pub json: bool,
-    /// Also draw the precision sweep's log-log figure as DIR/async-precision.svg and .png.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
+    /// --quick and --tiny.
+    #[command(flatten)]
+    pub sizes: crate::flags::Sizes,
+    /// --out DIR (the precision sweep's log-log figure as DIR/async-precision.svg and .png)
+    /// and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
     /// Run one storm case in this process and print its result line (the parent's child).
     #[arg(long, hide = true, value_name = "CASE")]
     pub storm_child: Option<String>,
@@ -63,9 +58,9 @@ pub struct AsyncPlan {
 impl AsyncArgs {
     /// The sizes these options ask for.
     pub fn plan(&self) -> AsyncPlan {
-        let (ops, sleepers, samples, intervals, coalescing_ms) = if self.tiny {
+        let (ops, sleepers, samples, intervals, coalescing_ms) = if self.sizes.tiny {
             (2_000, 1_000, 3, 50, 100)
-        } else if self.quick {
+        } else if self.sizes.quick {
             (200_000, 100_000, 20, 1_000, 1_000)
         } else {
             (2_000_000, 1_000_000, 100, 1_000, 2_000)
@@ -74,7 +69,7 @@ impl AsyncArgs {
             intervals,
             coalescing_ms,
             samples: self.samples.unwrap_or(samples),
-            requests_us: if self.tiny {
+            requests_us: if self.sizes.tiny {
                 vec![10, 1_000]
             } else {
                 crate::async_precision::REQUESTS_US.to_vec()
@@ -86,7 +81,7 @@ impl AsyncArgs {
             },
             ops: self.ops.unwrap_or(ops),
             sleepers: self.sleepers.unwrap_or(sleepers),
-            span_ms: if self.tiny { 50 } else { 1_000 },
+            span_ms: if self.sizes.tiny { 50 } else { 1_000 },
         }
     }
 }

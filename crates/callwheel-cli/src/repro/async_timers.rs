@@ -30,8 +30,10 @@ impl Experiment for Async {
 pub(super) fn async_timers(size: Size, out: &Path) -> Section {
     let mut done = Section::default();
     let mut plan = AsyncArgs {
-        tiny: matches!(size, Size::Tiny),
-        quick: matches!(size, Size::Default),
+        sizes: crate::flags::Sizes {
+            tiny: matches!(size, Size::Tiny),
+            quick: matches!(size, Size::Default),
+        },
         ..AsyncArgs::default()
     }
     .plan();

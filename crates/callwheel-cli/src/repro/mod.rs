@@ -26,7 +26,6 @@ mod stress;
 mod sweep;
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use clap::Args;
 
@@ -75,12 +74,10 @@ pub struct ReproArgs {
     /// Tiny sizes that check the plumbing in seconds (for tests); the figures mean little.
     #[arg(long, conflicts_with = "full")]
     pub tiny: bool,
-    /// Where the report goes.
-    #[arg(long, value_name = "DIR", default_value = callwheel_bench::sections::DEFAULT_OUT)]
-    pub out: PathBuf,
-    /// Also write every figure to `DIR/results.json`.
-    #[arg(long)]
-    pub json: bool,
+    /// --out DIR (the report, its plots and, with --json, every figure in results.json) and
+    /// --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 fn scheme(name: &str) -> Option<&'static SchemeInfo> {
@@ -90,6 +87,7 @@ fn scheme(name: &str) -> Option<&'static SchemeInfo> {
 /// Runs `callwheel repro`. Returns the process exit code: 0, 1 when a measurement failed,
 /// 2 for bad input (an unavailable experiment, an unwritable output directory).
 pub fn run(args: &ReproArgs) -> u8 {
+    let out = args.output.dir();
     // The names `--only` gave, checked: an experiment that cannot run here is bad input.
     let mut selected: Vec<&'static str> = Vec::new();
     for name in &args.only {
@@ -105,15 +103,12 @@ pub fn run(args: &ReproArgs) -> u8 {
             selected.push(e.name());
         }
     }
-    if let Err(e) = std::fs::create_dir_all(&args.out).and_then(|()| {
-        let probe = args.out.join(".write-test");
+    if let Err(e) = std::fs::create_dir_all(&out).and_then(|()| {
+        let probe = out.join(".write-test");
         std::fs::write(&probe, b"")?;
         std::fs::remove_file(probe)
     }) {
-        eprintln!(
-            "error: cannot write the report to {}: {e}",
-            args.out.display()
-        );
+        eprintln!("error: cannot write the report to {}: {e}", out.display());
         return 2;
     }
     if cfg!(debug_assertions) {
@@ -141,7 +136,7 @@ pub fn run(args: &ReproArgs) -> u8 {
             continue;
         }
         eprintln!("repro: {} ...", e.name());
-        all.append(e.run(size, &args.out));
+        all.append(e.run(size, &out));
     }
     let elapsed = started.elapsed().as_secs_f64();
 
@@ -180,14 +175,14 @@ pub fn run(args: &ReproArgs) -> u8 {
             let _ = writeln!(report, "- `{e}`: {why}.");
         }
     }
-    let report_path = args.out.join("REPORT.md");
+    let report_path = out.join("REPORT.md");
     if let Err(e) = std::fs::write(&report_path, report) {
         eprintln!("error: cannot write {}: {e}", report_path.display());
         return 2;
     }
-    if args.json {
+    if args.output.json {
         let results = all.figures.clone().into_results(machine.clone(), args.full);
-        if let Err(e) = results::write(&args.out, &results) {
+        if let Err(e) = results::write(&out, &results) {
             eprintln!("error: {e}");
             return 2;
         }

@@ -29,8 +29,10 @@ pub(super) fn stress(size: Size) -> Section {
     let mut done = Section::default();
     let mut plan = StressArgs {
         threads: 2,
-        tiny: matches!(size, Size::Tiny),
-        quick: matches!(size, Size::Default),
+        sizes: crate::flags::Sizes {
+            tiny: matches!(size, Size::Tiny),
+            quick: matches!(size, Size::Default),
+        },
         ..StressArgs::default()
     }
     .plan();

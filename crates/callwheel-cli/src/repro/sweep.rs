@@ -29,8 +29,10 @@ pub(super) fn sweep(size: Size, out: &Path) -> Section {
     use crate::sweep::{self as sw, SweepArgs};
     let mut done = Section::default();
     let mut plan = SweepArgs {
-        tiny: matches!(size, Size::Tiny),
-        quick: matches!(size, Size::Default),
+        sizes: crate::flags::Sizes {
+            tiny: matches!(size, Size::Tiny),
+            quick: matches!(size, Size::Default),
+        },
         ..SweepArgs::default()
     }
     .plan();

@@ -51,7 +51,7 @@ pub fn command(args: &StressArgs) -> ExitCode {
         Ok(report) => {
             if let Err(code) = callwheel_bench::sections::print_results(
                 &report,
-                callwheel_bench::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                args.output.json_dir().as_deref(),
                 render,
             ) {
                 return code;

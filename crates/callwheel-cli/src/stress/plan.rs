@@ -23,18 +23,12 @@ pub struct StressArgs {
     /// [default: 1000; --tiny: 20].
     #[arg(long = "duration-ms", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub duration_ms: Option<u64>,
-    /// A tenth of the timers (1e5).
-    #[arg(long)]
-    pub quick: bool,
-    /// Tiny sizes that check the plumbing in well under a second; the figures mean little.
-    #[arg(long, conflicts_with = "quick")]
-    pub tiny: bool,
-    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
-    #[arg(long)]
-    pub json: bool,
-    /// Where files go: `results.json` with --json [default: report].
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
+    /// --quick (a tenth of the timers) and --tiny.
+    #[command(flatten)]
+    pub sizes: crate::flags::Sizes,
+    /// --out DIR and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 /// The sizes of one run, defaults resolved.
@@ -55,9 +49,9 @@ pub struct Plan {
 impl StressArgs {
     /// The plan these options ask for.
     pub fn plan(&self) -> Plan {
-        let (timers, duration_ms, scaling_ms) = if self.tiny {
+        let (timers, duration_ms, scaling_ms) = if self.sizes.tiny {
             (2_000, 20, 20)
-        } else if self.quick {
+        } else if self.sizes.quick {
             (100_000, 1_000, 300)
         } else {
             (1_000_000, 1_000, 1_000)
@@ -66,7 +60,7 @@ impl StressArgs {
             threads: self.threads,
             timers: self.timers.unwrap_or(timers),
             duration_ms: self.duration_ms.unwrap_or(duration_ms),
-            scaling_timers: if self.tiny { 1_000 } else { 10_000 },
+            scaling_timers: if self.sizes.tiny { 1_000 } else { 10_000 },
             scaling_ms,
         }
     }

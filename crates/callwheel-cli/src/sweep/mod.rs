@@ -67,7 +67,8 @@ use callwheel_bench::plots;
 /// timer did not fire exactly once (or fired before its deadline).
 pub fn command(args: &SweepArgs) -> ExitCode {
     // A plot directory that cannot be made fails now, not after the whole sweep.
-    if let Some(dir) = &args.out {
+    {
+        let dir = &args.output.dir();
         if let Err(e) = std::fs::create_dir_all(dir) {
             eprintln!("error: cannot create {}: {e}", dir.display());
             return ExitCode::from(2);
@@ -86,12 +87,13 @@ pub fn command(args: &SweepArgs) -> ExitCode {
         Ok(report) => {
             if let Err(code) = callwheel_bench::sections::print_results(
                 &report,
-                callwheel_bench::sections::json_dir(args.json, args.out.as_deref()).as_deref(),
+                args.output.json_dir().as_deref(),
                 render,
             ) {
                 return code;
             }
-            if let Some(dir) = &args.out {
+            {
+                let dir = &args.output.dir();
                 let drawn = std::fs::create_dir_all(dir)
                     .map_err(|e| format!("cannot create {}: {e}", dir.display()))
                     .and_then(|()| {

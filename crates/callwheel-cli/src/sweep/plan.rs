@@ -77,19 +77,13 @@ pub struct SweepArgs {
     /// The span the batch deadlines are drawn over, in ms [default: 2000; --quick: 1000; --tiny: 20].
     #[arg(long = "span-ms", value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub span_ms: Option<u64>,
-    /// Smaller sizes: 20 samples, batches over 1 s (about 4 s in all).
-    #[arg(long)]
-    pub quick: bool,
-    /// Tiny sizes that check the plumbing in well under a second; the figures mean little.
-    #[arg(long, conflicts_with = "quick")]
-    pub tiny: bool,
-    /// Also write the figures as JSON to DIR/results.json (DIR: --out, default `report`).
-    #[arg(long)]
-    pub json: bool,
-    /// Also draw the log-log figure (requested against actual sleep) as DIR/sweep.svg and
-    /// DIR/sweep.png.
-    #[arg(long, alias = "plot", value_name = "DIR")]
-    pub out: Option<std::path::PathBuf>,
+    /// --quick (20 samples, batches over 1 s: about 4 s in all) and --tiny.
+    #[command(flatten)]
+    pub sizes: crate::flags::Sizes,
+    /// --out DIR (the log-log figure, requested against actual sleep, as DIR/sweep.svg and
+    /// DIR/sweep.png) and --json.
+    #[command(flatten)]
+    pub output: crate::flags::Output,
 }
 
 /// The sizes of one sweep, defaults resolved.
@@ -110,9 +104,9 @@ pub struct Plan {
 impl SweepArgs {
     /// The plan these options ask for.
     pub fn plan(&self) -> Plan {
-        let (samples, requests, timers, span_ms, idle_ms) = if self.tiny {
+        let (samples, requests, timers, span_ms, idle_ms) = if self.sizes.tiny {
             (3, vec![1, 100, 1_000], 50, 20, 20)
-        } else if self.quick {
+        } else if self.sizes.quick {
             (20, REQUESTS_US.to_vec(), 1_000, 1_000, 200)
         } else {
             (100, REQUESTS_US.to_vec(), 1_000, 2_000, 500)
