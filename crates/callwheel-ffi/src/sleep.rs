@@ -197,7 +197,7 @@ pub unsafe extern "C" fn cw_cv_broadcast(cv: *mut cw_cv) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn cw_cv_wait(cv: *mut cw_cv, m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: this function's contract is the helper's.
-    unsafe { wait(cv, m, None) }
+    guard(|| unsafe { wait(cv, m, None) })
 }
 
 /// cw_cv_wait that also gives up at `sbt` — relative to now, or with CW_C_ABSOLUTE an absolute
@@ -229,7 +229,7 @@ pub unsafe extern "C" fn cw_cv_timedwait_sbt(
         }
         let timeout = timeout(sbt, precision, flags)?;
         // SAFETY: this function's contract is the helper's.
-        Ok(unsafe { wait(cv, m, Some(timeout)) })
+        unsafe { wait(cv, m, Some(timeout)) }
     })
 }
 
@@ -250,51 +250,53 @@ impl Drop for Inside<'_> {
     }
 }
 
-/// cw_cv_wait and cw_cv_timedwait_sbt.
+/// cw_cv_wait and cw_cv_timedwait_sbt, inside their callers' panic guard.
 ///
 /// # Safety
 ///
 /// As for cw_cv_wait.
-unsafe fn wait(cv: *mut cw_cv, m: *mut pthread_mutex_t, timeout: Option<Timeout>) -> c_int {
-    guard(|| {
-        // SAFETY: by this function's contract.
-        let c = unsafe { cond(cv) }?;
-        if m.is_null() {
-            return Err(CW_EINVAL);
+unsafe fn wait(
+    cv: *mut cw_cv,
+    m: *mut pthread_mutex_t,
+    timeout: Option<Timeout>,
+) -> Result<c_int, c_int> {
+    // SAFETY: by this function's contract.
+    let c = unsafe { cond(cv) }?;
+    if m.is_null() {
+        return Err(CW_EINVAL);
+    }
+    // SAFETY: `m` is an initialised mutex by this function's contract. If it was unlocked
+    // the trylock takes it, and it is released again at once.
+    if unsafe { libc::pthread_mutex_trylock(m) } == 0 {
+        // SAFETY: this thread has just locked it.
+        unsafe { libc::pthread_mutex_unlock(m) };
+        return Err(CW_EINVAL);
+    }
+    let timeout = match timeout {
+        Some(t) => Some((runtime().map_err(set_code)?, t)),
+        None => None,
+    };
+    let inside = Inside::enter(&c.inside);
+    let woken = c.cv.wait_releasing(
+        (),
+        // SAFETY: the calling thread holds `m` (checked above, by the contract).
+        |()| unsafe {
+            libc::pthread_mutex_unlock(m);
+        },
+        timeout,
+    );
+    // The last touch of `cv`: cw_cv_free may go ahead once it reads zero.
+    drop(inside);
+    match woken {
+        Ok(woken) => {
+            // SAFETY: `m` is alive until this call returns, by the contract.
+            unsafe { libc::pthread_mutex_lock(m) };
+            Ok(match woken {
+                Woken::Notified => CW_OK,
+                Woken::TimedOut => CW_ETIMEDOUT,
+            })
         }
-        // SAFETY: `m` is an initialised mutex by this function's contract. If it was unlocked
-        // the trylock takes it, and it is released again at once.
-        if unsafe { libc::pthread_mutex_trylock(m) } == 0 {
-            // SAFETY: this thread has just locked it.
-            unsafe { libc::pthread_mutex_unlock(m) };
-            return Err(CW_EINVAL);
-        }
-        let timeout = match timeout {
-            Some(t) => Some((runtime().map_err(set_code)?, t)),
-            None => None,
-        };
-        let inside = Inside::enter(&c.inside);
-        let woken = c.cv.wait_releasing(
-            (),
-            // SAFETY: the calling thread holds `m` (checked above, by the contract).
-            |()| unsafe {
-                libc::pthread_mutex_unlock(m);
-            },
-            timeout,
-        );
-        // The last touch of `cv`: cw_cv_free may go ahead once it reads zero.
-        drop(inside);
-        match woken {
-            Ok(woken) => {
-                // SAFETY: `m` is alive until this call returns, by the contract.
-                unsafe { libc::pthread_mutex_lock(m) };
-                Ok(match woken {
-                    Woken::Notified => CW_OK,
-                    Woken::TimedOut => CW_ETIMEDOUT,
-                })
-            }
-            // Nothing was released: the caller still holds `m`.
-            Err(((), e)) => Err(set_code(e)),
-        }
-    })
+        // Nothing was released: the caller still holds `m`.
+        Err(((), e)) => Err(set_code(e)),
+    }
 }

@@ -218,6 +218,10 @@ struct Leave<'a> {
 
 impl Drop for Leave<'_> {
     fn drop(&mut self) {
+        // The common way out: its notifier already took it out of the queue.
+        if self.returned && self.me.woken() == Some(Woken::Notified) {
+            return;
+        }
         let mut waiters = sync::lock(&self.cv.waiters);
         let woken = if self.returned {
             self.me.woken()
@@ -225,7 +229,6 @@ impl Drop for Leave<'_> {
             self.me.abandon()
         };
         match woken {
-            Some(Woken::Notified) if self.returned => {}
             Some(Woken::Notified) => {
                 while let Some(w) = waiters.pop_front() {
                     if w.wake(Woken::Notified) {
