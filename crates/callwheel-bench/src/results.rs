@@ -106,6 +106,38 @@ impl Figures {
     }
 }
 
+impl Results {
+    /// The value of the figure `metric` of `structure` in `case` of `experiment`, if recorded.
+    pub fn value(
+        &self,
+        experiment: &str,
+        structure: &str,
+        case: &str,
+        metric: &str,
+    ) -> Option<f64> {
+        self.figures
+            .iter()
+            .find(|f| {
+                f.experiment == experiment
+                    && f.structure == structure
+                    && f.case == case
+                    && f.metric == metric
+            })
+            .map(|f| f.value)
+    }
+
+    /// The figures `metric` of `experiment`, in the order recorded.
+    pub fn metric<'a>(
+        &'a self,
+        experiment: &'a str,
+        metric: &'a str,
+    ) -> impl Iterator<Item = &'a Figure> + 'a {
+        self.figures
+            .iter()
+            .filter(move |f| f.experiment == experiment && f.metric == metric)
+    }
+}
+
 /// Writes `results` to `DIR/results.json` (the directory made if missing) and returns the path.
 ///
 /// # Errors

@@ -15,35 +15,6 @@ use crate::workload;
 /// Where a command writes its files when `--out` is not given (`results.json`, figures).
 pub const DEFAULT_OUT: &str = "report";
 
-/// Prints a command's results as the text `render` makes, and with `--json` also writes them
-/// as JSON to `DIR/results.json`. A failure to encode or write is reported and is the
-/// command's exit status.
-pub fn print_results<R: serde::Serialize>(
-    report: &R,
-    json_dir: Option<&std::path::Path>,
-    render: impl FnOnce(&R) -> String,
-) -> Result<(), std::process::ExitCode> {
-    print!("{}", render(report));
-    if let Some(dir) = json_dir {
-        let path = dir.join("results.json");
-        let written = serde_json::to_string_pretty(report)
-            .map_err(|e| format!("cannot encode the results: {e}"))
-            .and_then(|text| {
-                std::fs::create_dir_all(dir)
-                    .and_then(|()| std::fs::write(&path, text + "\n"))
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
-            });
-        match written {
-            Ok(()) => eprintln!("wrote {}", path.display()),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Err(std::process::ExitCode::from(1));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A progress bar for `total` measurements (hidden when stderr is not a terminal).
 pub fn progress_bar(total: usize) -> ProgressBar {
     let bar = ProgressBar::new(total as u64);

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::bench::{BenchArgs, BenchOneArgs};
-use crate::tables::{self, Table1Args, Table1OneArgs, Table2Args, Table2DriverArgs};
+use crate::table1::command::{Table1Args, Table1OneArgs};
+use crate::table2::command::{Table2Args, Table2DriverArgs};
 
 /// The workloads `bench` runs (defined beside the structures' constructors).
 pub use callwheel_bench::registry::Workload;
@@ -64,7 +65,7 @@ pub enum Command {
     Table1One(Table1OneArgs),
     /// The hrtimers latency table: lateness of callwheel-rt timers against a bare
     /// `clock_nanosleep(TIMER_ABSTIME)` loop, interleaved in one run.
-    Latency(crate::latency::LatencyCommand),
+    Latency(crate::latency::command::LatencyCommand),
     /// calloutng's Figures 4–7: requested against actual sleep from 1 µs to 10 ms for
     /// callwheel-rt timers (exact and 5 % tolerance), its blocking sleep and condition-variable
     /// timeout (5 %), raw `clock_nanosleep` (1 ns and 5 % slack) and `tokio::time::sleep`,
@@ -85,13 +86,13 @@ pub fn run() -> ExitCode {
     match Cli::parse().command {
         Command::Bench(args) => crate::bench::bench(&args),
         Command::BenchOne(args) => crate::bench::bench_one(&args),
-        Command::Table1(args) => tables::table1_command(&args),
-        Command::Table1One(args) => tables::table1_one(&args),
-        Command::Table2(args) => tables::table2_command(&args),
-        Command::Table2Driver(args) => tables::table2_driver(&args),
+        Command::Table1(args) => crate::table1::command::command(&args),
+        Command::Table1One(args) => crate::table1::command::one(&args),
+        Command::Table2(args) => crate::table2::command::command(&args),
+        Command::Table2Driver(args) => crate::table2::command::driver(&args),
         Command::Repro(args) => ExitCode::from(crate::repro::run(&args)),
         Command::Compare { a, b } => compare(&a, &b),
-        Command::Latency(args) => crate::latency::command(&args),
+        Command::Latency(args) => crate::latency::command::command(&args),
         Command::Sweep(args) => crate::sweep::command(&args),
         Command::Async(args) => crate::async_timers::command(&args),
         Command::Stress(args) => crate::stress::command(&args),

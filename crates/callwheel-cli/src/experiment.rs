@@ -1,15 +1,20 @@
-//! An experiment of the tool: one trait for every measurement `callwheel repro` runs, so that
-//! the report is a loop over the registered experiments (`repro`'s list), and
-//! what one experiment produces: its Markdown section, its figures for `results.json`, its
-//! verdict lines for the summary and its count of failed measurements.
+//! An experiment of the tool: one trait for every measurement, so that `callwheel repro` is a
+//! loop over the registered experiments (`repro`'s list) and each stand-alone command
+//! (`bench`, `table1`, `table2`, `latency`, `sweep`, `stress`, `async`) is the same experiment
+//! run alone on the plan its options resolve to ([`alone`]); and what one experiment produces:
+//! its Markdown section, its figures for `results.json`, its verdict lines and its count of
+//! failed measurements.
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::process::ExitCode;
 
 use callwheel_bench::plots::{self, Chart};
-use callwheel_bench::results::Figures;
+use callwheel_bench::results::{self, Figures};
 
-/// The sizes of a run.
+use crate::flags::Output;
+
+/// The sizes of a `callwheel repro` run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Size {
     /// Tiny sizes that check the plumbing in seconds; the figures mean little.
@@ -31,17 +36,74 @@ impl Size {
     }
 }
 
-/// One measurement of the tool, as `callwheel repro` runs it.
+/// One measurement of the tool: what it runs (its plan), and the run, which measures, judges,
+/// renders and records its figures in one [`Section`].
 pub trait Experiment: Sync {
+    /// What one run measures, its sizes resolved: made by [`plan`](Experiment::plan) for
+    /// `callwheel repro`, or from the options of the experiment's own command.
+    type Plan;
     /// The name on the command line (`--only`) and in `results.json`.
     fn name(&self) -> &'static str;
     /// What it shows, in a line (the help of `--only`).
     fn about(&self) -> &'static str;
-    /// Runs it at `size`, its plots written to `out`.
-    fn run(&self, size: Size, out: &Path) -> Section;
-    /// Why it cannot run in this build, if it cannot.
-    fn unavailable(&self) -> Option<&'static str> {
-        None
+    /// The plan `callwheel repro` runs at `size`.
+    fn plan(&self, size: Size) -> Self::Plan;
+    /// Runs `plan`, its plots written to `out`.
+    fn run(&self, plan: &Self::Plan, out: &Path) -> Section;
+}
+
+/// An experiment as `callwheel repro` lists it: run at one of its sizes. Every
+/// [`Experiment`] is one.
+pub trait Registered: Sync {
+    /// The experiment's name.
+    fn name(&self) -> &'static str;
+    /// What it shows.
+    fn about(&self) -> &'static str;
+    /// Runs the experiment's plan for `size`, its plots written to `out`.
+    fn run_at(&self, size: Size, out: &Path) -> Section;
+}
+
+impl<E: Experiment> Registered for E {
+    fn name(&self) -> &'static str {
+        Experiment::name(self)
+    }
+
+    fn about(&self) -> &'static str {
+        Experiment::about(self)
+    }
+
+    fn run_at(&self, size: Size, out: &Path) -> Section {
+        self.run(&self.plan(size), out)
+    }
+}
+
+/// A stand-alone command: `experiment` run alone on `plan`. Prints its section, writes its plots (and, with `--json`, its figures in `results.json`) to `--out`.
+/// Exit status 2 when the output directory cannot be made, 1 when a measurement failed (or results.json could not be written), else 0.
+pub fn alone<E: Experiment>(experiment: &E, plan: &E::Plan, output: &Output) -> ExitCode {
+    // A directory that cannot be made fails now, not after the measurements.
+    let dir = output.dir();
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        eprintln!("error: cannot create {}: {e}", dir.display());
+        return ExitCode::from(callwheel_bench::plan::USAGE_ERROR);
+    }
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its figures are not representative (use --release)"
+        );
+    }
+    let section = experiment.run(plan, &dir);
+    // The section carries its verdicts in its tables (its findings are `repro`'s summary).
+    print!("{}", section.markdown);
+    if let Some(dir) = output.json_dir() {
+        if let Err(code) = results::save(section.figures, false, &dir) {
+            return code;
+        }
+    }
+    if section.failures > 0 {
+        eprintln!("error: {} measurement(s) failed", section.failures);
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

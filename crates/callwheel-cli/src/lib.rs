@@ -3,21 +3,30 @@
 //! are the benchmark library's ([`callwheel_bench`]); this crate holds what is measured with
 //! them and how each command presents it.
 //!
-//! | module | what it is |
-//! |---|---|
-//! | [`cli`] | argument parsing and dispatch to the command's module |
-//! | [`bench`](mod@bench) | `callwheel bench` and its per-measurement child `bench-one` |
-//! | [`flags`] | the flags the commands share: `--quick`/`--tiny`, `--out`/`--json` |
-//! | [`tables`] | `callwheel table1` and `table2`, with their children |
-//! | [`async_timers`] | `callwheel async`: callwheel-async against tokio's and async-io's timers (timeout churn, sleep storm) |
-//! | [`experiment`] | the `Experiment` trait every experiment of `repro` implements, and the section it produces |
-//! | [`repro`] | `callwheel repro`: every experiment, the report, the plots and the JSON |
-//! | [`compare`] | `callwheel compare`: ratios between two `results.json` |
-//! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
-//! | [`table2`] | Costello & Varghese's Table II: instructions per timer function, counted by callgrind |
-//! | [`latency`] | `callwheel latency`: callwheel-rt timer lateness against a raw `clock_nanosleep` loop |
-//! | [`stress`] | `callwheel stress`: `start` latency while a mass expiry runs, and the count check |
-//! | [`sweep`] | `callwheel sweep`: requested against actual sleep (calloutng Figures 4–7) and the runtime's wake-up counts |
+//! Every measurement is an [`experiment::Experiment`]: a plan (what its command's options, or
+//! each of `repro`'s sizes, resolve to) and a run that produces one section of Markdown,
+//! figures and verdicts. `callwheel repro` runs the registered ones in turn; each stand-alone
+//! command is one experiment run alone ([`experiment::alone`]).
+//!
+//! | module | what it is | command |
+//! |---|---|---|
+//! | [`cli`] | argument parsing and dispatch to the command's module | |
+//! | [`flags`] | the flags the commands share: `--quick`/`--tiny`, `--out`/`--json` | |
+//! | [`experiment`] | the `Experiment` trait, the section it produces, a command as one experiment run alone | |
+//! | [`repro`] | the loop over the registered experiments, the report and the JSON | `repro` |
+//! | [`compare`] | ratios between two `results.json` | `compare` |
+//! | [`bench`](mod@bench) | the workloads W1–W5 on the chosen structures, and the per-measurement child | `bench`, `bench-one` |
+//! | [`family`] | the scheme family of Varghese & Lauck on W1 and W3 | (repro) |
+//! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces, and its child | `table1`, `table1-one` |
+//! | [`table2`] | Costello & Varghese's Table II: instructions per timer function, counted by callgrind | `table2`, `table2-driver` |
+//! | [`cost_model`] | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as M and T vary | (repro) |
+//! | [`peers`] | the production wheel against today's timer libraries on W1–W5 | (repro) |
+//! | [`coalescing`] | the wheel's wake-ups against the optimum as tolerance grows | (repro) |
+//! | [`latency`] | callwheel-rt timer lateness against a raw `clock_nanosleep` loop | `latency` |
+//! | [`sweep`] | requested against actual sleep (calloutng Figures 4–7) and the runtime's wake-up counts | `sweep` |
+//! | [`stress`] | `start` latency while a mass expiry runs, the count check, throughput from 1 and 2 threads | `stress` |
+//! | [`async_timers`] | callwheel-async against tokio's and async-io's timers; its parts [`async_precision`] and [`async_coalescing`] | `async` |
+//! | [`smol_pool`] | a multi-threaded smol executor for the async experiment | |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -26,14 +35,17 @@ pub mod async_precision;
 pub mod async_timers;
 pub mod bench;
 pub mod cli;
+pub mod coalescing;
 pub mod compare;
+pub mod cost_model;
 pub mod experiment;
+pub mod family;
 pub mod flags;
 pub mod latency;
+pub mod peers;
 pub mod repro;
 pub mod smol_pool;
 pub mod stress;
 pub mod sweep;
 pub mod table1;
 pub mod table2;
-pub mod tables;

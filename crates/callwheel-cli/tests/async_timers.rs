@@ -4,6 +4,7 @@
 
 use std::process::{Command, Output};
 
+use callwheel_bench::results::{Figure, Results};
 use callwheel_cli::async_precision::{self, Cell, Precision, Source};
 use callwheel_cli::latency::Row;
 
@@ -23,42 +24,46 @@ fn the_tiny_run_reports_every_cell_and_storm() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The tables go to stdout, the figures to DIR/results.json.
+    // The tables go to stdout, the figures to DIR/results.json in repro's format.
     assert!(String::from_utf8_lossy(&out.stdout).contains("| verdict | result |"));
-    let json: serde_json::Value =
+    let json: Results =
         serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
-    // Eight sources by the tiny run's two requests, each with its three samples.
-    let cells = json["precision"]["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 16);
-    for c in cells {
-        assert_eq!(c["actual"]["samples"], 3);
-        let request_ns = c["request_us"].as_u64().unwrap() * 1_000;
+    // Eight sources by the tiny run's two requests.
+    let mins: Vec<&Figure> = json.metric("async", "min_ns").collect();
+    assert_eq!(mins.len(), 16);
+    assert_eq!(json.metric("async", "p99_ns").count(), 16);
+    for f in mins {
+        let request_us: f64 = f.case["sleep ".len()..]
+            .trim_end_matches(" us")
+            .parse()
+            .unwrap();
         // No source may end a sleep early.
-        assert!(c["actual"]["min"].as_u64().unwrap() >= request_ns, "{c}");
+        assert!(f.value >= request_us * 1_000.0, "{f:?}");
     }
     // Exact and tolerant intervals, none early (the counts against the optimum are checked
     // exactly on the simulated clock, in callwheel-async's tests).
-    let coalescing = json["coalescing"].as_array().unwrap();
-    assert_eq!(coalescing.len(), 2);
-    for c in coalescing {
-        assert!(c["ticks"].as_u64().unwrap() > 0, "{c}");
-        assert_eq!(c["early"], 0, "{c}");
-        assert!(c["optimum"].as_u64().unwrap() > 0, "{c}");
+    let early: Vec<&Figure> = json.metric("async", "early").collect();
+    assert_eq!(early.len(), 2);
+    for f in early {
+        assert_eq!(f.value, 0.0, "{f:?}");
+        for metric in ["ticks", "optimum"] {
+            let v = json.value("async", &f.structure, &f.case, metric);
+            assert!(v.unwrap() > 0.0, "{metric} of {f:?}");
+        }
     }
     // Two variants by three task counts by three timers.
-    let churn = json["churn"].as_array().unwrap();
+    let churn: Vec<&Figure> = json.metric("async", "ops_per_sec").collect();
     assert_eq!(churn.len(), 18);
-    assert!(churn
-        .iter()
-        .all(|c| c["ops_per_sec"].as_f64().unwrap() > 0.0));
-    // Four timers and the two executors' no-timer floors.
-    let storms = json["storms"].as_array().unwrap();
+    assert!(churn.iter().all(|f| f.value > 0.0));
+    // Four timers and the two executors' no-timer floors; only the timers wake.
+    let storms: Vec<&Figure> = json.metric("async", "register_s").collect();
     assert_eq!(storms.len(), 6);
-    for s in storms {
-        assert_eq!(s["sleepers"], 1000);
-        assert!(s["register_s"].as_f64().unwrap() > 0.0);
-        let floor = s["case"].as_str().unwrap().ends_with("None");
-        assert_eq!(s["last_wake_after_ms"].is_null(), floor, "{s}");
+    for f in storms {
+        assert_eq!(f.case, "storm of 1000");
+        assert!(f.value > 0.0);
+        let floor = f.structure.starts_with("no timer");
+        let woke = json.value("async", &f.structure, &f.case, "last_wake_after_ms");
+        assert_eq!(woke.is_none(), floor, "{f:?}");
     }
     for ext in ["svg", "png"] {
         let bytes = std::fs::read(dir.join(format!("async-precision.{ext}"))).unwrap();

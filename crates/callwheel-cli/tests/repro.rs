@@ -175,6 +175,41 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         .collect();
     assert_eq!(ratios.len(), results.figures.len());
     assert!(ratios.iter().all(|r| *r == "1.000"), "{text}");
+    // A stand-alone command is the same experiment: at repro's tiny plan it records exactly the
+    // figures repro's section does.
+    for (command, args) in [
+        ("stress", &["stress", "--tiny", "--threads", "2"][..]),
+        ("sweep", &["sweep", "--tiny"]),
+    ] {
+        let alone = temp(command);
+        let mut all = args.to_vec();
+        all.extend(["--json", "--out", alone.to_str().unwrap()]);
+        let out = callwheel(&all);
+        assert!(
+            out.status.success(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let names = |r: &Results| {
+            let mut v: Vec<(String, String, String)> = r
+                .figures
+                .iter()
+                .filter(|f| f.experiment == command)
+                .map(|f| (f.structure.clone(), f.case.clone(), f.metric.clone()))
+                .collect();
+            v.sort();
+            v
+        };
+        let own = compare::load(&alone.join("results.json")).unwrap();
+        assert_eq!(
+            own.figures.len(),
+            names(&own).len(),
+            "{command}: only its own"
+        );
+        assert!(!names(&own).is_empty());
+        assert_eq!(names(&own), names(&results), "{command} alone and in repro");
+        let _ = std::fs::remove_dir_all(&alone);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

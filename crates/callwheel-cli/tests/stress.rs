@@ -3,6 +3,8 @@
 
 use std::process::{Command, Output};
 
+use callwheel_bench::results::Results;
+
 use callwheel_cli::stress::{self, StressArgs};
 use indicatif::ProgressBar;
 
@@ -84,20 +86,26 @@ fn the_command_prints_json_and_rejects_bad_input() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The table goes to stdout, the figures to DIR/results.json.
+    // The table goes to stdout, the figures to DIR/results.json in repro's format.
     assert!(String::from_utf8_lossy(&out.stdout).contains("| start, whole run |"));
-    let json: serde_json::Value =
+    let json: Results =
         serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(json["plan"]["timers"], 2_000);
-    let counts = &json["counts"];
-    assert_eq!(
-        counts["mass_fired"].as_u64().unwrap() + counts["mass_cancelled"].as_u64().unwrap(),
-        2_000
-    );
-    assert_eq!(counts["mass_lost"], 0);
-    for key in ["p50", "p99", "max"] {
-        assert!(json["start_during"][key].is_u64(), "{key}");
+    let mass = |metric| {
+        json.value(
+            "stress",
+            "callwheel-rt",
+            "mass expiry of 2000 timers",
+            metric,
+        )
+        .unwrap_or_else(|| panic!("no {metric}"))
+    };
+    assert_eq!(mass("mass_fired") + mass("mass_cancelled"), 2_000.0);
+    assert_eq!(mass("mass_lost"), 0.0);
+    assert_eq!(mass("mass_wrong"), 0.0);
+    for metric in ["p50_ns", "p99_ns", "max_ns"] {
+        let v = json.value("stress", "callwheel-rt", "start during mass expiry", metric);
+        assert!(v.is_some(), "{metric}");
     }
     for bad in [
         &["stress", "--threads", "0"][..],

@@ -4,6 +4,8 @@
 
 use std::process::{Command, Output};
 
+use callwheel_bench::results::{Figure, Results};
+
 use callwheel_cli::flags::Sizes;
 use callwheel_cli::sweep::{self, Source, SweepArgs, BATCH_TOLERANCES};
 use indicatif::ProgressBar;
@@ -104,19 +106,41 @@ fn the_command_prints_json_and_rejects_bad_input() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The tables go to stdout, the figures to DIR/results.json (and the figure to DIR).
+    // The tables go to stdout, the figures to DIR/results.json in repro's format (and the
+    // figure to DIR).
     assert!(String::from_utf8_lossy(&out.stdout).contains("| verdict | result |"));
-    let json: serde_json::Value =
+    let json: Results =
         serde_json::from_slice(&std::fs::read(json_dir.join("results.json")).unwrap()).unwrap();
     let _ = std::fs::remove_dir_all(&json_dir);
-    // Every source by three requests.
+    // Every source by three requests, none ending its sleep early.
+    let mins: Vec<&Figure> = json.metric("sweep", "min_ns").collect();
+    assert_eq!(mins.len(), 3 * Source::ALL.len());
+    for source in Source::ALL {
+        assert_eq!(
+            mins.iter().filter(|f| f.structure == source.name()).count(),
+            3
+        );
+    }
+    for f in &mins {
+        let request_us: f64 = f.case["request ".len()..]
+            .trim_end_matches(" us")
+            .parse()
+            .unwrap();
+        assert!(f.value >= request_us * 1_000.0, "{f:?}");
+    }
+    // Two batches, every timer fired once and none before its deadline.
+    let fired: Vec<&Figure> = json.metric("sweep", "fired").collect();
+    assert_eq!(fired.len(), 2);
+    for f in fired {
+        assert!(f.value > 0.0, "{f:?}");
+        let early = json.value("sweep", &f.structure, &f.case, "before_deadline");
+        assert_eq!(early, Some(0.0), "{f:?}");
+    }
     assert_eq!(
-        json["cells"].as_array().unwrap().len(),
-        3 * Source::ALL.len()
+        json.metric("sweep", "wakeups").count(),
+        3,
+        "two batches and the idle check"
     );
-    assert_eq!(json["batches"].as_array().unwrap().len(), 2);
-    assert_eq!(json["cells"][0]["actual"]["samples"], 3);
-    assert!(json["idle"]["wakeups"].is_u64());
     let dir = std::env::temp_dir().join(format!("callwheel-sweep-plot-{}", std::process::id()));
     let out = callwheel(&["sweep", "--tiny", "--out", dir.to_str().unwrap()]);
     assert!(

@@ -30,9 +30,10 @@
 //! each executor, which bounds how much faster any timer can make the storm.
 
 // The submodules depend on one another in one direction only (plan, churn and storm, measure,
-// verdicts, render); this file only gathers them and runs the command, which is also the storm
-// child's entry.
+// verdicts, render, then the experiment); this file only gathers them and runs the command,
+// which is also the storm child's entry.
 mod churn;
+mod experiment;
 mod measure;
 mod plan;
 mod render;
@@ -42,17 +43,17 @@ mod verdicts;
 use std::process::ExitCode;
 
 pub use churn::{ChurnCell, Timer};
+pub use experiment::Async;
 pub use measure::{measure, AsyncReport};
 pub use plan::{AsyncArgs, AsyncPlan, COALESCING_PERCENT};
 pub use render::render;
 pub use storm::{StormCase, StormResult};
 pub use verdicts::verdicts;
 
-use crate::async_precision;
-use callwheel_bench::plots;
 use storm::storm_here;
 
-/// `callwheel async`.
+/// `callwheel async`: the experiment run alone on the plan the options ask for, or, with the
+/// hidden `--storm-child`, one storm case measured in this process.
 pub fn command(args: &AsyncArgs) -> ExitCode {
     if let Some(key) = &args.storm_child {
         let Some(case) = StormCase::ALL.into_iter().find(|c| c.key() == key) else {
@@ -61,74 +62,16 @@ pub fn command(args: &AsyncArgs) -> ExitCode {
         };
         let plan = args.plan();
         let result = storm_here(case, plan.sleepers, plan.span_ms);
-        match serde_json::to_string(&result) {
+        return match serde_json::to_string(&result) {
             Ok(line) => {
                 println!("{line}");
-                return ExitCode::SUCCESS;
+                ExitCode::SUCCESS
             }
             Err(e) => {
                 eprintln!("error: {e}");
-                return ExitCode::from(1);
+                ExitCode::from(1)
             }
-        }
+        };
     }
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its figures are not representative (use --release)"
-        );
-    }
-    // A figure directory that cannot be made is refused before the measurements, not after.
-    {
-        let dir = &args.output.dir();
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: cannot create {}: {e}", dir.display());
-            return ExitCode::from(2);
-        }
-    }
-    let plan = args.plan();
-    let bar = callwheel_bench::sections::progress_bar(plan.samples as usize);
-    bar.set_message("precision sweep");
-    let measured = measure(&plan, &|| bar.inc(1));
-    bar.finish_and_clear();
-    match measured {
-        Ok(report) => {
-            {
-                let dir = &args.output.dir();
-                let charts = async_precision::charts(&report.precision);
-                match plots::write_panels(
-                    async_precision::CHART_TITLE,
-                    &charts,
-                    dir,
-                    "async-precision",
-                ) {
-                    Ok(paths) => {
-                        for p in paths {
-                            eprintln!("wrote {}", p.display());
-                        }
-                    }
-                    Err(e) => eprintln!("warning: the figure was not drawn: {e}"),
-                }
-            }
-            let text = |report: &_| {
-                let mut text = render(report);
-                text.push_str("\n| verdict | result |\n|---|---|\n");
-                for v in verdicts(report) {
-                    text.push_str(&format!("| {} | {} |\n", v.what, v.result));
-                }
-                text
-            };
-            if let Err(code) = callwheel_bench::sections::print_results(
-                &report,
-                args.output.json_dir().as_deref(),
-                text,
-            ) {
-                return code;
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
-    }
+    crate::experiment::alone(&Async, &args.plan(), &args.output)
 }

@@ -9,7 +9,7 @@ use callwheel_rt::hdrhistogram::Histogram;
 use callwheel_rt::saturating_ns as nanos;
 use callwheel_rt::{Deadline, Exec, Runtime, Stop, Timer};
 
-use super::report::{fail, StressError};
+use super::error::{fail, StressError};
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// Timers each churn thread starts and stops, over and over.

@@ -10,8 +10,9 @@ use callwheel_rt::{ClockId, Config, Deadline, Exec, Runtime, Stop};
 use indicatif::ProgressBar;
 
 use super::churn::{churn, histogram, Mass};
+use super::error::{fail, StressError};
 use super::plan::Plan;
-use super::report::{fail, Counts, Latency, StressError, StressReport};
+use super::report::{Counts, Latency, StressReport};
 
 /// A `VmRSS` / `VmHWM` figure of /proc/self/status, KiB (0 when unreadable).
 fn status_kib(field: &str) -> u64 {

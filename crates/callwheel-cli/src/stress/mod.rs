@@ -19,9 +19,11 @@
 //! (drivers, workers, starters), a call can also be descheduled mid-way; that shows in the
 //! tail too, and the report says how many threads share how many cores.
 
-// The submodules depend on one another in one direction only (plan, scaling, report, churn,
-// measure, render); this file only gathers them and runs the command.
+// The submodules depend on one another in one direction only (error, plan, scaling, report, churn,
+// measure, render, then the experiment); this file only gathers them and runs the command.
 mod churn;
+mod error;
+mod experiment;
 mod measure;
 mod plan;
 mod render;
@@ -30,42 +32,16 @@ mod scaling;
 
 use std::process::ExitCode;
 
+pub use error::StressError;
+pub use experiment::Stress;
 pub use measure::measure;
 pub use plan::{Plan, StressArgs, START_P99_TARGET_NS, TARGET_TIMERS};
 pub use render::{count_verdict, render, start_verdict};
-pub use report::{Counts, Latency, StressError, StressReport};
+pub use report::{Counts, Latency, StressReport};
 pub use scaling::{measure_scaling, Scaling, Throughput, SCALING_SHARDS};
 
-/// `callwheel stress`: measure and print. Exit status 1 when the count check fails or the run
-/// could not be made.
+/// `callwheel stress`: the experiment run alone on the plan the options ask for. Exit status 1
+/// when the count check fails or the run could not be made.
 pub fn command(args: &StressArgs) -> ExitCode {
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its figures are not representative (use --release)"
-        );
-    }
-    let bar = callwheel_bench::sections::progress_bar(0);
-    let measured = measure(&args.plan(), &bar);
-    bar.finish_and_clear();
-    match measured {
-        Ok(report) => {
-            if let Err(code) = callwheel_bench::sections::print_results(
-                &report,
-                args.output.json_dir().as_deref(),
-                render,
-            ) {
-                return code;
-            }
-            if report.counts.ok() {
-                ExitCode::SUCCESS
-            } else {
-                eprintln!("error: count check failed: {}", count_verdict(&report));
-                ExitCode::from(1)
-            }
-        }
-        Err(e) => {
-            eprintln!("error: stress: {e}");
-            ExitCode::from(1)
-        }
-    }
+    crate::experiment::alone(&Stress, &args.plan(), &args.output)
 }

@@ -1,6 +1,7 @@
-//! What a stress run found: the latency percentiles, the count check, the memory, and why a
-//! run failed.
+//! What a stress run found: the latency percentiles, the count check, the memory and the
+//! throughput.
 
+use callwheel_bench::percentile::nearest_rank_recorded;
 use callwheel_rt::hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -23,12 +24,13 @@ pub struct Latency {
 }
 
 impl Latency {
+    /// The percentiles of `h`, by the tool's one rule (nearest rank); zeros when empty.
     pub(super) fn of(h: &Histogram<u64>) -> Latency {
         Latency {
             calls: h.len(),
-            p50: h.value_at_quantile(0.5),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
+            p50: nearest_rank_recorded(h, 500).unwrap_or(0),
+            p99: nearest_rank_recorded(h, 990).unwrap_or(0),
+            p999: nearest_rank_recorded(h, 999).unwrap_or(0),
             max: h.max(),
         }
     }
@@ -113,20 +115,4 @@ impl StressReport {
         (self.rss_armed_kib.saturating_sub(self.rss_before_kib) * 1024) as f64
             / self.plan.timers.max(1) as f64
     }
-}
-
-/// Why a run failed.
-#[derive(Debug)]
-pub struct StressError(pub String);
-
-impl std::fmt::Display for StressError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StressError {}
-
-pub(super) fn fail(what: &str, e: impl std::fmt::Display) -> StressError {
-    StressError(format!("{what}: {e}"))
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use callwheel_rt::{Exec, Runtime, Stop, Timer};
 use serde::Serialize;
 
-use super::report::{fail, StressError};
+use super::error::{fail, StressError};
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The shards of the runtime the throughput is measured on.

@@ -41,8 +41,10 @@
 //! none.
 
 // The submodules depend on one another in one direction only (plan, report, host, then the
-// measurements, verdicts, tables and chart); this file only gathers them and runs the command.
+// measurements, verdicts, tables and chart, then the experiment); this file only gathers them
+// and runs the command.
 mod chart;
+mod experiment;
 mod host;
 mod measure;
 mod plan;
@@ -54,6 +56,7 @@ mod wakeups;
 use std::process::ExitCode;
 
 pub use chart::{charts, sleep_panels, CHART_TITLE};
+pub use experiment::Sweep;
 pub use host::{cpu_ticks, steal_note, steal_percent, with_least_slack};
 pub use measure::measure;
 pub use plan::{Plan, Source, SweepArgs, BATCH_TOLERANCES, REQUESTS_US, TOLERANCE_PERCENT};
@@ -61,66 +64,9 @@ pub use render::render;
 pub use report::{Batch, Cell, Idle, SweepError, SweepReport};
 pub use verdicts::verdicts;
 
-use callwheel_bench::plots;
-
-/// `callwheel sweep`: measure and print. Exit status 1 when a measurement failed or a batch
-/// timer did not fire exactly once (or fired before its deadline).
+/// `callwheel sweep`: the experiment run alone on the plan the options ask for. Exit status 1
+/// when a measurement failed or a batch timer did not fire exactly once (or fired before its
+/// deadline).
 pub fn command(args: &SweepArgs) -> ExitCode {
-    // A plot directory that cannot be made fails now, not after the whole sweep.
-    {
-        let dir = &args.output.dir();
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: cannot create {}: {e}", dir.display());
-            return ExitCode::from(2);
-        }
-    }
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its figures are not representative (use --release)"
-        );
-    }
-    let plan = args.plan();
-    let bar = callwheel_bench::sections::progress_bar(0);
-    let measured = measure(&plan, &bar);
-    bar.finish_and_clear();
-    match measured {
-        Ok(report) => {
-            if let Err(code) = callwheel_bench::sections::print_results(
-                &report,
-                args.output.json_dir().as_deref(),
-                render,
-            ) {
-                return code;
-            }
-            {
-                let dir = &args.output.dir();
-                let drawn = std::fs::create_dir_all(dir)
-                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))
-                    .and_then(|()| {
-                        plots::write_panels(CHART_TITLE, &charts(&report), dir, "sweep")
-                    });
-                match drawn {
-                    Ok(paths) => {
-                        for p in paths {
-                            eprintln!("wrote {}", p.display());
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            if report.counts_ok() {
-                ExitCode::SUCCESS
-            } else {
-                eprintln!("error: a batch timer did not fire exactly once inside its window");
-                ExitCode::from(1)
-            }
-        }
-        Err(e) => {
-            eprintln!("error: sweep: {e}");
-            ExitCode::from(1)
-        }
-    }
+    crate::experiment::alone(&Sweep, &args.plan(), &args.output)
 }

@@ -76,7 +76,7 @@ pub struct SweepReport {
     pub plan: Plan,
     /// One cell per source and request, grouped by request, sources in [`Source::ALL`] order.
     pub cells: Vec<Cell>,
-    /// The wake-up batches, in [`BATCH_TOLERANCES`](super::BATCH_TOLERANCES) order.
+    /// The wake-up batches, in [`BATCH_TOLERANCES`](super::plan::BATCH_TOLERANCES) order.
     pub batches: Vec<Batch>,
     /// The idle check.
     pub idle: Idle,

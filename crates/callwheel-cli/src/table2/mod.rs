@@ -24,9 +24,11 @@
 //! skipped, and says so.
 
 pub mod callgrind;
+pub mod command;
 pub mod driver;
 
-mod report;
+pub mod experiment;
+pub mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,8 +36,6 @@ use std::process::Command;
 use driver::{Point, Scenario, CALLS, POINT_TAG};
 
 use callwheel_bench::results::Figures;
-
-pub use report::{charts, section, table, verdicts};
 
 /// The functions of Table II.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

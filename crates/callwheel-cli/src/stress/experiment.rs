@@ -1,16 +1,22 @@
-//! `start` latency while a mass expiry runs, and the count check.
+//! The stress run as an experiment: `start` latency while a mass expiry runs, the count check
+//! and the throughput from one and two threads, with their figures and verdicts.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use callwheel_bench::sections;
 
+use super::measure::measure;
+use super::plan::{Plan, StressArgs};
+use super::render::{count_verdict, render, start_verdict};
 use crate::experiment::{Experiment, Section, Size};
 
 /// `stress`: `start` latency during a mass expiry, and the count check.
-pub(super) struct Stress;
+pub struct Stress;
 
 impl Experiment for Stress {
+    type Plan = Plan;
+
     fn name(&self) -> &'static str {
         "stress"
     }
@@ -19,32 +25,35 @@ impl Experiment for Stress {
         "`start` latency during a mass expiry, and the count check"
     }
 
-    fn run(&self, size: Size, _out: &Path) -> Section {
-        stress(size)
+    fn plan(&self, size: Size) -> Plan {
+        let mut plan = StressArgs {
+            threads: 2,
+            sizes: crate::flags::Sizes {
+                tiny: matches!(size, Size::Tiny),
+                quick: matches!(size, Size::Default),
+            },
+            ..StressArgs::default()
+        }
+        .plan();
+        if let Size::Default = size {
+            plan.duration_ms = 300;
+        }
+        plan
+    }
+
+    fn run(&self, plan: &Plan, _out: &Path) -> Section {
+        stress(plan)
     }
 }
 
-pub(super) fn stress(size: Size) -> Section {
-    use crate::stress::{self as st, StressArgs};
+fn stress(plan: &Plan) -> Section {
     let mut done = Section::default();
-    let mut plan = StressArgs {
-        threads: 2,
-        sizes: crate::flags::Sizes {
-            tiny: matches!(size, Size::Tiny),
-            quick: matches!(size, Size::Default),
-        },
-        ..StressArgs::default()
-    }
-    .plan();
-    if let Size::Default = size {
-        plan.duration_ms = 300;
-    }
     let _ = writeln!(
         done.markdown,
         "\n## Stress: `start` latency while a mass expiry runs\n"
     );
     let bar = sections::progress_bar(0);
-    let measured = st::measure(&plan, &bar);
+    let measured = measure(plan, &bar);
     bar.finish_and_clear();
     let report = match measured {
         Ok(r) => r,
@@ -55,11 +64,11 @@ pub(super) fn stress(size: Size) -> Section {
             return done;
         }
     };
-    done.markdown.push_str(&st::render(&report));
+    done.markdown.push_str(&render(&report));
     if !report.counts.ok() {
         eprintln!(
             "error: stress: count check failed: {}",
-            st::count_verdict(&report)
+            count_verdict(&report)
         );
         done.failures += 1;
     }
@@ -103,7 +112,7 @@ pub(super) fn stress(size: Size) -> Section {
             "start p99 during a mass expiry of {} timers, {} threads (target < 50 us at 1e6)",
             report.plan.timers, report.plan.threads
         ),
-        st::start_verdict(&report),
+        start_verdict(&report),
     );
     for r in &report.scaling.runs {
         let case = format!("{} threads, start/stop/re-arm", r.threads);
@@ -136,7 +145,7 @@ pub(super) fn stress(size: Size) -> Section {
     done.find(
         "stress",
         "every timer fired exactly once or was stopped".into(),
-        st::count_verdict(&report),
+        count_verdict(&report),
     );
     done.find(
         "stress",

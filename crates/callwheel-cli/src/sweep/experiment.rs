@@ -1,17 +1,24 @@
-//! calloutng's Figures 4–7: requested against actual sleep, and wake-ups at 0 % and 5 %
-//! tolerance.
+//! The sweep as an experiment: calloutng's Figures 4–7 (requested against actual sleep) and
+//! the wake-ups at 0 % and 5 % tolerance, with their figures, verdicts and plot.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use callwheel_bench::sections;
 
+use super::chart::{charts, CHART_TITLE};
+use super::measure::measure;
+use super::plan::{Plan, SweepArgs};
+use super::render::render;
+use super::verdicts::verdicts;
 use crate::experiment::{Experiment, Section, Size};
 
 /// `sweep`: Requested against actual sleep, and the runtime's wake-ups with and without tolerance.
-pub(super) struct Sweep;
+pub struct Sweep;
 
 impl Experiment for Sweep {
+    type Plan = Plan;
+
     fn name(&self) -> &'static str {
         "sweep"
     }
@@ -20,38 +27,41 @@ impl Experiment for Sweep {
         "Requested against actual sleep, and the runtime's wake-ups with and without tolerance"
     }
 
-    fn run(&self, size: Size, out: &Path) -> Section {
-        sweep(size, out)
+    fn plan(&self, size: Size) -> Plan {
+        let mut plan = SweepArgs {
+            sizes: crate::flags::Sizes {
+                tiny: matches!(size, Size::Tiny),
+                quick: matches!(size, Size::Default),
+            },
+            ..SweepArgs::default()
+        }
+        .plan();
+        if let Size::Default = size {
+            // 100 samples: the nearest-rank p99 of fewer is the maximum.
+            plan.samples = 100;
+        }
+        if let Size::Full = size {
+            // The idle-runtime check: 1,000 timers spread over 10 s.
+            plan.samples = 200;
+            plan.span_ms = 10_000;
+            plan.idle_ms = 1_000;
+        }
+        plan
+    }
+
+    fn run(&self, plan: &Plan, out: &Path) -> Section {
+        sweep(plan, out)
     }
 }
 
-pub(super) fn sweep(size: Size, out: &Path) -> Section {
-    use crate::sweep::{self as sw, SweepArgs};
+fn sweep(plan: &Plan, out: &Path) -> Section {
     let mut done = Section::default();
-    let mut plan = SweepArgs {
-        sizes: crate::flags::Sizes {
-            tiny: matches!(size, Size::Tiny),
-            quick: matches!(size, Size::Default),
-        },
-        ..SweepArgs::default()
-    }
-    .plan();
-    if let Size::Default = size {
-        // 100 samples: the nearest-rank p99 of fewer is the maximum.
-        plan.samples = 100;
-    }
-    if let Size::Full = size {
-        // The idle-runtime check: 1,000 timers spread over 10 s.
-        plan.samples = 200;
-        plan.span_ms = 10_000;
-        plan.idle_ms = 1_000;
-    }
     let _ = writeln!(
         done.markdown,
         "\n## Sweep: requested against actual sleep (calloutng Figures 4–7), and the runtime's wake-ups\n"
     );
     let bar = sections::progress_bar(0);
-    let measured = sw::measure(&plan, &bar);
+    let measured = measure(plan, &bar);
     bar.finish_and_clear();
     let report = match measured {
         Ok(r) => r,
@@ -62,7 +72,7 @@ pub(super) fn sweep(size: Size, out: &Path) -> Section {
             return done;
         }
     };
-    done.markdown.push_str(&sw::render(&report));
+    done.markdown.push_str(&render(&report));
     if !report.counts_ok() {
         eprintln!("error: sweep: a batch timer did not fire exactly once inside its window");
         done.failures += 1;
@@ -105,10 +115,10 @@ pub(super) fn sweep(size: Size, out: &Path) -> Section {
         "wakeups",
         report.idle.wakeups as f64,
     );
-    for v in sw::verdicts(&report) {
+    for v in verdicts(&report) {
         done.find("sweep", v.what, v.result);
     }
-    let panels = sw::charts(&report);
-    done.plot_panels(sw::CHART_TITLE, &panels, out, "sweep");
+    let panels = charts(&report);
+    done.plot_panels(CHART_TITLE, &panels, out, "sweep");
     done
 }

@@ -1,19 +1,25 @@
-//! callwheel-async against tokio's and async-io's timers: sleep precision on three executors
-//! (with the log-log figure), coalescing on the real clock, timeout churn and the sleep storm.
+//! The async timers as an experiment: callwheel-async against tokio's and async-io's timers,
+//! sleep precision on three executors (with the log-log figure), coalescing on the real clock,
+//! timeout churn and the sleep storm, with their figures and verdicts.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::measure::measure;
+use super::plan::{AsyncArgs, AsyncPlan};
+use super::render::render;
+use super::verdicts::verdicts;
 use crate::async_precision;
-use crate::async_timers::{self as at, AsyncArgs};
 use callwheel_bench::sections;
 
 use crate::experiment::{Experiment, Section, Size};
 
 /// `async`: callwheel-async against tokio's and async-io's timers.
-pub(super) struct Async;
+pub struct Async;
 
 impl Experiment for Async {
+    type Plan = AsyncPlan;
+
     fn name(&self) -> &'static str {
         "async"
     }
@@ -22,32 +28,36 @@ impl Experiment for Async {
         "callwheel-async against tokio's and async-io's timers"
     }
 
-    fn run(&self, size: Size, out: &Path) -> Section {
-        async_timers(size, out)
+    fn plan(&self, size: Size) -> AsyncPlan {
+        let mut plan = AsyncArgs {
+            sizes: crate::flags::Sizes {
+                tiny: matches!(size, Size::Tiny),
+                quick: matches!(size, Size::Default),
+            },
+            ..AsyncArgs::default()
+        }
+        .plan();
+        if let Size::Default = size {
+            // 50 samples: a p99 that is not simply the maximum, in about 8 s.
+            plan.samples = 50;
+        }
+        plan
+    }
+
+    fn run(&self, plan: &AsyncPlan, out: &Path) -> Section {
+        async_timers(plan, out)
     }
 }
 
-pub(super) fn async_timers(size: Size, out: &Path) -> Section {
+fn async_timers(plan: &AsyncPlan, out: &Path) -> Section {
     let mut done = Section::default();
-    let mut plan = AsyncArgs {
-        sizes: crate::flags::Sizes {
-            tiny: matches!(size, Size::Tiny),
-            quick: matches!(size, Size::Default),
-        },
-        ..AsyncArgs::default()
-    }
-    .plan();
-    if let Size::Default = size {
-        // 50 samples: a p99 that is not simply the maximum, in about 8 s.
-        plan.samples = 50;
-    }
     let _ = writeln!(
         done.markdown,
         "\n# Async timers: callwheel-async against tokio and async-io\n"
     );
     let bar = sections::progress_bar(plan.samples as usize);
     bar.set_message("async precision sweep, then churn and storms");
-    let measured = at::measure(&plan, &|| bar.inc(1));
+    let measured = measure(plan, &|| bar.inc(1));
     bar.finish_and_clear();
     let report = match measured {
         Ok(r) => r,
@@ -58,10 +68,14 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Section {
             return done;
         }
     };
-    done.markdown.push_str(&at::render(&report));
+    done.markdown.push_str(&render(&report));
     for c in &report.precision.cells {
         let case = format!("sleep {} us", c.request_us);
-        for (metric, v) in [("p50_ns", c.actual.p50), ("p99_ns", c.actual.p99)] {
+        for (metric, v) in [
+            ("min_ns", c.actual.min),
+            ("p50_ns", c.actual.p50),
+            ("p99_ns", c.actual.p99),
+        ] {
             done.figures
                 .figure("async", c.source.name(), &case, metric, v as f64);
         }
@@ -108,7 +122,10 @@ pub(super) fn async_timers(size: Size, out: &Path) -> Section {
                 .figure("async", &structure, &case, "last_wake_after_ms", ms);
         }
     }
-    for v in at::verdicts(&report) {
+    done.markdown
+        .push_str("\n| verdict | result |\n|---|---|\n");
+    for v in verdicts(&report) {
+        let _ = writeln!(done.markdown, "| {} | {} |", v.what, v.result);
         done.find("async", v.what, v.result);
     }
     let panels = async_precision::charts(&report.precision);

@@ -150,10 +150,23 @@ fn cells(n: usize, reps: usize, intervals: &[u64]) -> Result<Vec<Cell>, String> 
     Ok(out)
 }
 
+/// What a cost-model run measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Timers per run.
+    pub n: usize,
+    /// Repetitions per cell.
+    pub reps: usize,
+    /// The intervals T, the first this many of the model's.
+    pub intervals: usize,
+}
+
 /// `cost-model`: Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model).
-pub(super) struct CostModel;
+pub struct CostModel;
 
 impl Experiment for CostModel {
+    type Plan = Plan;
+
     fn name(&self) -> &'static str {
         "cost-model"
     }
@@ -162,19 +175,25 @@ impl Experiment for CostModel {
         "Scheme 6 against Scheme 7 as M and T vary (Varghese & Lauck's cost model)"
     }
 
-    fn run(&self, size: Size, out: &Path) -> Section {
-        cost_model(size, out)
+    fn plan(&self, size: Size) -> Plan {
+        let (n, reps, intervals) = match size {
+            Size::Tiny => (500, 1, 2),
+            Size::Default => (10_000, 3, INTERVALS.len()),
+            Size::Full => (100_000, 5, INTERVALS.len()),
+        };
+        Plan { n, reps, intervals }
+    }
+
+    fn run(&self, plan: &Plan, out: &Path) -> Section {
+        cost_model(plan, out)
     }
 }
 
 /// The experiment: the table in the paper's terms, the verdicts, the figure.
-pub(super) fn cost_model(size: Size, out: &std::path::Path) -> Section {
+fn cost_model(plan: &Plan, out: &Path) -> Section {
     let mut done = Section::default();
-    let (n, reps, intervals): (usize, usize, &[u64]) = match size {
-        Size::Tiny => (500, 1, &INTERVALS[..2]),
-        Size::Default => (10_000, 3, &INTERVALS),
-        Size::Full => (100_000, 5, &INTERVALS),
-    };
+    let (n, reps) = (plan.n, plan.reps);
+    let intervals = &INTERVALS[..plan.intervals.min(INTERVALS.len())];
     let _ = writeln!(
         done.markdown,
         "\n## Cost model: Scheme 6 (hashed wheel, M buckets) against Scheme 7 (hierarchy of {LEVELS} levels of {LEVEL_SLOTS} slots)\n"

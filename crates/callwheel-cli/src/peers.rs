@@ -4,17 +4,18 @@
 use std::path::Path;
 
 use callwheel_bench::plan::Settings;
-use callwheel_bench::registry::SchemeInfo;
+use callwheel_bench::registry::{self, SchemeInfo};
 use callwheel_bench::report::{self, Outcome};
 use callwheel_bench::sections;
 
-use super::scheme;
 use crate::experiment::{Experiment, Section, Size};
 
 /// `peers`: The production wheel against the in-process peers on W1–W5.
-pub(super) struct Peers;
+pub struct Peers;
 
 impl Experiment for Peers {
+    type Plan = Settings;
+
     fn name(&self) -> &'static str {
         "peers"
     }
@@ -23,26 +24,30 @@ impl Experiment for Peers {
         "The production wheel against the in-process peers on W1–W5"
     }
 
-    fn run(&self, size: Size, _out: &Path) -> Section {
-        peers(size)
+    fn plan(&self, size: Size) -> Settings {
+        let mut settings = Settings::standard();
+        match size {
+            Size::Tiny => settings = Settings::tiny(),
+            Size::Default => {
+                settings.w1_sizes = vec![0, 1_000, 100_000, 1_000_000];
+                settings.w1_iters = 100_000;
+                settings.w2_steps = 500_000;
+                settings.w3_timers = 1_000_000;
+                settings.set_reps(3);
+                settings.w4_reps = 7;
+            }
+            Size::Full => {}
+        }
+        settings
+    }
+
+    fn run(&self, settings: &Settings, _out: &Path) -> Section {
+        peers(settings)
     }
 }
 
-pub(super) fn peers(size: Size) -> Section {
+fn peers(settings: &Settings) -> Section {
     let mut done = Section::default();
-    let mut settings = Settings::standard();
-    match size {
-        Size::Tiny => settings = Settings::tiny(),
-        Size::Default => {
-            settings.w1_sizes = vec![0, 1_000, 100_000, 1_000_000];
-            settings.w1_iters = 100_000;
-            settings.w2_steps = 500_000;
-            settings.w3_timers = 1_000_000;
-            settings.set_reps(3);
-            settings.w4_reps = 7;
-        }
-        Size::Full => {}
-    }
     let names = [
         "wheel",
         "hashed-wheel",
@@ -51,18 +56,19 @@ pub(super) fn peers(size: Size) -> Section {
         "btreemap",
         "delayqueue",
     ];
-    let schemes: Vec<&'static SchemeInfo> = names.iter().filter_map(|n| scheme(n)).collect();
+    let schemes: Vec<&'static SchemeInfo> =
+        names.iter().filter_map(|n| registry::find(n)).collect();
     let bar = sections::progress_bar(sections::jobs(
-        &settings,
+        settings,
         &schemes,
         &["w1", "w2", "w3", "w4", "w5"],
     ));
     let mut failures = 0;
-    let (w1, md1) = sections::w1(&settings, &schemes, &bar, &mut failures);
-    let (w2, md2) = sections::w2(&settings, &schemes, &bar, &mut failures);
-    let (w3, md3) = sections::w3(&settings, &schemes, &bar, &mut failures);
-    let (w4, md4) = sections::w4(&settings, &schemes, &bar, &mut failures);
-    let (w5, md5) = sections::w5(&settings, &schemes, &bar, &mut failures);
+    let (w1, md1) = sections::w1(settings, &schemes, &bar, &mut failures);
+    let (w2, md2) = sections::w2(settings, &schemes, &bar, &mut failures);
+    let (w3, md3) = sections::w3(settings, &schemes, &bar, &mut failures);
+    let (w4, md4) = sections::w4(settings, &schemes, &bar, &mut failures);
+    let (w5, md5) = sections::w5(settings, &schemes, &bar, &mut failures);
     bar.finish_and_clear();
     done.failures = failures;
     done.markdown

@@ -21,6 +21,11 @@
 //! chain) or its handle, and its insert walks nothing; for the hashed wheel and the production
 //! wheel the time does not matter.
 
+// The submodules use this file's measurement: the experiment (figures, verdicts) and the
+// commands (`table1`, `table1-one`).
+pub mod command;
+pub mod experiment;
+
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::Path;

@@ -1,11 +1,8 @@
-//! The papers' experiments on the structures alone: the scheme family of Varghese & Lauck on W1
-//! (Table I's shape) and W3, Costello & Varghese's Table I / Figure 8 through the callout
-//! interfaces, and their Table II by callgrind.
+//! The scheme family of Varghese & Lauck on W1 (Table I's shape) and W3: every scheme of the
+//! paper and the production wheel, with the plot of cost against N and the verdicts on growth.
 
 use std::path::Path;
 
-use crate::table1;
-use crate::table2;
 use callwheel_bench::plan::Settings;
 use callwheel_bench::registry::{Role, SchemeInfo, SCHEMES};
 use callwheel_bench::report;
@@ -15,9 +12,11 @@ use crate::experiment::{Experiment, Section, Size};
 use callwheel_bench::plots::{Chart, Series};
 
 /// `family`: The scheme family on W1 and W3.
-pub(super) struct Family;
+pub struct Family;
 
 impl Experiment for Family {
+    type Plan = Settings;
+
     fn name(&self) -> &'static str {
         "family"
     }
@@ -26,68 +25,38 @@ impl Experiment for Family {
         "The scheme family on W1 and W3"
     }
 
-    fn run(&self, size: Size, out: &Path) -> Section {
-        family(size, out)
+    fn plan(&self, size: Size) -> Settings {
+        let mut settings = Settings::standard();
+        match size {
+            Size::Tiny => {
+                settings = Settings::tiny();
+                settings.w1_sizes = vec![0, 100, 1_000];
+            }
+            Size::Default => {
+                settings.w1_sizes = vec![0, 1_000, 10_000, 100_000];
+                settings.w1_iters = 50_000;
+                settings.w3_timers = 100_000;
+                settings.w3_ticks = 10_000;
+                settings.set_reps(3);
+            }
+            Size::Full => {}
+        }
+        settings
+    }
+
+    fn run(&self, settings: &Settings, out: &Path) -> Section {
+        family(settings, out)
     }
 }
 
-/// `table1`: Table I / Figure 8 through the callout interfaces.
-pub(super) struct Table1;
-
-impl Experiment for Table1 {
-    fn name(&self) -> &'static str {
-        "table1"
-    }
-
-    fn about(&self) -> &'static str {
-        "Table I / Figure 8 through the callout interfaces"
-    }
-
-    fn run(&self, size: Size, out: &Path) -> Section {
-        table1_experiment(size, out)
-    }
-}
-
-/// `table2`: Table II: instructions per timer function, by callgrind.
-pub(super) struct Table2;
-
-impl Experiment for Table2 {
-    fn name(&self) -> &'static str {
-        "table2"
-    }
-
-    fn about(&self) -> &'static str {
-        "Table II: instructions per timer function, by callgrind"
-    }
-
-    fn run(&self, size: Size, out: &Path) -> Section {
-        table2_experiment(size, out)
-    }
-}
-
-pub(super) fn family(size: Size, out: &Path) -> Section {
+fn family(settings: &Settings, out: &Path) -> Section {
     let mut done = Section::default();
-    let mut settings = Settings::standard();
-    match size {
-        Size::Tiny => {
-            settings = Settings::tiny();
-            settings.w1_sizes = vec![0, 100, 1_000];
-        }
-        Size::Default => {
-            settings.w1_sizes = vec![0, 1_000, 10_000, 100_000];
-            settings.w1_iters = 50_000;
-            settings.w3_timers = 100_000;
-            settings.w3_ticks = 10_000;
-            settings.set_reps(3);
-        }
-        Size::Full => {}
-    }
     let schemes: Vec<&'static SchemeInfo> =
         SCHEMES.iter().filter(|s| s.role != Role::Peer).collect();
-    let bar = sections::progress_bar(sections::jobs(&settings, &schemes, &["w1", "w3"]));
+    let bar = sections::progress_bar(sections::jobs(settings, &schemes, &["w1", "w3"]));
     let mut failures = 0;
-    let (w1, md1) = sections::w1(&settings, &schemes, &bar, &mut failures);
-    let (w3, md3) = sections::w3(&settings, &schemes, &bar, &mut failures);
+    let (w1, md1) = sections::w1(settings, &schemes, &bar, &mut failures);
+    let (w3, md3) = sections::w3(settings, &schemes, &bar, &mut failures);
     bar.finish_and_clear();
     done.failures = failures;
     done.markdown
@@ -183,49 +152,6 @@ pub(super) fn family(size: Size, out: &Path) -> Section {
                 ),
             );
         }
-    }
-    done
-}
-
-pub(super) fn table1_experiment(size: Size, out: &Path) -> Section {
-    let mut done = Section::default();
-    let (sizes, reps): (Vec<u64>, u32) = match size {
-        Size::Tiny => (table1::TINY_SIZES.to_vec(), 1),
-        Size::Default => (vec![0, 200, 400, 600, 800, 1000, 10_000, 100_000], 3),
-        Size::Full => (table1::SIZES.to_vec(), 5),
-    };
-    let mut failures = 0;
-    let (rows, md) = table1::section(&sizes, reps, out, &mut failures);
-    done.failures = failures;
-    done.markdown.push_str(&md);
-    table1::figures(&rows, &mut done.figures);
-    for line in table1::verdicts(&rows) {
-        let (what, verdict) = line.split_once(": ").unwrap_or((line.as_str(), ""));
-        done.find("table1", what.to_string(), verdict.to_string());
-    }
-    done
-}
-
-pub(super) fn table2_experiment(size: Size, out: &Path) -> Section {
-    let mut done = Section::default();
-    let mut failures = 0;
-    let (outcome, md) = table2::section(matches!(size, Size::Tiny), out, &mut failures);
-    done.failures = failures;
-    done.markdown.push_str(&md);
-    let measured = match outcome {
-        table2::Outcome::Measured(m) => m,
-        table2::Outcome::Skipped(why) => {
-            done.find(
-                "table2",
-                "instruction counts by callgrind".into(),
-                format!("skipped: {why}"),
-            );
-            return done;
-        }
-    };
-    table2::figures(&measured, &mut done.figures);
-    for (what, verdict) in table2::verdicts(&measured) {
-        done.find("table2", what, verdict);
     }
     done
 }

@@ -1,16 +1,26 @@
-//! The hrtimers table: callwheel-rt's lateness against a bare `clock_nanosleep` loop, idle and
-//! loaded, with the lateness histogram.
+//! The latency runs as an experiment: the hrtimers table (callwheel-rt's lateness against a
+//! bare `clock_nanosleep` loop, idle and loaded), its figures, verdicts and lateness histogram.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::{figures, measure, render, LatencyArgs, Report};
 use crate::experiment::{Experiment, Section, Size};
 use callwheel_bench::plots::{Chart, Series};
 
+/// What a latency experiment runs: one run per case (idle, loaded), one after another.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The runs.
+    pub runs: Vec<LatencyArgs>,
+}
+
 /// `latency`: Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop.
-pub(super) struct Latency;
+pub struct Latency;
 
 impl Experiment for Latency {
+    type Plan = Plan;
+
     fn name(&self) -> &'static str {
         "latency"
     }
@@ -19,37 +29,48 @@ impl Experiment for Latency {
         "Timer lateness on real clocks: callwheel-rt against a bare `clock_nanosleep` loop"
     }
 
-    fn run(&self, size: Size, out: &Path) -> Section {
-        latency(size, out)
+    fn plan(&self, size: Size) -> Plan {
+        let (samples, period_us) = match size {
+            Size::Tiny => (20, 1_000),
+            Size::Default => (200, 10_000),
+            Size::Full => (10_000, 10_000),
+        };
+        Plan {
+            runs: [false, true]
+                .into_iter()
+                .map(|load| LatencyArgs {
+                    samples,
+                    period_us,
+                    load,
+                })
+                .collect(),
+        }
+    }
+
+    fn run(&self, plan: &Plan, out: &Path) -> Section {
+        latency(plan, out)
     }
 }
 
-pub(super) fn latency(size: Size, out: &Path) -> Section {
+fn latency(plan: &Plan, out: &Path) -> Section {
     let mut done = Section::default();
     let mut panels = Vec::new();
-    let (loops, period_us) = match size {
-        Size::Tiny => (20, 1_000),
-        Size::Default => (200, 10_000),
-        Size::Full => (10_000, 10_000),
-    };
     let _ = writeln!(
         done.markdown,
         "\n## Latency: callwheel-rt timers against a bare clock_nanosleep(TIMER_ABSTIME) loop\n"
     );
-    for load in [false, true] {
-        let args = crate::latency::LatencyArgs {
-            samples: loops,
-            period_us,
-            load,
-        };
-        let case = if load { "loaded" } else { "idle" };
-        eprintln!("repro: latency, {case}, {loops} samples per source every {period_us} us ...");
-        match crate::latency::measure(&args) {
+    for args in &plan.runs {
+        let case = if args.load { "loaded" } else { "idle" };
+        eprintln!(
+            "latency: {case}, {} samples per source every {} us ...",
+            args.samples, args.period_us
+        );
+        match measure(args) {
             Ok(report) => {
                 let _ = writeln!(done.markdown, "### {case}\n");
-                done.markdown.push_str(&crate::latency::render(&report));
+                done.markdown.push_str(&render(&report));
                 panels.push(lateness_chart(case, &report));
-                crate::latency::figures(&report, case, &mut done.figures);
+                figures(&report, case, &mut done.figures);
                 let raw = report
                     .rows
                     .iter()
@@ -126,7 +147,7 @@ fn histogram_series(label: String, sorted_ns: &[u64], edges: &[f64]) -> Series {
 
 /// One panel of the lateness figure: the callback row and the raw row of one latency run,
 /// trimmed to the bins either of them reaches.
-fn lateness_chart(case: &str, report: &crate::latency::Report) -> Chart {
+fn lateness_chart(case: &str, report: &Report) -> Chart {
     let edges = lateness_edges();
     let mut series: Vec<Series> = report
         .rows

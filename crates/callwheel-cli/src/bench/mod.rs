@@ -10,14 +10,18 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::table1;
-use crate::tables::run_table1;
-use callwheel_bench::plan::{self, dedup, Settings, USAGE_ERROR};
+use callwheel_bench::plan::{self, dedup, USAGE_ERROR};
 use callwheel_bench::registry::{SchemeInfo, Workload, SCHEMES};
-use callwheel_bench::results::Figures;
 use callwheel_bench::runner::{self, Task};
-use callwheel_bench::sections;
-use callwheel_bench::workload::{W1Params, W2Params, W3Params, W4Params, W5Params, SEED};
+use callwheel_bench::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
+
+// The experiment (the measurements and their tables) is the command's; this file holds the
+// options, the plan they resolve to and the hidden child.
+mod experiment;
+
+pub use experiment::{Bench, Plan};
+
+use crate::experiment::{Experiment, Size};
 
 /// The options of `callwheel bench`.
 #[derive(Debug, Args)]
@@ -106,7 +110,7 @@ pub fn select_schemes(names: &[String]) -> Result<Vec<&'static SchemeInfo>, Stri
         .collect())
 }
 
-/// Runs `callwheel bench`.
+/// Runs `callwheel bench`: the experiment alone on the plan the options ask for.
 pub fn bench(args: &BenchArgs) -> ExitCode {
     let schemes = match select_schemes(&args.schemes) {
         Ok(schemes) => schemes,
@@ -115,107 +119,18 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
             return ExitCode::from(USAGE_ERROR);
         }
     };
-    let mut settings = if args.tiny {
-        Settings::tiny()
-    } else {
-        Settings::standard()
-    };
+    // The plan of the size asked for, then what the options change in it.
+    let mut plan = Bench.plan(if args.tiny { Size::Tiny } else { Size::Default });
+    plan.schemes = schemes;
+    plan.workloads = dedup(&args.workloads);
     if !args.sizes.is_empty() {
-        settings.w1_sizes = dedup(&args.sizes);
+        plan.settings.w1_sizes = dedup(&args.sizes);
     }
     if let Some(reps) = args.reps {
-        settings.set_reps(reps);
+        plan.settings.set_reps(reps);
     }
-    settings.full = args.full;
-    let workloads = dedup(&args.workloads);
-    let runs = |w: Workload| workloads.contains(&w);
-
-    let which: Vec<&str> = [
-        (Workload::W1, "w1"),
-        (Workload::W2, "w2"),
-        (Workload::W3, "w3"),
-        (Workload::W4, "w4"),
-        (Workload::W5, "w5"),
-    ]
-    .iter()
-    .filter(|(w, _)| runs(*w))
-    .map(|&(_, name)| name)
-    .collect();
-    let jobs = sections::jobs(&settings, &schemes, &which);
-
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its figures are not representative (use --release)"
-        );
-    }
-    let plural = |n: u32| if n == 1 { "" } else { "s" };
-    println!(
-        "callwheel bench: {} repetition{} per measurement{}, SplitMix64 seed {SEED}, each measurement in its own process",
-        settings.reps,
-        plural(settings.reps),
-        if runs(Workload::W4) && settings.w4_reps != settings.reps {
-            format!(" (W4: {})", settings.w4_reps)
-        } else {
-            String::new()
-        }
-    );
-
-    let bar = sections::progress_bar(jobs);
-    let mut failures = 0usize;
-    // The figures for --json, under the experiment name `bench` (and `table1`), with the cases
-    // `repro` names them by.
-    let mut figures = Figures::default();
-
-    if runs(Workload::W1) {
-        let (rows, md) = sections::w1(&settings, &schemes, &bar, &mut failures);
-        bar.suspend(|| print!("{md}"));
-        for r in &rows {
-            figures.outcome("bench", r.scheme.name, &format!("w1 N={}", r.n), &r.outcome);
-        }
-    }
-
-    if runs(Workload::W2) {
-        let (rows, md) = sections::w2(&settings, &schemes, &bar, &mut failures);
-        bar.suspend(|| print!("{md}"));
-        for r in &rows {
-            figures.outcome("bench", r.scheme.name, "w2", &r.outcome);
-        }
-    }
-
-    if runs(Workload::W3) {
-        let (rows, md) = sections::w3(&settings, &schemes, &bar, &mut failures);
-        bar.suspend(|| print!("{md}"));
-        for r in &rows {
-            figures.outcome("bench", r.scheme.name, "w3", &r.outcome);
-        }
-    }
-
-    if runs(Workload::W4) {
-        let (rows, md) = sections::w4(&settings, &schemes, &bar, &mut failures);
-        bar.suspend(|| print!("{md}"));
-        for r in &rows {
-            figures.outcome("bench", r.scheme.name, "w4", &r.outcome);
-        }
-    }
-
-    if runs(Workload::W5) {
-        let (rows, md) = sections::w5(&settings, &schemes, &bar, &mut failures);
-        bar.suspend(|| print!("{md}"));
-        for r in &rows {
-            figures.outcome("bench", r.scheme.name, "w5", &r.outcome);
-        }
-    }
-
-    bar.finish_and_clear();
-    if runs(Workload::Table1) {
-        let sizes: &[u64] = if args.tiny {
-            &table1::TINY_SIZES
-        } else {
-            &table1::SIZES
-        };
-        failures += run_table1(sizes, settings.reps, &args.output.dir(), &mut figures);
-    }
-    crate::tables::finish(args.output.json_dir().as_deref(), figures, false, failures)
+    plan.settings.full = args.full;
+    crate::experiment::alone(&Bench, &plan, &args.output)
 }
 
 /// Runs `callwheel bench-one`.

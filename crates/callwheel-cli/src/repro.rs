@@ -15,37 +15,26 @@
 //! | `stress` | `start` latency while a mass expiry runs, and the count check (every timer fired once or was stopped) |
 //! | `async` | callwheel-async's sleep precision on three executors (log-log figure), timeout churn and a sleep storm, against tokio's and async-io's timers |
 
-mod async_timers;
-mod coalescing;
-mod cost_model;
-mod latency;
-mod papers;
-mod peers;
-
-mod stress;
-mod sweep;
-
 use std::fmt::Write as _;
 
 use clap::Args;
 
-use crate::experiment::{Experiment, Section, Size};
+use crate::experiment::{Registered, Section, Size};
 use callwheel_bench::machine::Machine;
-use callwheel_bench::registry::{SchemeInfo, SCHEMES};
 use callwheel_bench::results;
 
 /// Every experiment, in report order: `callwheel repro` runs them one after another.
-pub static EXPERIMENTS: [&dyn Experiment; 10] = [
-    &papers::Family,
-    &papers::Table1,
-    &papers::Table2,
-    &cost_model::CostModel,
-    &peers::Peers,
-    &coalescing::Coalescing,
-    &latency::Latency,
-    &sweep::Sweep,
-    &stress::Stress,
-    &async_timers::Async,
+pub static EXPERIMENTS: [&dyn Registered; 10] = [
+    &crate::family::Family,
+    &crate::table1::experiment::Table1,
+    &crate::table2::experiment::Table2,
+    &crate::cost_model::CostModel,
+    &crate::peers::Peers,
+    &crate::coalescing::Coalescing,
+    &crate::latency::experiment::Latency,
+    &crate::sweep::Sweep,
+    &crate::stress::Stress,
+    &crate::async_timers::Async,
 ];
 
 /// The experiments `--only` accepts: each one's name, with what it shows as its help.
@@ -58,7 +47,7 @@ fn experiment_names() -> clap::builder::PossibleValuesParser {
 }
 
 /// The registered experiment called `name`.
-fn experiment(name: &str) -> Option<&'static dyn Experiment> {
+fn experiment(name: &str) -> Option<&'static dyn Registered> {
     EXPERIMENTS.iter().copied().find(|e| e.name() == name)
 }
 
@@ -80,12 +69,8 @@ pub struct ReproArgs {
     pub output: crate::flags::Output,
 }
 
-fn scheme(name: &str) -> Option<&'static SchemeInfo> {
-    SCHEMES.iter().find(|s| s.name == name)
-}
-
 /// Runs `callwheel repro`. Returns the process exit code: 0, 1 when a measurement failed,
-/// 2 for bad input (an unavailable experiment, an unwritable output directory).
+/// 2 for bad input (an unknown experiment, an unwritable output directory).
 pub fn run(args: &ReproArgs) -> u8 {
     let out = args.output.dir();
     // The names `--only` gave, checked: an experiment that cannot run here is bad input.
@@ -95,10 +80,6 @@ pub fn run(args: &ReproArgs) -> u8 {
             eprintln!("error: no experiment {name}");
             return 2;
         };
-        if let Some(why) = e.unavailable() {
-            eprintln!("error: experiment {} {why}", e.name());
-            return 2;
-        }
         if !selected.contains(&e.name()) {
             selected.push(e.name());
         }
@@ -126,26 +107,18 @@ pub fn run(args: &ReproArgs) -> u8 {
     let machine = Machine::read();
     let started = std::time::Instant::now();
     let mut all = Section::default();
-    let mut pending = Vec::new();
     let chosen = EXPERIMENTS
         .iter()
         .filter(|e| selected.is_empty() || selected.contains(&e.name()));
     for e in chosen {
-        if let Some(why) = e.unavailable() {
-            pending.push((e.name(), why));
-            continue;
-        }
         eprintln!("repro: {} ...", e.name());
-        all.append(e.run(size, &out));
+        all.append(e.run_at(size, &out));
     }
     let elapsed = started.elapsed().as_secs_f64();
 
     let mut summary = String::from("| experiment | finding | result |\n|---|---|---|\n");
     for f in &all.findings {
         let _ = writeln!(summary, "| {} | {} | {} |", f.experiment, f.what, f.verdict);
-    }
-    for (e, why) in &pending {
-        let _ = writeln!(summary, "| {e} | not run | {why} |");
     }
 
     let mut report = String::new();
@@ -169,12 +142,6 @@ pub fn run(args: &ReproArgs) -> u8 {
         "Figures are medians over repetitions, each measurement in its own process; compare within this run (ratios), not across machines or runs.\n"
     );
     report.push_str(&all.markdown);
-    if !pending.is_empty() {
-        let _ = writeln!(report, "\n## Not run\n");
-        for (e, why) in &pending {
-            let _ = writeln!(report, "- `{e}`: {why}.");
-        }
-    }
     let report_path = out.join("REPORT.md");
     if let Err(e) = std::fs::write(&report_path, report) {
         eprintln!("error: cannot write {}: {e}", report_path.display());

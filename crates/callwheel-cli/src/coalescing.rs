@@ -8,14 +8,25 @@ use callwheel_bench::runner::Task;
 use callwheel_bench::sections;
 use callwheel_bench::workload::W5Params;
 
-use super::scheme;
 use crate::experiment::{Experiment, Section, Size};
 use callwheel_bench::plots::{Chart, Series};
+use callwheel_bench::registry;
+
+/// What a coalescing run measures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Timers per W5 run.
+    pub timers: u64,
+    /// The tolerances, in per cent of each deadline: one W5 run each.
+    pub tolerances: Vec<u64>,
+}
 
 /// `coalescing`: Wake-ups against the optimum as tolerance grows.
-pub(super) struct Coalescing;
+pub struct Coalescing;
 
 impl Experiment for Coalescing {
+    type Plan = Plan;
+
     fn name(&self) -> &'static str {
         "coalescing"
     }
@@ -24,25 +35,31 @@ impl Experiment for Coalescing {
         "Wake-ups against the optimum as tolerance grows"
     }
 
-    fn run(&self, size: Size, out: &Path) -> Section {
-        coalescing(size, out)
+    fn plan(&self, size: Size) -> Plan {
+        let (timers, tolerances) = match size {
+            Size::Tiny => (2_000, vec![1, 5]),
+            Size::Default => (100_000, vec![1, 2, 5, 10, 20, 50]),
+            Size::Full => (100_000, vec![1, 2, 5, 10, 20, 50, 100]),
+        };
+        Plan { timers, tolerances }
+    }
+
+    fn run(&self, plan: &Plan, out: &Path) -> Section {
+        coalescing(plan, out)
     }
 }
 
-pub(super) fn coalescing(size: Size, out: &Path) -> Section {
+fn coalescing(plan: &Plan, out: &Path) -> Section {
     let mut done = Section::default();
-    let Some(wheel) = scheme("wheel") else {
+    let Some(wheel) = registry::find("wheel") else {
         done.failures = 1;
         return done;
     };
-    let (timers, tolerances): (u64, Vec<u64>) = match size {
-        Size::Tiny => (2_000, vec![1, 5]),
-        Size::Default => (100_000, vec![1, 2, 5, 10, 20, 50]),
-        Size::Full => (100_000, vec![1, 2, 5, 10, 20, 50, 100]),
-    };
+    let Plan { timers, tolerances } = plan;
+    let timers = *timers;
     let bar = sections::progress_bar(tolerances.len());
     let mut rows = Vec::new();
-    for &pct in &tolerances {
+    for &pct in tolerances {
         let task = Task::W5 {
             scheme: wheel,
             params: W5Params {

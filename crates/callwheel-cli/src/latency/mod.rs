@@ -11,56 +11,21 @@
 //!
 //! Both the driver and this thread run with 1 ns timer slack. With `--load`, one busy thread
 //! per CPU spins for the whole run. The figures are benchmarks, never pass/fail: the verdict
-//! lines compare the same run's numbers with the targets.
+//! lines compare the same run's numbers with the runtime's targets.
 
-use std::process::ExitCode;
+// The submodules use this file's measurement: the experiment (its plan, verdicts, the
+// lateness histogram) and the command (its options).
+pub mod command;
+pub mod experiment;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
-use clap::Args;
 
 use callwheel_bench::percentile::nearest_rank;
 use callwheel_bench::results::Figures;
-
-/// The options of `callwheel latency`.
-#[derive(Clone, Debug, Default, Args)]
-pub struct LatencyCommand {
-    /// Samples per source (the hrtimers table used 10000) [default: 500; --quick: 200; --tiny: 20].
-    #[arg(long, alias = "loops", value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub samples: Option<u64>,
-    /// Period between timers, in µs [default: 10000; --tiny: 1000].
-    #[arg(long = "period-us", value_name = "US", value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
-    pub period_us: Option<u64>,
-    /// Keep every CPU busy with a spinning thread during the run.
-    #[arg(long)]
-    pub load: bool,
-    /// --quick and --tiny.
-    #[command(flatten)]
-    pub sizes: crate::flags::Sizes,
-    /// --out DIR and --json.
-    #[command(flatten)]
-    pub output: crate::flags::Output,
-}
-
-impl LatencyCommand {
-    /// The run these options ask for.
-    pub fn settings(&self) -> LatencyArgs {
-        let (samples, period_us) = if self.sizes.tiny {
-            (20, 1_000)
-        } else if self.sizes.quick {
-            (200, 10_000)
-        } else {
-            (500, 10_000)
-        };
-        LatencyArgs {
-            samples: self.samples.unwrap_or(samples),
-            period_us: self.period_us.unwrap_or(period_us),
-            load: self.load,
-        }
-    }
-}
 
 /// What one latency run measures.
 #[derive(Clone, Debug)]
@@ -394,26 +359,4 @@ pub fn render(report: &Report) -> String {
         report.wakeups, a.samples
     );
     out
-}
-
-/// `callwheel latency`: measure and print.
-pub fn command(args: &LatencyCommand) -> ExitCode {
-    let settings = args.settings();
-    let report = match measure(&settings) {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("callwheel latency: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    print!("{}", render(&report));
-    if let Some(dir) = args.output.json_dir() {
-        let mut all = Figures::default();
-        let case = if settings.load { "loaded" } else { "idle" };
-        figures(&report, case, &mut all);
-        if let Err(code) = callwheel_bench::results::save(all, false, &dir) {
-            return code;
-        }
-    }
-    ExitCode::SUCCESS
 }
