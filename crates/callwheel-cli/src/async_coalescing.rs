@@ -23,13 +23,12 @@ use std::time::{Duration, Instant};
 
 use callwheel::stabbing_optimum;
 use callwheel_rt::saturating_ns;
-use serde::{Deserialize, Serialize};
 
 use crate::latency::Row;
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The result of one coalescing run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Coalescing {
     /// Intervals running.
     pub intervals: u64,

@@ -36,7 +36,6 @@ use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
 use callwheel_rt::ClockId;
-use serde::Serialize;
 
 use crate::latency::Row;
 use crate::smol_pool::SmolPool;
@@ -51,7 +50,7 @@ pub const REQUESTS_US: [u64; 10] = [10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_0
 pub const TARGET_OVER_RAW_NS: u64 = 10_000;
 
 /// A source of sleeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     /// `clock_nanosleep(TIMER_ABSTIME)`.
     Raw,
@@ -107,7 +106,7 @@ impl Source {
 }
 
 /// One source's actual sleeps for one request, ns.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Cell {
     /// The source.
     pub source: Source,
@@ -118,7 +117,7 @@ pub struct Cell {
 }
 
 /// The result of a precision run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Precision {
     /// Samples per source and request.
     pub samples: u64,

@@ -6,7 +6,7 @@
 //! failed measurements.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use callwheel_bench::plots::{self, Chart};
@@ -77,15 +77,19 @@ impl<E: Experiment> Registered for E {
     }
 }
 
-/// A stand-alone command: `experiment` run alone on `plan`. Prints its section, writes its plots (and, with `--json`, its figures in `results.json`) to `--out`.
-/// Exit status 2 when the output directory cannot be made, 1 when a measurement failed (or results.json could not be written), else 0.
+/// A stand-alone command: `experiment` run alone on `plan`. Prints its section, writes its
+/// plots (and, with `--json`, its figures in `results.json`) to `--out`. Exit status 2 when
+/// the output directory cannot be made or written, 1 when a measurement or a plot failed (or
+/// results.json could not be written), else 0.
 pub fn alone<E: Experiment>(experiment: &E, plan: &E::Plan, output: &Output) -> ExitCode {
-    // A directory that cannot be made fails now, not after the measurements.
-    let dir = output.dir();
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        eprintln!("error: cannot create {}: {e}", dir.display());
-        return ExitCode::from(callwheel_bench::plan::USAGE_ERROR);
-    }
+    // A directory that cannot be written fails now, not after the measurements.
+    let dir = match output.prepare() {
+        Ok(dir) => dir,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(callwheel_bench::plan::USAGE_ERROR);
+        }
+    };
     if cfg!(debug_assertions) {
         eprintln!(
             "warning: this is a debug build; its figures are not representative (use --release)"
@@ -153,25 +157,32 @@ impl Section {
     /// Draws `charts` as panels of one figure and links it from the section.
     pub fn plot_panels(&mut self, title: &str, charts: &[Chart], out: &Path, stem: &str) {
         let drawn = plots::write_panels(title, charts, out, stem);
-        self.link(title, drawn.map(|_| ()), stem);
+        self.link(title, drawn, stem);
     }
 
     /// Draws `chart` and links it from the section.
     pub fn plot(&mut self, chart: &Chart, out: &Path, stem: &str) {
         let drawn = plots::write(chart, out, stem);
-        self.link(&chart.title, drawn.map(|_| ()), stem);
+        self.link(&chart.title, drawn, stem);
     }
 
-    fn link(&mut self, title: &str, drawn: Result<(), String>, stem: &str) {
+    /// Links a drawn plot (its files named on stderr), or says why it was not drawn: a plot
+    /// that was asked for and not written is a failed measurement of the section.
+    fn link(&mut self, title: &str, drawn: Result<Vec<PathBuf>, String>, stem: &str) {
         match drawn {
-            Ok(()) => {
+            Ok(paths) => {
+                for p in paths {
+                    eprintln!("wrote {}", p.display());
+                }
                 let _ = write!(
                     self.markdown,
                     "\n![{title}]({stem}.png)\n\n[SVG]({stem}.svg)\n"
                 );
             }
             Err(e) => {
+                eprintln!("error: plot {stem}: {e}");
                 let _ = writeln!(self.markdown, "\n(plot not drawn: {e})");
+                self.failures += 1;
             }
         }
     }

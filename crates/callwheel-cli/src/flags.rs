@@ -36,6 +36,19 @@ impl Output {
             .unwrap_or_else(|| callwheel_bench::sections::DEFAULT_OUT.into())
     }
 
+    /// Makes the output directory and checks that files can be written in it, so that a bad
+    /// `--out` is refused before anything is measured. `Err` says what failed.
+    pub fn prepare(&self) -> Result<PathBuf, String> {
+        let dir = self.dir();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let probe = dir.join(".write-test");
+        std::fs::write(&probe, b"")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+        Ok(dir)
+    }
+
     /// The directory `results.json` goes to, with `--json`.
     pub fn json_dir(&self) -> Option<PathBuf> {
         self.json.then(|| self.dir())

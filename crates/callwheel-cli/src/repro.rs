@@ -73,7 +73,7 @@ pub struct ReproArgs {
 /// 2 for bad input (an unknown experiment, an unwritable output directory).
 pub fn run(args: &ReproArgs) -> u8 {
     let out = args.output.dir();
-    // The names `--only` gave, checked: an experiment that cannot run here is bad input.
+    // The names `--only` gave, checked: an unknown name is bad input.
     let mut selected: Vec<&'static str> = Vec::new();
     for name in &args.only {
         let Some(e) = experiment(name) else {
@@ -84,12 +84,8 @@ pub fn run(args: &ReproArgs) -> u8 {
             selected.push(e.name());
         }
     }
-    if let Err(e) = std::fs::create_dir_all(&out).and_then(|()| {
-        let probe = out.join(".write-test");
-        std::fs::write(&probe, b"")?;
-        std::fs::remove_file(probe)
-    }) {
-        eprintln!("error: cannot write the report to {}: {e}", out.display());
+    if let Err(message) = args.output.prepare() {
+        eprintln!("error: {message}");
         return 2;
     }
     if cfg!(debug_assertions) {

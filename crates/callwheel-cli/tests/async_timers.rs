@@ -32,6 +32,9 @@ fn the_tiny_run_reports_every_cell_and_storm() {
     let mins: Vec<&Figure> = json.metric("async", "min_ns").collect();
     assert_eq!(mins.len(), 16);
     assert_eq!(json.metric("async", "p99_ns").count(), 16);
+    let samples: Vec<&Figure> = json.metric("async", "samples").collect();
+    assert_eq!(samples.len(), 16);
+    assert!(samples.iter().all(|f| f.value == 3.0), "{samples:?}");
     for f in mins {
         let request_us: f64 = f.case["sleep ".len()..]
             .trim_end_matches(" us")

@@ -58,12 +58,31 @@ fn percentiles_are_nearest_rank() {
 
 #[test]
 fn the_command_prints_the_table_and_rejects_bad_input() {
-    let out = callwheel(&["latency", "--samples", "5", "--period-us", "1000", "--load"]);
+    let dir = std::env::temp_dir().join(format!("callwheel-latency-{}", std::process::id()));
+    let out = callwheel(&[
+        "latency",
+        "--samples",
+        "5",
+        "--period-us",
+        "1000",
+        "--load",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The lateness histogram goes to --out.
+    for ext in ["svg", "png"] {
+        let path = dir.join(format!("latency_histogram.{ext}"));
+        assert!(
+            std::fs::metadata(&path).is_ok_and(|m| m.len() > 1000),
+            "{path:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("load: one spinning thread per CPU"));
     assert_eq!(text.matches("| callwheel-rt (").count(), 2);
@@ -71,8 +90,12 @@ fn the_command_prints_the_table_and_rejects_bad_input() {
     for bad in [
         &["latency", "--samples", "0"][..],
         &["latency", "--period-us", "5"],
+        // A directory that exists but takes no files (even for root) is refused before
+        // anything is measured.
+        &["latency", "--out", "/proc"],
     ] {
         let out = callwheel(bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(out.stdout.is_empty(), "{bad:?} measured first");
     }
 }

@@ -121,6 +121,9 @@ fn the_command_prints_json_and_rejects_bad_input() {
             3
         );
     }
+    for f in json.metric("sweep", "samples") {
+        assert_eq!(f.value, 3.0, "the tiny plan's samples: {f:?}");
+    }
     for f in &mins {
         let request_us: f64 = f.case["request ".len()..]
             .trim_end_matches(" us")

@@ -8,10 +8,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 /// The timers compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timer {
     /// tokio's timer.
     Tokio,
@@ -87,7 +85,7 @@ async fn futures_race<A: Future<Output = ()>, B: Future>(mut a: Pin<&mut A>, b: 
 }
 
 /// One churn cell.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ChurnCell {
     /// `A` (ready at once) or `B` (pending once).
     pub variant: char,

@@ -72,6 +72,7 @@ fn async_timers(plan: &AsyncPlan, out: &Path) -> Section {
     for c in &report.precision.cells {
         let case = format!("sleep {} us", c.request_us);
         for (metric, v) in [
+            ("samples", c.actual.samples as u64),
             ("min_ns", c.actual.min),
             ("p50_ns", c.actual.p50),
             ("p99_ns", c.actual.p99),

@@ -2,8 +2,6 @@
 
 use std::process::Command;
 
-use serde::Serialize;
-
 use super::churn::{churn, ChurnCell, Timer};
 use super::plan::{AsyncPlan, COALESCING_PERCENT};
 use super::storm::{StormCase, StormResult};
@@ -11,7 +9,7 @@ use crate::async_coalescing::{self, Coalescing};
 use crate::async_precision::{self, Precision};
 
 /// The whole report.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct AsyncReport {
     /// The sizes.
     pub plan: AsyncPlan,

@@ -44,11 +44,8 @@ use std::process::ExitCode;
 
 pub use churn::{ChurnCell, Timer};
 pub use experiment::Async;
-pub use measure::{measure, AsyncReport};
 pub use plan::{AsyncArgs, AsyncPlan, COALESCING_PERCENT};
-pub use render::render;
 pub use storm::{StormCase, StormResult};
-pub use verdicts::verdicts;
 
 use storm::storm_here;
 

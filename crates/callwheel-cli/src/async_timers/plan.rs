@@ -1,7 +1,6 @@
 //! What `callwheel async` runs: its options and the sizes they resolve to.
 
 use clap::Args;
-use serde::Serialize;
 
 /// The tolerance of the tolerant coalescing run, in per cent of each interval's period.
 pub const COALESCING_PERCENT: u64 = 5;
@@ -34,7 +33,7 @@ pub struct AsyncArgs {
 }
 
 /// The sizes of one run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AsyncPlan {
     /// Samples per source and request of the precision sweep.
     pub samples: u64,

@@ -1,7 +1,9 @@
 //! `bench` as an experiment: the chosen workloads on the chosen structures, each measurement in
 //! its own child process under a progress bar, with their tables and figures (under the
 //! experiment name `bench`, with the cases `repro` names them by); Table I as its own
-//! experiment when asked for. `repro` runs the same measurements as `family` and `peers`.
+//! experiment when asked for. `repro` measures the workloads in its own experiments, at its own
+//! sizes: `family` (W1 and W3 on the scheme family) and `peers` (W1–W5 on the wheel and the
+//! peers).
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -120,7 +120,14 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
         }
     };
     // The plan of the size asked for, then what the options change in it.
-    let mut plan = Bench.plan(if args.tiny { Size::Tiny } else { Size::Default });
+    let size = if args.tiny {
+        Size::Tiny
+    } else if args.full {
+        Size::Full
+    } else {
+        Size::Default
+    };
+    let mut plan = Bench.plan(size);
     plan.schemes = schemes;
     plan.workloads = dedup(&args.workloads);
     if !args.sizes.is_empty() {
@@ -129,6 +136,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
     if let Some(reps) = args.reps {
         plan.settings.set_reps(reps);
     }
+    // With --tiny too.
     plan.settings.full = args.full;
     crate::experiment::alone(&Bench, &plan, &args.output)
 }

@@ -23,7 +23,7 @@ pub struct LatencyCommand {
     /// --quick and --tiny.
     #[command(flatten)]
     pub sizes: crate::flags::Sizes,
-    /// --out DIR and --json.
+    /// --out DIR (the lateness histogram, `latency_histogram.svg` and `.png`) and --json.
     #[command(flatten)]
     pub output: crate::flags::Output,
 }
@@ -37,7 +37,7 @@ impl LatencyCommand {
     }
 
     /// The run these options ask for.
-    pub fn settings(&self) -> LatencyArgs {
+    fn settings(&self) -> LatencyArgs {
         let (samples, period_us) = if self.sizes.tiny {
             (20, 1_000)
         } else if self.sizes.quick {

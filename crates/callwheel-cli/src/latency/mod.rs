@@ -39,7 +39,7 @@ pub struct LatencyArgs {
 }
 
 /// One source's lateness figures, in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     /// What was measured.
     pub source: &'static str,
@@ -57,8 +57,7 @@ pub struct Row {
     pub p999: u64,
     /// Largest lateness.
     pub max: u64,
-    /// Every sample, ascending (for histograms; not in the JSON).
-    #[serde(skip)]
+    /// Every sample, ascending (for histograms).
     pub sorted: Vec<u64>,
 }
 

@@ -36,7 +36,7 @@ pub use error::StressError;
 pub use experiment::Stress;
 pub use measure::measure;
 pub use plan::{Plan, StressArgs, START_P99_TARGET_NS, TARGET_TIMERS};
-pub use render::{count_verdict, render, start_verdict};
+pub use render::{render, start_verdict};
 pub use report::{Counts, Latency, StressReport};
 pub use scaling::{measure_scaling, Scaling, Throughput, SCALING_SHARDS};
 

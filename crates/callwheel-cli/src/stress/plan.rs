@@ -2,7 +2,6 @@
 //! and the target the run is judged against.
 
 use clap::Args;
-use serde::Serialize;
 
 /// The `start` latency target during a mass expiry, ns (the runtime's target): p99 under this.
 pub const START_P99_TARGET_NS: u64 = 50_000;
@@ -32,7 +31,7 @@ pub struct StressArgs {
 }
 
 /// The sizes of one run, defaults resolved.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     /// Churn threads.
     pub threads: u64,

@@ -3,13 +3,12 @@
 
 use callwheel_bench::percentile::nearest_rank_recorded;
 use callwheel_rt::hdrhistogram::Histogram;
-use serde::Serialize;
 
 use super::plan::Plan;
 use super::scaling::Scaling;
 
 /// Percentiles of one latency histogram, ns.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Latency {
     /// Calls recorded.
     pub calls: u64,
@@ -37,7 +36,7 @@ impl Latency {
 }
 
 /// The counts the check is made of.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Mass timers that fired exactly once and were not cancelled.
     pub mass_fired: u64,
@@ -68,7 +67,7 @@ impl Counts {
 }
 
 /// The result of a run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct StressReport {
     /// The sizes it ran with.
     pub plan: Plan,

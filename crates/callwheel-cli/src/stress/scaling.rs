@@ -10,7 +10,6 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use callwheel_rt::{Exec, Runtime, Stop, Timer};
-use serde::Serialize;
 
 use super::error::{fail, StressError};
 use callwheel_bench::workload::{SplitMix64, SEED};
@@ -19,7 +18,7 @@ use callwheel_bench::workload::{SplitMix64, SEED};
 pub const SCALING_SHARDS: usize = 2;
 
 /// One run: `threads` threads, each on its own timers.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Throughput {
     /// Threads calling.
     pub threads: u64,
@@ -43,7 +42,7 @@ impl Throughput {
 }
 
 /// The one-thread and two-thread runs and their ratio.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Scaling {
     /// Timers per thread.
     pub timers: u64,

@@ -80,6 +80,7 @@ fn sweep(plan: &Plan, out: &Path) -> Section {
     for c in &report.cells {
         let case = format!("request {} us", c.request_us);
         for (metric, v) in [
+            ("samples", c.actual.samples as u64),
             ("min_ns", c.actual.min),
             ("avg_ns", c.actual.avg),
             ("p50_ns", c.actual.p50),

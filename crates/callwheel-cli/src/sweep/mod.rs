@@ -55,7 +55,7 @@ mod wakeups;
 
 use std::process::ExitCode;
 
-pub use chart::{charts, sleep_panels, CHART_TITLE};
+pub use chart::sleep_panels;
 pub use experiment::Sweep;
 pub use host::{cpu_ticks, steal_note, steal_percent, with_least_slack};
 pub use measure::measure;

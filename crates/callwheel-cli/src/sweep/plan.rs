@@ -2,7 +2,6 @@
 //! `callwheel sweep` and the sizes they resolve to.
 
 use clap::Args;
-use serde::Serialize;
 
 /// The requested sleeps of the default sweep, in µs: 1-2-5 steps per decade, 1 µs to 10 ms.
 pub const REQUESTS_US: [u64; 13] = [
@@ -17,7 +16,7 @@ pub const TOLERANCE_PERCENT: u64 = 5;
 pub const BATCH_TOLERANCES: [u64; 2] = [0, TOLERANCE_PERCENT];
 
 /// A source of sleeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Source {
     /// A callwheel-rt timer with no tolerance.
     CallwheelExact,
@@ -87,7 +86,7 @@ pub struct SweepArgs {
 }
 
 /// The sizes of one sweep, defaults resolved.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
     /// Requested sleeps, µs, ascending without repeats.
     pub requests_us: Vec<u64>,

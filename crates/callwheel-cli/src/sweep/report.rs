@@ -1,13 +1,11 @@
 //! What a sweep found: the sleep cells, the wake-up batches, the idle check, and why a sweep
 //! failed.
 
-use serde::Serialize;
-
 use super::plan::{Plan, Source};
 use crate::latency::Row;
 
 /// One source's actual sleeps for one request, in nanoseconds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Cell {
     /// The source.
     pub source: Source,
@@ -18,7 +16,7 @@ pub struct Cell {
 }
 
 /// One wake-up batch.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Batch {
     /// The tolerance, in per cent of each timer's interval.
     pub tolerance_percent: u64,
@@ -61,7 +59,7 @@ impl Batch {
 }
 
 /// The idle check: a runtime with one timer an hour away, watched for a while.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Idle {
     /// How long it was watched, ms.
     pub ms: u64,
@@ -70,7 +68,7 @@ pub struct Idle {
 }
 
 /// The result of a sweep.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct SweepReport {
     /// The sizes it ran with.
     pub plan: Plan,
