@@ -201,9 +201,7 @@ fn cost_model(plan: &Plan, out: &Path) -> Section {
     let cells = match cells(n, reps, intervals) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: cost model: {e}");
-            let _ = writeln!(done.markdown, "cost model failed: {e}\n");
-            done.failures += 1;
+            done.failed("cost model", e);
             return done;
         }
     };

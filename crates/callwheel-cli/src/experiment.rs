@@ -26,6 +26,17 @@ pub enum Size {
 }
 
 impl Size {
+    /// The size `--tiny` and `--full` ask for (tiny first), else the default.
+    pub fn from_flags(tiny: bool, full: bool) -> Size {
+        if tiny {
+            Size::Tiny
+        } else if full {
+            Size::Full
+        } else {
+            Size::Default
+        }
+    }
+
     /// The name in the report's first line.
     pub fn describe(self) -> &'static str {
         match self {
@@ -90,11 +101,7 @@ pub fn alone<E: Experiment>(experiment: &E, plan: &E::Plan, output: &Output) -> 
             return ExitCode::from(callwheel_bench::plan::USAGE_ERROR);
         }
     };
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its figures are not representative (use --release)"
-        );
-    }
+    warn_if_debug();
     let section = experiment.run(plan, &dir);
     // The section carries its verdicts in its tables (its findings are `repro`'s summary).
     print!("{}", section.markdown);
@@ -108,6 +115,15 @@ pub fn alone<E: Experiment>(experiment: &E, plan: &E::Plan, output: &Output) -> 
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Warns on stderr when this is a debug build, whose figures mean little.
+pub fn warn_if_debug() {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its figures are not representative (use --release)"
+        );
     }
 }
 
@@ -143,6 +159,14 @@ impl Section {
             what,
             verdict,
         });
+    }
+
+    /// Records a measurement that failed: `error: {what}: {e}` on stderr, the same in the
+    /// section, one more failure.
+    pub fn failed(&mut self, what: &str, e: impl std::fmt::Display) {
+        eprintln!("error: {what}: {e}");
+        let _ = writeln!(self.markdown, "{what} failed: {e}\n");
+        self.failures += 1;
     }
 
     /// Adds another section's content to this one.

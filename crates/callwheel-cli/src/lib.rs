@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | [`cli`] | argument parsing and dispatch to the command's module | |
 //! | [`flags`] | the flags the commands share: `--quick`/`--tiny`, `--out`/`--json` | |
+//! | [`failure`] | why a measurement failed: one error type for every experiment | |
 //! | [`experiment`] | the `Experiment` trait, the section it produces, a command as one experiment run alone | |
 //! | [`repro`] | the loop over the registered experiments, the report and the JSON | `repro` |
 //! | [`compare`] | ratios between two `results.json` | `compare` |
@@ -39,6 +40,7 @@ pub mod coalescing;
 pub mod compare;
 pub mod cost_model;
 pub mod experiment;
+pub mod failure;
 pub mod family;
 pub mod flags;
 pub mod latency;

@@ -88,18 +88,8 @@ pub fn run(args: &ReproArgs) -> u8 {
         eprintln!("error: {message}");
         return 2;
     }
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its figures are not representative (use --release)"
-        );
-    }
-    let size = if args.tiny {
-        Size::Tiny
-    } else if args.full {
-        Size::Full
-    } else {
-        Size::Default
-    };
+    crate::experiment::warn_if_debug();
+    let size = Size::from_flags(args.tiny, args.full);
     let machine = Machine::read();
     let started = std::time::Instant::now();
     let mut all = Section::default();

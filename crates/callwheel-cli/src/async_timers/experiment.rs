@@ -62,9 +62,7 @@ fn async_timers(plan: &AsyncPlan, out: &Path) -> Section {
     let report = match measured {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: async: {e}");
-            let _ = writeln!(done.markdown, "async timers failed: {e}\n");
-            done.failures += 1;
+            done.failed("async timers", e);
             return done;
         }
     };

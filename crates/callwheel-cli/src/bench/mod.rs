@@ -120,14 +120,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
         }
     };
     // The plan of the size asked for, then what the options change in it.
-    let size = if args.tiny {
-        Size::Tiny
-    } else if args.full {
-        Size::Full
-    } else {
-        Size::Default
-    };
-    let mut plan = Bench.plan(size);
+    let mut plan = Bench.plan(Size::from_flags(args.tiny, args.full));
     plan.schemes = schemes;
     plan.workloads = dedup(&args.workloads);
     if !args.sizes.is_empty() {

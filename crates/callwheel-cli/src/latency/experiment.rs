@@ -93,11 +93,7 @@ fn latency(plan: &Plan, out: &Path) -> Section {
                     );
                 }
             }
-            Err(e) => {
-                eprintln!("error: latency ({case}): {e}");
-                let _ = writeln!(done.markdown, "latency ({case}) failed: {e}\n");
-                done.failures += 1;
-            }
+            Err(e) => done.failed(&format!("latency ({case})"), e),
         }
     }
     if !panels.is_empty() {

@@ -27,6 +27,8 @@ use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
 use callwheel_bench::percentile::nearest_rank;
 use callwheel_bench::results::Figures;
 
+use crate::failure::{fail, Failure};
+
 /// What one latency run measures.
 #[derive(Clone, Debug)]
 pub struct LatencyArgs {
@@ -123,22 +125,6 @@ pub fn figures(report: &Report, case: &str, figures: &mut Figures) {
     );
 }
 
-/// Why a run failed.
-#[derive(Debug)]
-pub struct LatencyError(pub String);
-
-impl std::fmt::Display for LatencyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for LatencyError {}
-
-fn fail(what: &str, e: impl std::fmt::Display) -> LatencyError {
-    LatencyError(format!("{what}: {e}"))
-}
-
 /// Spinning threads, one per CPU, stopped on drop.
 struct Load {
     stop: Arc<AtomicBool>,
@@ -189,7 +175,7 @@ struct Samples {
 /// # Errors
 ///
 /// When the runtime cannot start, a clock cannot be read or a sleep fails.
-pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
+pub fn measure(args: &LatencyArgs) -> Result<Report, Failure> {
     let clock = ClockId::Monotonic;
     let period = args.period_us * 1_000;
     let loops = args.samples;
@@ -254,12 +240,12 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, LatencyError> {
         < loops
     {
         if std::time::Instant::now() > give_up {
-            return Err(LatencyError("the callwheel timer stopped firing".into()));
+            return Err(Failure("the callwheel timer stopped firing".into()));
         }
         std::thread::sleep(Duration::from_nanos(period / 4));
     }
     if timer.drain() == Stop::Cancelled {
-        return Err(LatencyError(
+        return Err(Failure(
             "the timer was still armed after its last sample".into(),
         ));
     }

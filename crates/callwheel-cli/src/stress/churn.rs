@@ -9,7 +9,7 @@ use callwheel_rt::hdrhistogram::Histogram;
 use callwheel_rt::saturating_ns as nanos;
 use callwheel_rt::{Deadline, Exec, Runtime, Stop, Timer};
 
-use super::error::{fail, StressError};
+use crate::failure::{fail, Failure};
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// Timers each churn thread starts and stops, over and over.
@@ -55,7 +55,7 @@ pub(super) struct Churn {
 
 /// A latency histogram from 1 ns to 100 s, 3 significant digits (fixed bounds: a
 /// saturating record into an auto-resizing histogram would clamp at its first bound).
-pub(super) fn histogram() -> Result<Histogram<u64>, StressError> {
+pub(super) fn histogram() -> Result<Histogram<u64>, Failure> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).map_err(|e| fail("creating a histogram", e))
 }
 
@@ -67,7 +67,7 @@ pub(super) fn churn(
     mass: &Mass,
     mass_timers: &[Timer],
     stop: &AtomicBool,
-) -> Result<Churn, StressError> {
+) -> Result<Churn, Failure> {
     let mut c = Churn {
         start: histogram()?,
         start_during: histogram()?,

@@ -58,9 +58,7 @@ fn stress(plan: &Plan) -> Section {
     let report = match measured {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: stress: {e}");
-            let _ = writeln!(done.markdown, "stress failed: {e}\n");
-            done.failures += 1;
+            done.failed("stress", e);
             return done;
         }
     };

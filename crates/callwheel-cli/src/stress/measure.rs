@@ -10,9 +10,9 @@ use callwheel_rt::{ClockId, Config, Deadline, Exec, Runtime, Stop};
 use indicatif::ProgressBar;
 
 use super::churn::{churn, histogram, Mass};
-use super::error::{fail, StressError};
 use super::plan::Plan;
 use super::report::{Counts, Latency, StressReport};
+use crate::failure::{fail, Failure};
 
 /// A `VmRSS` / `VmHWM` figure of /proc/self/status, KiB (0 when unreadable).
 fn status_kib(field: &str) -> u64 {
@@ -33,7 +33,7 @@ fn status_kib(field: &str) -> u64 {
 ///
 /// When the runtime cannot start, a timer cannot be armed, or the mass expiry does not end
 /// within a minute of its deadline.
-pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressError> {
+pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, Failure> {
     let rt = Arc::new(
         Runtime::builder()
             .workers(1)
@@ -131,11 +131,11 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<StressReport, StressErr
     for t in threads {
         match t.join() {
             Ok(r) => churns.push(r?),
-            Err(_) => return Err(StressError("a churn thread panicked".into())),
+            Err(_) => return Err(Failure("a churn thread panicked".into())),
         }
     }
     if timed_out {
-        return Err(StressError(format!(
+        return Err(Failure(format!(
             "the mass expiry did not end within a minute of its deadline ({} of {} fired)",
             mass.total.load(Ordering::Acquire),
             plan.timers

@@ -19,10 +19,9 @@
 //! (drivers, workers, starters), a call can also be descheduled mid-way; that shows in the
 //! tail too, and the report says how many threads share how many cores.
 
-// The submodules depend on one another in one direction only (error, plan, scaling, report, churn,
+// The submodules depend on one another in one direction only (plan, scaling, report, churn,
 // measure, render, then the experiment); this file only gathers them and runs the command.
 mod churn;
-mod error;
 mod experiment;
 mod measure;
 mod plan;
@@ -32,7 +31,6 @@ mod scaling;
 
 use std::process::ExitCode;
 
-pub use error::StressError;
 pub use experiment::Stress;
 pub use measure::measure;
 pub use plan::{Plan, StressArgs, START_P99_TARGET_NS, TARGET_TIMERS};

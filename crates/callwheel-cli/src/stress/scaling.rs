@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use callwheel_rt::{Exec, Runtime, Stop, Timer};
 
-use super::error::{fail, StressError};
+use crate::failure::{fail, Failure};
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The shards of the runtime the throughput is measured on.
@@ -59,7 +59,7 @@ pub struct Scaling {
 /// # Errors
 ///
 /// When a runtime or a timer cannot be made, or a thread panics.
-pub fn measure_scaling(timers: u64, duration_ms: u64) -> Result<Scaling, StressError> {
+pub fn measure_scaling(timers: u64, duration_ms: u64) -> Result<Scaling, Failure> {
     let runs = [1u64, 2]
         .iter()
         .map(|&threads| run(threads, timers, duration_ms))
@@ -73,7 +73,7 @@ pub fn measure_scaling(timers: u64, duration_ms: u64) -> Result<Scaling, StressE
     })
 }
 
-fn run(threads: u64, timers: u64, duration_ms: u64) -> Result<Throughput, StressError> {
+fn run(threads: u64, timers: u64, duration_ms: u64) -> Result<Throughput, Failure> {
     let rt = Runtime::builder()
         .shards(SCALING_SHARDS)
         .build()
@@ -113,7 +113,7 @@ fn run(threads: u64, timers: u64, duration_ms: u64) -> Result<Throughput, Stress
     for h in handles {
         let (starts, stops, resets) = h
             .join()
-            .map_err(|_| StressError("a throughput thread panicked".into()))??;
+            .map_err(|_| Failure("a throughput thread panicked".into()))??;
         total.starts += starts;
         total.stops += stops;
         total.resets += resets;
@@ -129,7 +129,7 @@ fn calls(
     pool: &[Timer],
     barrier: &Barrier,
     stop: &AtomicBool,
-) -> Result<(u64, u64, u64), StressError> {
+) -> Result<(u64, u64, u64), Failure> {
     let mut rng = SplitMix64::new(SEED ^ (thread + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut pending = vec![false; pool.len()];
     let (mut starts, mut stops, mut resets) = (0u64, 0u64, 0u64);
@@ -149,7 +149,7 @@ fn calls(
                 starts += 1;
             } else if r & (1 << 32) == 0 {
                 if t.stop() != Stop::Cancelled {
-                    return Err(StressError("a pending timer was not cancelled".into()));
+                    return Err(Failure("a pending timer was not cancelled".into()));
                 }
                 pending[i] = false;
                 stops += 1;

@@ -66,9 +66,7 @@ fn sweep(plan: &Plan, out: &Path) -> Section {
     let report = match measured {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: sweep: {e}");
-            let _ = writeln!(done.markdown, "sweep failed: {e}\n");
-            done.failures += 1;
+            done.failed("sweep", e);
             return done;
         }
     };

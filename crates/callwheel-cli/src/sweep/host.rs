@@ -5,7 +5,7 @@ use std::num::NonZeroU64;
 
 use callwheel_rt::ClockId;
 
-use super::report::{fail, SweepError};
+use crate::failure::{fail, Failure};
 
 /// The machine's CPU time so far from /proc/stat, in ticks: (stolen by the hypervisor, all).
 /// `None` where there is no /proc/stat.
@@ -31,7 +31,7 @@ pub fn steal_percent(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> O
 }
 
 /// Sets the calling thread's timer slack (`PR_SET_TIMERSLACK`), at least 1 ns.
-pub(super) fn set_slack(ns: u64) -> Result<(), SweepError> {
+pub(super) fn set_slack(ns: u64) -> Result<(), Failure> {
     rustix::thread::set_current_timer_slack(NonZeroU64::new(ns.max(1)))
         .map_err(|e| fail("setting the timer slack", e))
 }

@@ -9,8 +9,9 @@ use indicatif::ProgressBar;
 
 use super::host::{cpu_ticks, set_slack, steal_percent, with_least_slack};
 use super::plan::{Plan, Source, BATCH_TOLERANCES, TOLERANCE_PERCENT};
-use super::report::{fail, Cell, SweepError, SweepReport};
+use super::report::{Cell, SweepReport};
 use super::wakeups::{batch, idle};
+use crate::failure::{fail, Failure};
 use crate::latency::Row;
 use callwheel_bench::workload::{SplitMix64, SEED};
 
@@ -29,7 +30,7 @@ struct Sleepers {
 }
 
 impl Sleepers {
-    fn new() -> Result<Sleepers, SweepError> {
+    fn new() -> Result<Sleepers, Failure> {
         let clock = ClockId::Monotonic;
         let rt = Runtime::builder()
             .shards(1)
@@ -61,12 +62,12 @@ impl Sleepers {
         })
     }
 
-    fn read(&self) -> Result<u64, SweepError> {
+    fn read(&self) -> Result<u64, Failure> {
         self.clock.read().map_err(|e| fail("reading the clock", e))
     }
 
     /// One sleep of `request` ns from `source`; returns the actual sleep in ns.
-    fn sample(&self, source: Source, request: u64) -> Result<u64, SweepError> {
+    fn sample(&self, source: Source, request: u64) -> Result<u64, Failure> {
         let tolerance = request * TOLERANCE_PERCENT / 100;
         match source {
             Source::RawExact | Source::RawSlack => {
@@ -106,7 +107,7 @@ impl Sleepers {
                     .unwrap_or_else(|p| p.into_inner());
                 match *guard {
                     Some(t1) if !timeout.timed_out() => Ok(t1.saturating_sub(t0)),
-                    _ => Err(SweepError("the callwheel timer did not fire".into())),
+                    _ => Err(Failure("the callwheel timer did not fire".into())),
                 }
             }
             Source::SleepTolerant => {
@@ -161,7 +162,7 @@ impl Sleepers {
 /// # Errors
 ///
 /// When a runtime cannot start, a clock cannot be read, a sleep fails or a timer never fires.
-pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, SweepError> {
+pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, Failure> {
     bar.set_length(plan.samples + BATCH_TOLERANCES.len() as u64 + 1);
     let ticks = cpu_ticks();
     let cells =
@@ -201,7 +202,7 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, SweepError
     })
 }
 
-fn sweep(plan: &Plan, bar: &ProgressBar) -> Result<Vec<Cell>, SweepError> {
+fn sweep(plan: &Plan, bar: &ProgressBar) -> Result<Vec<Cell>, Failure> {
     let s = Sleepers::new()?;
     // One unrecorded round first: thread start-up and tokio's first poll are not samples.
     for source in Source::ALL {

@@ -61,7 +61,7 @@ pub use host::{cpu_ticks, steal_note, steal_percent, with_least_slack};
 pub use measure::measure;
 pub use plan::{Plan, Source, SweepArgs, BATCH_TOLERANCES, REQUESTS_US, TOLERANCE_PERCENT};
 pub use render::render;
-pub use report::{Batch, Cell, Idle, SweepError, SweepReport};
+pub use report::{Batch, Cell, Idle, SweepReport};
 pub use verdicts::verdicts;
 
 /// `callwheel sweep`: the experiment run alone on the plan the options ask for. Exit status 1

@@ -103,19 +103,3 @@ impl SweepReport {
             .all(|b| b.fired == b.timers && b.never == 0 && b.twice == 0 && b.before_deadline == 0)
     }
 }
-
-/// Why a sweep failed.
-#[derive(Debug)]
-pub struct SweepError(pub String);
-
-impl std::fmt::Display for SweepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SweepError {}
-
-pub(super) fn fail(what: &str, e: impl std::fmt::Display) -> SweepError {
-    SweepError(format!("{what}: {e}"))
-}

@@ -9,7 +9,8 @@ use callwheel::stabbing_optimum;
 use callwheel_rt::{Deadline, Exec, Runtime, ShardStats};
 
 use super::plan::Plan;
-use super::report::{fail, Batch, Idle, SweepError};
+use super::report::{Batch, Idle};
+use crate::failure::{fail, Failure};
 use crate::latency::Row;
 use callwheel_bench::workload::SplitMix64;
 
@@ -18,13 +19,13 @@ use callwheel_bench::workload::SplitMix64;
 /// much; a million timers take over a second).
 const BATCH_LEAD_NS: u64 = 50_000_000;
 
-fn stats(rt: &Runtime) -> Result<ShardStats, SweepError> {
+fn stats(rt: &Runtime) -> Result<ShardStats, Failure> {
     rt.shard_stats(0)
         .map_err(|e| fail("reading the statistics", e))
 }
 
 /// One wake-up batch at `pct` % tolerance.
-pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepError> {
+pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> {
     let rt = Runtime::builder()
         .shards(1)
         .workers(1)
@@ -116,7 +117,7 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, SweepErro
 }
 
 /// Watches a runtime whose only timer is an hour away for `ms` milliseconds.
-pub(super) fn idle(ms: u64) -> Result<Idle, SweepError> {
+pub(super) fn idle(ms: u64) -> Result<Idle, Failure> {
     let rt = Runtime::builder()
         .shards(1)
         .workers(1)
