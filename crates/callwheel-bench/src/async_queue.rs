@@ -171,15 +171,7 @@ impl Scheme<u64> for AsyncQueue {
                     let handle = e.key().into();
                     let (deadline, value) = e.into_inner();
                     meter.fired();
-                    on_expire(
-                        self,
-                        Expired {
-                            handle,
-                            deadline,
-                            value,
-                            overruns: 0,
-                        },
-                    );
+                    on_expire(self, Expired::one_shot(handle, deadline, value));
                 }
                 Poll::Ready(None) | Poll::Pending => return meter.finish(true),
             }

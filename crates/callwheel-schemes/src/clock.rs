@@ -376,15 +376,7 @@ where
     let handle = core.arena.handle(idx);
     let deadline = core.arena.node(idx).expiry;
     let value = core.arena.free(idx);
-    on_expire(
-        s,
-        Expired {
-            handle,
-            deadline,
-            value,
-            overruns: 0,
-        },
-    );
+    on_expire(s, Expired::one_shot(handle, deadline, value));
 }
 
 /// PERTICKBOOKKEEPING and EXPIRYPROCESSING for a [`TickDriven`] scheme.

@@ -105,6 +105,26 @@ pub struct Expired<T> {
     pub overruns: u64,
 }
 
+impl<T> Expired<T> {
+    /// A one-shot timer's firing: `handle` (already stale), the `deadline` it fired for and its
+    /// `value`, with no overruns. What a structure without periodic timers hands its callback.
+    ///
+    /// ```
+    /// use callwheel::{Expired, Handle};
+    ///
+    /// let e = Expired::one_shot(Handle::from_parts(7, 1), 100, "done");
+    /// assert_eq!((e.deadline, e.value, e.overruns), (100, "done", 0));
+    /// ```
+    pub fn one_shot(handle: Handle, deadline: Tick, value: T) -> Expired<T> {
+        Expired {
+            handle,
+            deadline,
+            value,
+            overruns: 0,
+        }
+    }
+}
+
 /// The operations allowed at any time, including from inside an expiry callback.
 ///
 /// Inside a callback the structure is in a consistent state: the firing timer has already been

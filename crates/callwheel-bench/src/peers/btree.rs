@@ -166,15 +166,7 @@ impl Scheme<u64> for BTreeMapPeer {
             let ((deadline, seq), value) = entry.remove_entry();
             let handle = self.release_key((deadline, seq));
             meter.fired();
-            on_expire(
-                self,
-                Expired {
-                    handle,
-                    deadline,
-                    value,
-                    overruns: 0,
-                },
-            );
+            on_expire(self, Expired::one_shot(handle, deadline, value));
         }
         meter.finish(true)
     }

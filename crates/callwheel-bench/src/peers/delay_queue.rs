@@ -178,15 +178,7 @@ impl Scheme<u64> for DelayQueuePeer {
                     let handle = self.slots.handle(index);
                     self.slots.remove(index);
                     meter.fired();
-                    on_expire(
-                        self,
-                        Expired {
-                            handle,
-                            deadline,
-                            value,
-                            overruns: 0,
-                        },
-                    );
+                    on_expire(self, Expired::one_shot(handle, deadline, value));
                 }
                 Poll::Ready(None) | Poll::Pending => break,
             }

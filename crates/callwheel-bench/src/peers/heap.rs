@@ -158,15 +158,7 @@ impl Scheme<u64> for HeapLazy {
                 Some(HeapState::Live(value)) => {
                     self.live -= 1;
                     meter.fired();
-                    on_expire(
-                        self,
-                        Expired {
-                            handle,
-                            deadline,
-                            value,
-                            overruns: 0,
-                        },
-                    );
+                    on_expire(self, Expired::one_shot(handle, deadline, value));
                 }
                 Some(HeapState::Cancelled) | None => {}
             }
