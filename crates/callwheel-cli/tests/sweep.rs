@@ -225,6 +225,8 @@ fn made_up(gap_ns: u64, wakeups: u64, excess_p50_ns: u64) -> sweep::SweepReport 
             after_window: 100,
             excess_p50_ns,
             excess_max_ns: excess_p50_ns,
+            // 100 of 1,000 late: the median timer is inside its window.
+            lateness_p50_ns: 0,
             began_during_arming: false,
         }],
         idle: Idle {
@@ -274,7 +276,9 @@ fn few_wake_ups_are_not_met_when_timers_fire_outside_their_windows() {
     );
     // Windows missed by a second (a batch whose deadlines passed while it was being armed):
     // one wake-up fired them all, far below the optimum, and that is no coalescing.
-    let late = made_up(0, 1, 1_000_000_000);
+    let mut late = made_up(0, 1, 1_000_000_000);
+    late.batches[0].after_window = 1_000;
+    late.batches[0].lateness_p50_ns = 1_000_000_000;
     assert!(result(&late, window).ends_with(": missed"));
     let r = result(&late, ratio);
     assert!(r.contains("missed"), "{r}");
@@ -292,6 +296,23 @@ fn few_wake_ups_are_not_met_when_timers_fire_outside_their_windows() {
     assert!(!sweep::verdicts(&short)
         .iter()
         .any(|v| v.what.contains("at sleeps >= 1 ms")));
+}
+
+#[test]
+fn lateness_is_the_median_over_the_whole_batch() {
+    let window = "5 % tolerance: every timer fired once";
+    // One timer of 1,000 late by 1 ms (a kernel hiccup) does not make the batch late: its
+    // median timer fired inside its window.
+    let mut one = made_up(0, 100, 1_000_000);
+    one.batches[0].after_window = 1;
+    let r = result(&one, window);
+    assert!(r.ends_with(": met"), "{r}");
+    assert!(r.contains("lateness p50 0.0 us"), "{r}");
+    // The median timer 1 ms past its window's end is late beyond the kernel's overshoot.
+    let mut most = made_up(0, 100, 1_000_000);
+    most.batches[0].after_window = 600;
+    most.batches[0].lateness_p50_ns = 1_000_000;
+    assert!(result(&most, window).ends_with(": missed"));
 }
 
 #[test]

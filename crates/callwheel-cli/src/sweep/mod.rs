@@ -34,9 +34,11 @@
 //! from its sleep, less the early ones a new, earlier timer caused while they were armed), and
 //! compared with the optimum: the fewest instants stabbing every window, computed offline by
 //! the greedy algorithm ([`callwheel::stabbing_optimum`]). Each firing's driver reading is checked against
-//! its window: never before the deadline; after the window's end only by the kernel's wake-up
-//! overshoot (the driver plans its wake-up at the earliest window end, so the timer that sets
-//! it fires that overshoot after its window). Every timer must fire exactly once. A last check
+//! its window: never before the deadline; the share that fired inside its window (the
+//! target); and the batch's median lateness past the window's end (0 inside) against the
+//! kernel's median overshoot of the same run (the driver aims a tolerant window's end early by
+//! its estimate of that overshoot, never before the deadline, so an exact timer fires the
+//! overshoot late). Every timer must fire exactly once. A last check
 //! leaves a runtime with one timer an hour away idle and counts its wake-ups: there must be
 //! none.
 

@@ -78,16 +78,16 @@ pub fn render(report: &SweepReport) -> String {
     );
     let _ = writeln!(
         out,
-        "| tolerance | wake-ups | optimum | ratio | early wake-ups | fired | twice | before deadline | after window end | excess p50 µs | excess max µs |"
+        "| tolerance | wake-ups | optimum | ratio | early wake-ups | fired | twice | before deadline | lateness p50 µs | after window end | excess p50 µs | excess max µs |"
     );
     let _ = writeln!(
         out,
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     for b in &report.batches {
         let _ = writeln!(
             out,
-            "| {} % | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} % | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} |",
             b.tolerance_percent,
             b.wakeups,
             b.optimum,
@@ -96,6 +96,7 @@ pub fn render(report: &SweepReport) -> String {
             b.fired,
             b.twice,
             b.before_deadline,
+            us(b.lateness_p50_ns),
             b.after_window,
             us(b.excess_p50_ns),
             us(b.excess_max_ns)

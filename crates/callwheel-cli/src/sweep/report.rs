@@ -42,6 +42,10 @@ pub struct Batch {
     pub excess_p50_ns: u64,
     /// Of those, the largest excess, ns.
     pub excess_max_ns: u64,
+    /// The median, over every timer that fired at or after its deadline, of how far past its
+    /// window's end it fired (0 inside its window), ns: the batch's lateness, set beside the
+    /// kernel's overshoot over all of its sleeps.
+    pub lateness_p50_ns: u64,
     /// Whether a timer fired before arming was over (the lead was too short: the batch then
     /// measures arming, not coalescing, and no verdict on it holds).
     pub began_during_arming: bool,

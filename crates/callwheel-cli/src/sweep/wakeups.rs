@@ -12,6 +12,7 @@ use super::plan::Plan;
 use super::report::{Batch, Idle};
 use crate::failure::{fail, Failure};
 use crate::latency::Row;
+use callwheel_bench::percentile::nearest_rank;
 use callwheel_bench::workload::SplitMix64;
 
 /// How far after arming the first batch deadline may fall, so that arming is over first: at
@@ -79,6 +80,7 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> 
     let after = stats(&rt)?;
     let early = after.early_wakeups - before.early_wakeups;
     let mut excess = Vec::new();
+    let mut lateness = Vec::new();
     let mut before_deadline = 0;
     for (i, &(start, end)) in windows.iter().enumerate() {
         if counts[i].load(Ordering::Acquire) == 0 {
@@ -87,10 +89,14 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> 
         let at = fired_at[i].load(Ordering::Relaxed);
         if at < start {
             before_deadline += 1;
-        } else if at > end {
+            continue;
+        }
+        lateness.push(at.saturating_sub(end));
+        if at > end {
             excess.push(at - end);
         }
     }
+    lateness.sort_unstable();
     let after_window = excess.len() as u64;
     let excess = Row::of("excess", excess);
     Ok(Batch {
@@ -112,6 +118,7 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> 
         after_window,
         excess_p50_ns: excess.as_ref().map_or(0, |r| r.p50),
         excess_max_ns: excess.as_ref().map_or(0, |r| r.max),
+        lateness_p50_ns: nearest_rank(&lateness, 500).unwrap_or(0),
         began_during_arming,
     })
 }
