@@ -3,6 +3,7 @@
 //! (`--out DIR`, `--json`).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::Args;
 
@@ -42,7 +43,14 @@ impl Output {
         let dir = self.dir();
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let probe = dir.join(".write-test");
+        // A name of this call's own: commands (and threads) may share a directory and run at
+        // once, and one's removal must not take another's probe.
+        static PROBES: AtomicU64 = AtomicU64::new(0);
+        let probe = dir.join(format!(
+            ".write-test-{}-{}",
+            std::process::id(),
+            PROBES.fetch_add(1, Ordering::Relaxed)
+        ));
         std::fs::write(&probe, b"")
             .and_then(|()| std::fs::remove_file(&probe))
             .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
@@ -52,5 +60,31 @@ impl Output {
     /// The directory `results.json` goes to, with `--json`.
     pub fn json_dir(&self) -> Option<PathBuf> {
         self.json.then(|| self.dir())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Output;
+
+    #[test]
+    fn commands_sharing_a_directory_prepare_it_at_once() {
+        let dir = std::env::temp_dir().join(format!("callwheel-prepare-{}", std::process::id()));
+        let output = Output {
+            out: Some(dir.clone()),
+            json: false,
+        };
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..200 {
+                        assert_eq!(output.prepare(), Ok(dir.clone()));
+                    }
+                });
+            }
+        });
+        // Every probe was removed.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

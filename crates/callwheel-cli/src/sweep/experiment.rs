@@ -102,6 +102,7 @@ fn sweep(plan: &Plan, out: &Path) -> Section {
             ("after_window", b.after_window),
             ("inside", b.inside()),
             ("excess_p50_ns", b.excess_p50_ns),
+            ("excess_p99_ns", b.excess_p99_ns),
             ("lateness_p50_ns", b.lateness_p50_ns),
         ] {
             done.figures

@@ -22,9 +22,9 @@
 //! | callwheel-rt sleep, 5 % | `Runtime::sleep(r, 5 %)`: this thread parked until a runtime timer wakes it (calloutng's `pause_sbt`) | … when the sleep returns |
 //! | callwheel-rt condvar wait, 5 % | `Condvar::wait_timeout(r, 5 %)` on a runtime condition variable nobody notifies (`cv_timedwait_sbt`) | … when the wait returns |
 //!
-//! The runtime's driver sleeps until the earliest window *end*, so a lone timer with 5 %
-//! tolerance fires near `1.05 r`, as a lone kernel hrtimer with 5 % slack does: tolerance buys
-//! coalescing, not promptness.
+//! The runtime's driver sleeps until (its estimate of the kernel's overshoot before) the
+//! earliest window *end*, so a lone timer with 5 % tolerance fires near `1.05 r`, as a lone
+//! kernel hrtimer with 5 % slack does: tolerance buys coalescing, not promptness.
 //!
 //! # The wake-up batches
 //!
@@ -35,8 +35,8 @@
 //! compared with the optimum: the fewest instants stabbing every window, computed offline by
 //! the greedy algorithm ([`callwheel::stabbing_optimum`]). Each firing's driver reading is checked against
 //! its window: never before the deadline; the share that fired inside its window (the
-//! target); and the batch's median lateness past the window's end (0 inside) against the
-//! kernel's median overshoot of the same run (the driver aims a tolerant window's end early by
+//! target); and the batch's median lateness past the window's end (0 inside), and the late
+//! timers' 99th percentile, against the raw loop's overshoot of the same run (the driver aims a tolerant window's end early by
 //! its estimate of that overshoot, never before the deadline, so an exact timer fires the
 //! overshoot late). Every timer must fire exactly once. A last check
 //! leaves a runtime with one timer an hour away idle and counts its wake-ups: there must be

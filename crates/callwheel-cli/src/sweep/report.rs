@@ -40,11 +40,13 @@ pub struct Batch {
     pub after_window: u64,
     /// Of those, the median excess over the window's end, ns.
     pub excess_p50_ns: u64,
+    /// Of those, the 99th percentile of the excess, ns.
+    pub excess_p99_ns: u64,
     /// Of those, the largest excess, ns.
     pub excess_max_ns: u64,
-    /// The median, over every timer that fired at or after its deadline, of how far past its
-    /// window's end it fired (0 inside its window), ns: the batch's lateness, set beside the
-    /// kernel's overshoot over all of its sleeps.
+    /// The median, over every timer that fired at or after its deadline (its last firing), of
+    /// how far past its window's end it fired (0 inside its window), ns: the batch's lateness,
+    /// set beside the raw loop's median overshoot.
     pub lateness_p50_ns: u64,
     /// Whether a timer fired before arming was over (the lead was too short: the batch then
     /// measures arming, not coalescing, and no verdict on it holds).

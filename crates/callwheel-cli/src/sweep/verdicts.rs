@@ -97,13 +97,15 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
     };
     for b in &report.batches {
         let ratio = b.wakeups as f64 / b.optimum.max(1) as f64;
-        // The batch's median lateness past the window's end (0 inside), against the kernel's
-        // median overshoot over all of its sleeps: like with like. What the runtime adds beyond
-        // the kernel's own overshoot is the latency target's +5 µs on the median. (The median
-        // of the late timers alone would set the tail of the batch against the kernel's median.)
+        // Like with like, against the raw loop's overshoot (its sleeps of 1 ms and more): the
+        // batch's median lateness past the window's end (0 inside) against the raw median, and
+        // the late timers' 99th percentile against the raw 99th; what the runtime may add
+        // beyond the kernel's own overshoot is the latency target's +5 µs. (The late timers'
+        // median alone would set one hiccup among 1,000 timers against the kernel's median.)
         let within = !b.began_during_arming
             && b.before_deadline == 0
-            && b.lateness_p50_ns <= report.raw_overshoot_p50_ns + 5_000;
+            && b.lateness_p50_ns <= report.raw_overshoot_p50_ns + 5_000
+            && b.excess_p99_ns <= report.raw_overshoot_p99_ns + 5_000;
         let window_ok = within && b.fired == b.timers && b.never == 0 && b.twice == 0;
         let inside_share = b.inside() as f64 * 100.0 / b.timers.max(1) as f64;
         let inside_ok = !b.began_during_arming && inside_share >= INSIDE_TARGET_PERCENT;
@@ -143,7 +145,7 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
         });
         if b.tolerance_percent > 0 {
             // The target a user of a window expects: the timer inside it. (The next verdict
-            // allows the kernel's overshoot past the window's end.)
+            // allows a late timer the kernel's overshoot past the window's end.)
             let inside = b.inside();
             out.push(Verdict {
                 what: format!(
@@ -163,12 +165,12 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
         }
         out.push(Verdict {
             what: format!(
-                "{} % tolerance: every timer fired once, never before its deadline, after its window's end by at most the kernel's overshoot (p50 lateness past the window's end, 0 inside, <= raw overshoot p50 {} us {overshoot_of}, + 5 us)",
+                "{} % tolerance: every timer fired once, never before its deadline, after its window's end by at most the kernel's overshoot (lateness past the window's end, 0 inside: p50 <= raw overshoot p50 {} us {overshoot_of}, + 5 us; the late timers' p99 <= raw p99 + 5 us)",
                 b.tolerance_percent,
                 us(report.raw_overshoot_p50_ns)
             ),
             result: format!(
-                "{} of {} fired, {} twice, {} before the deadline, lateness p50 {} us; {} after the window's end by p50 {} / max {} us (raw overshoot p99 {} us): {}",
+                "{} of {} fired, {} twice, {} before the deadline, lateness p50 {} us; {} after the window's end by p50 {} / p99 {} / max {} us (raw overshoot p99 {} us): {}",
                 b.fired,
                 b.timers,
                 b.twice,
@@ -176,6 +178,7 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
                 us(b.lateness_p50_ns),
                 b.after_window,
                 us(b.excess_p50_ns),
+                us(b.excess_p99_ns),
                 us(b.excess_max_ns),
                 us(report.raw_overshoot_p99_ns),
                 if b.began_during_arming {

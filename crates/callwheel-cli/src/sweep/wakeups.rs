@@ -79,24 +79,16 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> 
     std::thread::sleep(Duration::from_millis(5));
     let after = stats(&rt)?;
     let early = after.early_wakeups - before.early_wakeups;
-    let mut excess = Vec::new();
-    let mut lateness = Vec::new();
-    let mut before_deadline = 0;
-    for (i, &(start, end)) in windows.iter().enumerate() {
-        if counts[i].load(Ordering::Acquire) == 0 {
-            continue;
-        }
-        let at = fired_at[i].load(Ordering::Relaxed);
-        if at < start {
-            before_deadline += 1;
-            continue;
-        }
-        lateness.push(at.saturating_sub(end));
-        if at > end {
-            excess.push(at - end);
-        }
-    }
-    lateness.sort_unstable();
+    let firings: Vec<Option<u64>> = counts
+        .iter()
+        .zip(fired_at.iter())
+        .map(|(c, at)| (c.load(Ordering::Acquire) > 0).then(|| at.load(Ordering::Relaxed)))
+        .collect();
+    let Placed {
+        before_deadline,
+        excess,
+        lateness_p50_ns,
+    } = place(&windows, &firings);
     let after_window = excess.len() as u64;
     let excess = Row::of("excess", excess);
     Ok(Batch {
@@ -117,10 +109,48 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> 
         before_deadline,
         after_window,
         excess_p50_ns: excess.as_ref().map_or(0, |r| r.p50),
+        excess_p99_ns: excess.as_ref().map_or(0, |r| r.p99),
         excess_max_ns: excess.as_ref().map_or(0, |r| r.max),
-        lateness_p50_ns: nearest_rank(&lateness, 500).unwrap_or(0),
+        lateness_p50_ns,
         began_during_arming,
     })
+}
+
+/// Where a batch's firings fell against their windows.
+#[derive(Debug, PartialEq, Eq)]
+struct Placed {
+    /// Firings before their window's start.
+    before_deadline: u64,
+    /// How far past its window's end each late firing came, ns, in window order.
+    excess: Vec<u64>,
+    /// The median, over every firing at or after its deadline, of how far past its window's end
+    /// it came (0 inside the window), ns; 0 when there is none.
+    lateness_p50_ns: u64,
+}
+
+/// Places each timer's (last) firing, `None` for one that never fired, against its window
+/// `[start, end]`.
+fn place(windows: &[(u64, u64)], firings: &[Option<u64>]) -> Placed {
+    let mut excess = Vec::new();
+    let mut lateness = Vec::new();
+    let mut before_deadline = 0;
+    for (&(start, end), &at) in windows.iter().zip(firings) {
+        let Some(at) = at else { continue };
+        if at < start {
+            before_deadline += 1;
+            continue;
+        }
+        lateness.push(at.saturating_sub(end));
+        if at > end {
+            excess.push(at - end);
+        }
+    }
+    lateness.sort_unstable();
+    Placed {
+        before_deadline,
+        excess,
+        lateness_p50_ns: nearest_rank(&lateness, 500).unwrap_or(0),
+    }
 }
 
 /// Watches a runtime whose only timer is an hour away for `ms` milliseconds.
@@ -145,4 +175,29 @@ pub(super) fn idle(ms: u64) -> Result<Idle, Failure> {
         ms,
         wakeups: after - before,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{place, Placed};
+
+    #[test]
+    fn firings_are_placed_against_their_windows() {
+        let windows = [(100, 110); 5];
+        // Never fired, early, at the deadline, at the window's end, 7 past it.
+        let firings = [None, Some(99), Some(100), Some(110), Some(117)];
+        assert_eq!(
+            place(&windows, &firings),
+            Placed {
+                before_deadline: 1,
+                excess: vec![7],
+                // 0, 0, 7: the median timer is inside.
+                lateness_p50_ns: 0,
+            }
+        );
+        // Mostly late: the median is the middle lateness (0, 1, 10, 15, 20).
+        let firings = [Some(105), Some(120), Some(111), Some(130), Some(125)];
+        assert_eq!(place(&windows, &firings).lateness_p50_ns, 10);
+        assert_eq!(place(&windows, &[None; 5]).lateness_p50_ns, 0);
+    }
 }
