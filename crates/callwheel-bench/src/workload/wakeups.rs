@@ -94,16 +94,7 @@ where
         if incomplete {
             return Err("an advance with an unlimited budget did not complete".into());
         }
-        match counts {
-            None => counts = Some((fired, jumps)),
-            Some(c) if c != (fired, jumps) => {
-                return Err(format!(
-                    "fired/jumps differ between repetitions: {c:?}, then {:?}",
-                    (fired, jumps)
-                ))
-            }
-            Some(_) => {}
-        }
+        same_each_repetition(&mut counts, (fired, jumps), "fired/jumps")?;
         ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
         drop(s);
     }
@@ -228,16 +219,7 @@ where
                 p.timers
             ));
         }
-        match counts {
-            None => counts = Some((wakeups, violations)),
-            Some(c) if c != (wakeups, violations) => {
-                return Err(format!(
-                    "wake-ups/violations differ between repetitions: {c:?}, then {:?}",
-                    (wakeups, violations)
-                ))
-            }
-            Some(_) => {}
-        }
+        same_each_repetition(&mut counts, (wakeups, violations), "wake-ups/violations")?;
         ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
         drop(s);
     }
@@ -298,4 +280,46 @@ impl TolerantStart for CalendarQueue<u64> {}
 
 impl TolerantStart for Wheel<u64> {
     const TAKES_TOLERANCE: bool = true;
+}
+
+/// Keeps the first repetition's counts in `seen`; `Err` names `what` when a later repetition's
+/// differ (the workload is deterministic, so they must not).
+fn same_each_repetition<C: PartialEq + Copy + core::fmt::Debug>(
+    seen: &mut Option<C>,
+    counts: C,
+    what: &str,
+) -> Result<(), String> {
+    match *seen {
+        None => {
+            *seen = Some(counts);
+            Ok(())
+        }
+        Some(c) if c != counts => Err(format!(
+            "{what} differ between repetitions: {c:?}, then {counts:?}"
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_each_repetition;
+
+    #[test]
+    fn counts_must_repeat() {
+        let mut seen = None;
+        assert_eq!(
+            same_each_repetition(&mut seen, (3, 1), "fired/jumps"),
+            Ok(())
+        );
+        assert_eq!(
+            same_each_repetition(&mut seen, (3, 1), "fired/jumps"),
+            Ok(())
+        );
+        assert_eq!(
+            same_each_repetition(&mut seen, (3, 2), "fired/jumps"),
+            Err("fired/jumps differ between repetitions: (3, 1), then (3, 2)".into())
+        );
+        assert_eq!(seen, Some((3, 1)));
+    }
 }
