@@ -15,8 +15,9 @@
 //! | `PERTICKBOOKKEEPING`  | [`Scheme::advance`] (moving the clock) |
 //! | `EXPIRYPROCESSING`    | the `on_expire` callback of `advance`  |
 //!
-//! The crate is `no_std` (with `alloc`), has no dependencies and one `unsafe` call (a cache
-//! prefetch hint in the production wheel's slot processing), never reads a clock and never
+//! The crate is `no_std` (with `alloc`), has no dependencies, keeps its `unsafe` code to the
+//! production wheel's list links (neighbours read and written without bounds checks, under an
+//! invariant the links type keeps) and a cache prefetch hint, never reads a clock and never
 //! spawns a thread: who runs the callbacks, and when, is the caller's business.
 //!
 //! # Time and the cursor

@@ -628,7 +628,8 @@ fn memory_per_outstanding_timer_is_at_most_48_bytes() {
     );
 }
 
-/// Processing a slot prefetches the next timer's entry (the crate's one `unsafe` call); this
+/// Processing a slot prefetches the next timer's entry (an `unsafe` call, as are the links'
+/// unchecked neighbours); this
 /// test walks crowded slots on levels 0 to 2, with stops from inside the callbacks, a third of
 /// them unlinking the very timer the walk asked for next (same deadline, started right after),
 /// and is small enough for Miri (CI runs it there). Every timer fires at its deadline, in

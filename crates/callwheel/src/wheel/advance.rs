@@ -12,7 +12,7 @@ use crate::timers::{Budget, Expired, Progress, Timers};
 impl<T> Wheel<T> {
     fn begin_drain(&mut self) {
         self.adv.begin_drain();
-        let first = self.links[OVERDUE as usize].next;
+        let first = self.links.next(OVERDUE);
         self.walk_next = if first == OVERDUE { NIL } else { first };
     }
 
@@ -50,6 +50,7 @@ impl<T> Wheel<T> {
             }
         }
         let value = self.release(idx);
+        self.finished += 1;
         on_expire(
             self,
             Expired {
@@ -126,7 +127,7 @@ impl<T> Wheel<T> {
                 let li = self.walk_next;
                 if li != NIL {
                     step!();
-                    let next = self.links[li as usize].next;
+                    let next = self.links.next(li);
                     self.walk_next = if next == OVERDUE { NIL } else { next };
                     let idx = li - BASE;
                     if self.adv.fires_in_this_drain(self.timer(idx).end) {
@@ -191,7 +192,7 @@ impl<T> Wheel<T> {
             let list = self.processing;
             if list != NIL {
                 loop {
-                    let li = self.links[list as usize].next;
+                    let li = self.links.next(list);
                     if li == list {
                         break;
                     }
@@ -218,7 +219,7 @@ impl<T> Wheel<T> {
                 }
                 self.processing = NIL;
             }
-            let li = self.links[DEFERRED as usize].next;
+            let li = self.links.next(DEFERRED);
             if li != DEFERRED {
                 step!();
                 self.unlink(li);

@@ -11,6 +11,7 @@ use super::geometry::{
 use super::storage::Entry;
 use super::Wheel;
 use crate::advance::Phase;
+use crate::timers::Timers;
 
 impl<T> Wheel<T> {
     pub(super) fn check_structure(&self) -> Result<(), &'static str> {
@@ -23,7 +24,7 @@ impl<T> Wheel<T> {
         if self.adv.phase == Phase::Idle && self.cursor != self.target {
             return Err("idle with the cursor short of the target");
         }
-        if self.adv.phase != Phase::Tick && self.links[DEFERRED as usize].next != DEFERRED {
+        if self.adv.phase != Phase::Tick && self.links.next(DEFERRED) != DEFERRED {
             return Err("timers left deferred outside a slot's processing");
         }
         if self.adv.phase != Phase::Tick && self.processing != NIL {
@@ -37,7 +38,7 @@ impl<T> Wheel<T> {
         let mut on_lists = 0usize;
         for list in 0..BASE {
             let mut prev = list;
-            let mut li = self.links[list as usize].next;
+            let mut li = self.links.next(list);
             while li != list {
                 if li < BASE || li as usize >= self.links.len() {
                     return Err("a list names a missing timer or another list's sentinel");
@@ -50,7 +51,7 @@ impl<T> Wheel<T> {
                 let Entry::Live(t) = &self.nodes[idx] else {
                     return Err("free slot on a list");
                 };
-                if self.links[li as usize].prev != prev {
+                if self.links.get(li).prev != prev {
                     return Err("prev link broken");
                 }
                 if (list as usize) < SLOT_LISTS {
@@ -79,10 +80,10 @@ impl<T> Wheel<T> {
                     return Err("periodic flag and schedule disagree");
                 }
                 prev = li;
-                li = self.links[li as usize].next;
+                li = self.links.next(li);
                 on_lists += 1;
             }
-            if self.links[list as usize].prev != prev {
+            if self.links.get(list).prev != prev {
                 return Err("list tail is wrong");
             }
             if (list as usize) < SLOT_LISTS {
@@ -92,6 +93,9 @@ impl<T> Wheel<T> {
                     return Err("occupancy bit disagrees with its slot");
                 }
             }
+        }
+        if self.occupied[LEVELS] != 0 {
+            return Err("an occupancy bit set for the overdue queue or the deferred list");
         }
         for (level, &word) in self.occupied.iter().enumerate() {
             if (self.levels & (1 << level) != 0) != (word != 0) {
@@ -106,7 +110,7 @@ impl<T> Wheel<T> {
             .iter()
             .filter(|e| matches!(e, Entry::Live(_)))
             .count();
-        if live != self.len {
+        if live != Timers::len(self) {
             return Err("live count is wrong");
         }
         if on_lists != live {

@@ -19,22 +19,15 @@ pub(super) const NIL: u32 = u32::MAX;
 /// Timer indices stay below this, so that `BASE + index` never reaches `NIL`.
 pub(super) const MAX_TIMERS: usize = (NIL - BASE) as usize;
 
-/// The level of a timer by the leading zeros of `now ^ deadline`: the highest differing base-64
-/// digit (level 0 when they are equal, at index 64).
-pub(super) const LEVEL_BY_ZEROS: [u8; 65] = {
-    let mut table = [0u8; 65];
-    let mut zeros = 0;
-    while zeros < 64 {
-        table[zeros] = ((63 - zeros) / 6) as u8;
-        zeros += 1;
-    }
-    table
-};
-
-/// The level on which a timer due at `deadline` sits while the wheel's time is `now`.
+/// The level on which a timer due at `deadline` sits while the wheel's time is `now`: the
+/// highest base-64 digit in which they differ (level 0 when they are equal). That digit is the
+/// highest differing bit divided by 6, computed as `bit * 43 >> 8` (exact for every bit 0..=63)
+/// so that the compiler sees a level of at most 10, and hence a list below `BASE`: the lists'
+/// bounds checks fold away.
 #[inline(always)]
 pub(super) fn level_for(now: Tick, deadline: Tick) -> usize {
-    LEVEL_BY_ZEROS[(now ^ deadline).leading_zeros() as usize] as usize
+    let bit = ((now ^ deadline) | 1).ilog2() as usize;
+    (bit * 43) >> 8
 }
 
 #[inline(always)]
@@ -64,4 +57,23 @@ pub(super) const ABOVE: [u64; LEVELS] = {
 #[inline(always)]
 pub(super) fn slot_start(now: Tick, level: usize, slot: usize) -> Tick {
     (now & ABOVE[level]) | ((slot as u64) << (6 * level))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_level_is_the_highest_differing_digit() {
+        assert_eq!(level_for(5, 5), 0);
+        for bit in 0..64 {
+            let deadline = 1u64 << bit;
+            assert_eq!(level_for(0, deadline), bit / 6, "bit {bit}");
+            assert_eq!(
+                level_for(deadline, deadline | (deadline - 1)),
+                bit.saturating_sub(1) / 6
+            );
+        }
+        assert_eq!(level_for(0, u64::MAX), LEVELS - 1);
+    }
 }

@@ -57,18 +57,25 @@
 //!
 //! # Storage
 //!
-//! Timers live in a slab of 32-byte entries (deadline, window end, value, generation; 40 bytes
-//! with a `u64` value would be the case with an `Option` around the value, which the entry's
-//! live/free variants make unnecessary), and their list links in a parallel array of 8-byte
-//! (prev, next) pairs. The links array starts with one sentinel per list (704 slots, the overdue
-//! queue, the deferred list), so unlinking needs no branch on list ends and no record of which
-//! list a timer is on: a list became empty exactly when the unlinked timer's neighbours are both
-//! its sentinel, whose index names the slot. A timer touches only its own entry, its own links
-//! and its neighbours' links.
+//! Timers live in a slab of entries (deadline, window end, value, generation: 24 bytes for
+//! `Wheel<()>`, 32 with a `u64` value; no `Option` around the value, the entry's live/free
+//! variants make it unnecessary), and their list links in a parallel array of 8-byte
+//! (prev, next) pairs (`links.rs`). The links array starts with one sentinel per list (704
+//! slots, the overdue queue, the deferred list), so unlinking needs no branch on list ends and
+//! no record of which list a timer is on: a list became empty exactly when the unlinked timer's
+//! neighbours are both its sentinel, whose index names the list. A timer touches only its own
+//! entry, its own links and its neighbours' links. The links keep an invariant of their own
+//! (every index they store names one of their entries) so that neighbours are read and written
+//! without bounds checks: one of the crate's two places with `unsafe` code.
 //!
 //! Processing a slot walks its list and asks the processor for each next timer's entry as soon
-//! as the list names it (a prefetch hint, the crate's one `unsafe` call, in `prefetch.rs`), so
-//! that cache miss overlaps the work on the current timer.
+//! as the list names it (a prefetch hint, the other `unsafe` call, in `prefetch.rs`), so that
+//! cache miss overlaps the work on the current timer.
+//!
+//! Start and stop are the hot path (W1: a cancel + start pair), so what is optional stays off
+//! it: growing the slab and dropping a periodic timer's schedule are out-of-line calls, the
+//! number of pending timers is derived from the counters rather than kept, and a stop frees the
+//! entry with the one match that checked its handle.
 //!
 //! # Costs
 //!
@@ -93,7 +100,8 @@
 //! |---|---|
 //! | `mod.rs` | the wheel's state, its public operations, the `Timers` and `Scheme` impls |
 //! | `geometry.rs` | levels, slots, list numbering, digit arithmetic |
-//! | `storage.rs` | the slab, its free list and generations, the links and list operations |
+//! | `storage.rs` | the slab, its free list and generations; the list operations that keep the occupancy bits and minimums in step |
+//! | `links.rs` | the lists' links: sentinels, append, unlink, pop, without bounds checks on neighbours |
 //! | `advance.rs` | the advance loop: drains, slot jumps, cascades, firing, periodic re-arm |
 //! | `queries.rs` | the wake-up instant, the earliest deadline, what a handle names |
 //! | `check.rs` | `check_invariants`: every invariant by brute force |
@@ -102,6 +110,7 @@
 mod advance;
 mod check;
 mod geometry;
+mod links;
 mod periodic;
 mod prefetch;
 mod queries;
@@ -116,7 +125,8 @@ use periodic::Periodic;
 use schedules::Schedules;
 
 use geometry::{level_for, list_for, BASE, LEVELS, MAX_TIMERS, NIL, SLOT_LISTS};
-use storage::{Entry, Link, SlotMin, NO_MIN};
+use links::Links;
+use storage::{Entry, SlotMin, NO_MIN};
 
 use crate::advance::{AdvanceState, Phase};
 use crate::handle::{Handle, Owner};
@@ -177,16 +187,22 @@ pub struct WheelStats {
 pub struct Wheel<T> {
     nodes: Vec<Entry<T>>,
     /// The lists' sentinels (`0..BASE`), then the links of timer `i` at `BASE + i`.
-    links: Vec<Link>,
+    links: Links,
     /// Head of the free list of `nodes`, or NIL.
     free: u32,
-    len: usize,
+    /// Timers gone by firing (one-shot timers and the last period of periodic ones). The
+    /// number pending is `started - stopped - finished`: counting it apart would cost every
+    /// start and stop one more store.
+    finished: u64,
     capacity: Option<usize>,
     /// Slots retired because their generation was exhausted (they do not count against a fixed
     /// capacity).
     retired: usize,
-    /// Bit `s` of word `l` is set while slot `s` of level `l` holds a timer.
-    occupied: [u64; LEVELS],
+    /// Bit `s` of word `l` is set while slot `s` of level `l` holds a timer. The extra last
+    /// word stands for the overdue queue and the deferred list (lists 704 and 705, "level 11"):
+    /// its bits are never set, so clearing one when either empties changes nothing, and
+    /// unlinking need not ask which kind of list it left.
+    occupied: [u64; LEVELS + 1],
     /// Bit `l` is set while `occupied[l]` is not zero.
     levels: u16,
     minimum: Box<[SlotMin; SLOT_LISTS]>,
@@ -217,15 +233,14 @@ impl<T> Default for Wheel<T> {
 impl<T> Wheel<T> {
     /// An empty wheel at time 0 whose slab grows on demand.
     pub fn new() -> Wheel<T> {
-        let links = (0..BASE).map(|s| Link { prev: s, next: s }).collect();
         Wheel {
             nodes: Vec::new(),
-            links,
+            links: Links::new(),
             free: NIL,
-            len: 0,
+            finished: 0,
             capacity: None,
             retired: 0,
-            occupied: [0; LEVELS],
+            occupied: [0; LEVELS + 1],
             levels: 0,
             minimum: Box::new([NO_MIN; SLOT_LISTS]),
             cursor: 0,
@@ -313,13 +328,8 @@ impl<T> Wheel<T> {
                 dropped += 1;
             }
         }
-        for (s, link) in self.links[..BASE as usize].iter_mut().enumerate() {
-            *link = Link {
-                prev: s as u32,
-                next: s as u32,
-            };
-        }
-        self.occupied = [0; LEVELS];
+        self.links.reset_sentinels();
+        self.occupied = [0; LEVELS + 1];
         self.levels = 0;
         self.periodic.clear();
         self.processing = NIL;
@@ -364,6 +374,23 @@ impl<T> Wheel<T> {
     pub fn stats(&self) -> WheelStats {
         self.stats
     }
+
+    /// Drops a stopped periodic timer's schedule; out of line, as one-shot timers never need it.
+    #[cold]
+    #[inline(never)]
+    fn forget_schedule(&mut self, idx: u32) {
+        self.periodic.remove(idx);
+    }
+
+    /// [`Timers::start_with`] when no freed slot is left: the slab grows by one.
+    #[cold]
+    #[inline(never)]
+    fn start_in_new_slot(&mut self, deadline: Tick, end: Tick, value: T) -> Result<Handle, Error> {
+        let idx = self.grow(deadline, end, value)?;
+        self.stats.started += 1;
+        self.arm(idx, deadline, end);
+        Ok(self.owner.handle(idx, 0))
+    }
 }
 
 impl<T> Timers<T> for Wheel<T> {
@@ -379,7 +406,12 @@ impl<T> Timers<T> for Wheel<T> {
     #[inline]
     fn start_with(&mut self, deadline: Tick, tolerance: Tick, value: T) -> Result<Handle, Error> {
         let end = deadline.saturating_add(tolerance);
-        let (idx, generation) = self.alloc(deadline, end, value)?;
+        if self.free == NIL {
+            // Out of line and last: a start that reuses a freed slot (the common case once the
+            // slab is warm) then keeps nothing across a call and saves no registers.
+            return self.start_in_new_slot(deadline, end, value);
+        }
+        let (idx, generation) = self.reuse(deadline, end, value);
         self.stats.started += 1;
         self.arm(idx, deadline, end);
         Ok(self.owner.handle(idx, generation))
@@ -409,7 +441,7 @@ impl<T> Timers<T> for Wheel<T> {
             let level = level_for(now, deadline);
             let list = list_for(level, deadline);
             // Only the last timer of a list has that list's sentinel as its successor.
-            if self.links[li as usize].next == list {
+            if self.links.next(li) == list {
                 let t = self.timer_mut(idx);
                 t.deadline = deadline;
                 t.end = end;
@@ -436,12 +468,15 @@ impl<T> Timers<T> for Wheel<T> {
     #[inline]
     fn stop(&mut self, handle: Handle) -> Option<T> {
         let idx = self.resolve(handle)?;
+        // The handle matched the slot's generation; free the slot first, then take it off its
+        // list (unlinking reads only the links).
+        let (value, periodic) = self.vacate(idx, handle.generation());
         self.unlink(BASE + idx);
-        if self.timer(idx).periodic {
-            self.periodic.remove(idx);
+        if periodic {
+            self.forget_schedule(idx);
         }
         self.stats.stopped += 1;
-        Some(self.release(idx))
+        Some(value)
     }
 
     fn now(&self) -> Tick {
@@ -449,7 +484,7 @@ impl<T> Timers<T> for Wheel<T> {
     }
 
     fn len(&self) -> usize {
-        self.len
+        (self.stats.started - self.stats.stopped - self.finished) as usize
     }
 
     /// The earliest deadline among the pending timers, or the wheel's own time when `advance`
@@ -467,9 +502,9 @@ impl<T> Timers<T> for Wheel<T> {
 
     fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * core::mem::size_of::<Entry<T>>()
-            + self.links.capacity() * core::mem::size_of::<Link>()
+            + self.links.capacity() * core::mem::size_of::<links::Link>()
             + core::mem::size_of::<[SlotMin; SLOT_LISTS]>()
-            + core::mem::size_of::<[u64; LEVELS]>()
+            + core::mem::size_of::<[u64; LEVELS + 1]>()
             + self.periodic.bytes()
     }
 }

@@ -1,4 +1,5 @@
-//! A cache prefetch hint, the one `unsafe` call of the crate.
+//! A cache prefetch hint, one of the crate's two places with `unsafe` code (the other is the
+//! lists' links).
 //!
 //! Processing a slot walks its linked list; each timer's slab entry is a cache miss once a
 //! slot's timers no longer fit the cache (W3, a million timers). The next timer's index is

@@ -5,6 +5,7 @@ use super::geometry::{slot_start, SLOTS};
 use super::{Missed, Wheel};
 use crate::handle::Handle;
 use crate::time::Tick;
+use crate::timers::Timers;
 
 impl<T> Wheel<T> {
     /// How many periods the latest firing of a periodic timer missed (`None` for a stale handle
@@ -56,7 +57,7 @@ impl<T> Wheel<T> {
     /// panicking callback). Never later than any window's end; after stops or resets it may be
     /// earlier than needed. `None` when nothing is pending.
     pub fn next_wakeup(&self) -> Option<Tick> {
-        if self.len == 0 {
+        if Timers::len(self) == 0 {
             return None;
         }
         if self.pending_now() {
@@ -89,7 +90,7 @@ impl<T> Wheel<T> {
     /// it for the wheel.
     #[inline]
     pub(super) fn earliest_deadline(&self) -> Option<Tick> {
-        if self.len == 0 {
+        if Timers::len(self) == 0 {
             return None;
         }
         if self.pending_now() {

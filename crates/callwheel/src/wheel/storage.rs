@@ -1,7 +1,6 @@
-//! Storage: the slab of timers (with its free list and generations), the parallel array of list
-//! links with one sentinel per list, and the list operations that keep the occupancy bits and
-//! the slots' minimums in step. A timer touches only its own entry, its own links and its
-//! neighbours' links.
+//! Storage: the slab of timers (with its free list and generations), and the list operations
+//! over the links (`links.rs`) that keep the occupancy bits and the slots' minimums in step. A
+//! timer touches only its own entry, its own links and its neighbours' links.
 //!
 //! The slab is the wheel's own rather than the crate's [`Slab`](crate::slab::Slab), which
 //! keeps a slot's generation beside its value: here the generation shares the 32-byte entry
@@ -10,8 +9,9 @@
 //! generation is exhausted, the owner checked on every handle).
 
 use super::geometry::{
-    level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
+    level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS,
 };
+use super::links::Link;
 use super::Wheel;
 use crate::advance::Phase;
 use crate::handle::Handle;
@@ -44,13 +44,6 @@ pub(super) enum Entry<T> {
     },
 }
 
-/// A timer's (or a sentinel's) neighbours on its circular list, as links indices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Link {
-    pub(super) prev: u32,
-    pub(super) next: u32,
-}
-
 /// Lower bounds on the window ends and deadlines of the timers in one slot.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SlotMin {
@@ -66,38 +59,28 @@ pub(super) const NO_MIN: SlotMin = SlotMin {
 impl<T> Wheel<T> {
     // ----- the slab ------------------------------------------------------------------------
 
-    /// Takes a free slot (or grows the slab) for a new timer, on no list; returns its index and
-    /// generation.
+    /// Takes the free list's first slot (there must be one) for a new timer, on no list;
+    /// returns its index and generation.
     #[inline(always)]
-    pub(super) fn alloc(
-        &mut self,
-        deadline: Tick,
-        end: Tick,
-        value: T,
-    ) -> Result<(u32, u32), Error> {
-        let slot = if self.free != NIL {
-            let idx = self.free;
-            let entry = &mut self.nodes[idx as usize];
-            let Entry::Free { generation, next } = *entry else {
-                unreachable!("a live timer on the free list")
-            };
-            self.free = next;
-            *entry = Entry::Live(Timer {
-                deadline,
-                end,
-                value,
-                generation,
-                periodic: false,
-            });
-            (idx, generation)
-        } else {
-            (self.grow(deadline, end, value)?, 0)
+    pub(super) fn reuse(&mut self, deadline: Tick, end: Tick, value: T) -> (u32, u32) {
+        let idx = self.free;
+        let entry = &mut self.nodes[idx as usize];
+        let Entry::Free { generation, next } = *entry else {
+            unreachable!("a live timer on the free list")
         };
-        self.len += 1;
-        Ok(slot)
+        self.free = next;
+        *entry = Entry::Live(Timer {
+            deadline,
+            end,
+            value,
+            generation,
+            periodic: false,
+        });
+        (idx, generation)
     }
 
-    /// Appends a new slot to the slab, unless a fixed capacity (or the index space) is used up.
+    /// Appends a new slot to the slab for a new timer (on no list), unless a fixed capacity (or
+    /// the index space) is used up; returns its index (its generation is 0).
     pub(super) fn grow(&mut self, deadline: Tick, end: Tick, value: T) -> Result<u32, Error> {
         let full = match self.capacity {
             Some(cap) => self.nodes.len() >= cap + self.retired,
@@ -126,10 +109,7 @@ impl<T> Wheel<T> {
             generation: 0,
             periodic: false,
         }));
-        self.links.push(Link {
-            prev: NIL,
-            next: NIL,
-        });
+        self.links.push_unlinked();
         Ok((self.nodes.len() - 1) as u32)
     }
 
@@ -138,34 +118,33 @@ impl<T> Wheel<T> {
     /// since reusing it would let a 2^32-old handle match again.
     #[inline(always)]
     pub(super) fn release(&mut self, idx: u32) -> T {
-        let entry = &mut self.nodes[idx as usize];
-        let generation = match entry {
-            Entry::Live(t) => t.generation,
-            Entry::Free { .. } => unreachable!("freeing a free slot"),
-        };
-        let old = if generation == u32::MAX {
+        let generation = self.timer(idx).generation;
+        self.vacate(idx, generation).0
+    }
+
+    /// Frees the live timer at `idx`, whose generation the caller has read, whatever list it is
+    /// on (the caller unlinks it after); returns its value and whether it was periodic. One
+    /// match on the entry does it all: `stop` calls this right after checking the handle, so
+    /// the entry is neither looked up nor checked twice.
+    #[inline(always)]
+    pub(super) fn vacate(&mut self, idx: u32, generation: u32) -> (T, bool) {
+        let (next, new_generation) = if generation == u32::MAX {
             self.retired += 1;
-            core::mem::replace(
-                entry,
-                Entry::Free {
-                    generation,
-                    next: NIL,
-                },
-            )
+            (NIL, generation)
         } else {
-            let old = core::mem::replace(
-                entry,
-                Entry::Free {
-                    generation: generation + 1,
-                    next: self.free,
-                },
-            );
+            let next = self.free;
             self.free = idx;
-            old
+            (next, generation + 1)
         };
-        self.len -= 1;
+        let old = core::mem::replace(
+            &mut self.nodes[idx as usize],
+            Entry::Free {
+                generation: new_generation,
+                next,
+            },
+        );
         match old {
-            Entry::Live(t) => t.value,
+            Entry::Live(t) => (t.value, t.periodic),
             Entry::Free { .. } => unreachable!("freeing a free slot"),
         }
     }
@@ -198,31 +177,18 @@ impl<T> Wheel<T> {
 
     // ----- the lists -----------------------------------------------------------------------
 
-    /// Appends links entry `li` (unlinked) at the tail of `list` (FIFO: Costello's footnote).
-    #[inline(always)]
-    pub(super) fn push_back(&mut self, list: u32, li: u32) {
-        let tail = self.links[list as usize].prev;
-        self.links[li as usize] = Link {
-            prev: tail,
-            next: list,
-        };
-        self.links[tail as usize].next = li;
-        self.links[list as usize].prev = li;
-    }
-
     /// Takes links entry `li` off its list. When that empties a slot, its occupancy bit and
     /// minimums are cleared; when the drain was about to visit it, the drain moves on.
     #[inline(always)]
     pub(super) fn unlink(&mut self, li: u32) {
-        let Link { prev, next } = self.links[li as usize];
-        self.links[prev as usize].next = next;
-        self.links[next as usize].prev = prev;
+        let Link { prev, next } = self.links.unlink(li);
         if li == self.walk_next {
             // `nextsoftcheck`: the timer the drain would visit next is going away.
             self.walk_next = if next == OVERDUE { NIL } else { next };
         }
-        // Both neighbours are the same only when they are the list's sentinel: it is empty now.
-        if prev == next && (prev as usize) < SLOT_LISTS {
+        // Both neighbours are the same only when they are the list's sentinel: it is empty now
+        // (the overdue queue's and deferred list's bits are never set: see `occupied`).
+        if prev == next {
             self.slot_emptied(prev);
         }
     }
@@ -231,9 +197,7 @@ impl<T> Wheel<T> {
     /// new first (the sentinel `list` when the slot is now empty).
     #[inline(always)]
     pub(super) fn pop_front(&mut self, list: u32, li: u32) -> u32 {
-        let next = self.links[li as usize].next;
-        self.links[list as usize].next = next;
-        self.links[next as usize].prev = list;
+        let next = self.links.pop_front(list, li);
         if next == list {
             self.slot_emptied(list);
         }
@@ -266,7 +230,7 @@ impl<T> Wheel<T> {
         } else if self.adv.phase == Phase::Tick {
             // A slot is being processed: an older timer with the same deadline may still be in
             // it. Place this one once the slot is done, behind it.
-            self.push_back(DEFERRED, BASE + idx);
+            self.links.push_back(DEFERRED, BASE + idx);
         } else {
             self.place_at(idx, self.cursor, deadline, end);
         }
@@ -286,7 +250,7 @@ impl<T> Wheel<T> {
         let level = level_for(now, deadline);
         let slot = slot_for(level, deadline);
         let list = (level * SLOTS + slot) as u32;
-        self.push_back(list, BASE + idx);
+        self.links.push_back(list, BASE + idx);
         let word = self.occupied[level];
         let bit = 1u64 << slot;
         if word & bit == 0 {
@@ -302,10 +266,11 @@ impl<T> Wheel<T> {
 
     /// Queues a live, unlinked timer as overdue (it fires in the next drain that began after
     /// it was queued: [`AdvanceState::overdue_stamp`](crate::advance::AdvanceState::overdue_stamp)).
+    #[inline(always)]
     pub(super) fn push_overdue(&mut self, idx: u32) {
         self.timer_mut(idx).end = self.adv.overdue_stamp();
         let li = BASE + idx;
-        self.push_back(OVERDUE, li);
+        self.links.push_back(OVERDUE, li);
         // An append to the list being walked after the walk reached its end: visit it too.
         if self.adv.phase == Phase::Drain && self.walk_next == NIL {
             self.walk_next = li;
@@ -314,7 +279,7 @@ impl<T> Wheel<T> {
 
     #[inline(always)]
     pub(super) fn overdue_pending(&self) -> bool {
-        self.links[OVERDUE as usize].next != OVERDUE
+        self.links.next(OVERDUE) != OVERDUE
     }
 
     /// Whether `advance` has work at the cursor itself.
@@ -348,6 +313,15 @@ mod tests {
             Entry::Free { generation: g, .. } => *g = generation,
             Entry::Live(_) => panic!("slot {idx} is live"),
         }
+    }
+
+    #[test]
+    fn an_entry_is_24_bytes_with_no_value_and_32_with_a_u64() {
+        // What the module's docs and the memory figures rely on: the free variant and the
+        // live one's flag share bytes, so no tag word is added.
+        assert_eq!(core::mem::size_of::<Entry<()>>(), 24);
+        assert_eq!(core::mem::size_of::<Entry<u64>>(), 32);
+        assert_eq!(core::mem::size_of::<super::super::links::Link>(), 8);
     }
 
     #[test]
