@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::bench::{BenchArgs, BenchOneArgs};
+use crate::instructions::command::{InstructionsArgs, InstructionsDriverArgs};
 use crate::table1::command::{Table1Args, Table1OneArgs};
 use crate::table2::command::{Table2Args, Table2DriverArgs};
 
@@ -49,6 +50,14 @@ pub enum Command {
     /// valgrind).
     #[command(hide = true)]
     Table2Driver(Table2DriverArgs),
+    /// W1's cancel + start pair in instructions per call, counted by valgrind's callgrind
+    /// (skipped when valgrind is not on PATH): the production wheel with no value and with a
+    /// u64, and the C API's cw_wheel_add + cw_wheel_del, at N = 0 to 10^6 outstanding timers.
+    Instructions(InstructionsArgs),
+    /// Runs every instructions point in this process, for callgrind (what `instructions` runs
+    /// under valgrind).
+    #[command(hide = true)]
+    InstructionsDriver(InstructionsDriverArgs),
     /// Runs the papers' experiments and the peer comparison, writes a report with plots
     /// (default `report/REPORT.md`) and prints a summary.
     Repro(crate::repro::ReproArgs),
@@ -90,6 +99,8 @@ pub fn run() -> ExitCode {
         Command::Table1One(args) => crate::table1::command::one(&args),
         Command::Table2(args) => crate::table2::command::command(&args),
         Command::Table2Driver(args) => crate::table2::command::driver(&args),
+        Command::Instructions(args) => crate::instructions::command::command(&args),
+        Command::InstructionsDriver(args) => crate::instructions::command::driver(&args),
         Command::Repro(args) => ExitCode::from(crate::repro::run(&args)),
         Command::Compare { a, b } => compare(&a, &b),
         Command::Latency(args) => crate::latency::command::command(&args),

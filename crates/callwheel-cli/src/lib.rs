@@ -20,6 +20,8 @@
 //! | [`family`] | the scheme family of Varghese & Lauck on W1 and W3 | (repro) |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces, and its child | `table1`, `table1-one` |
 //! | [`table2`] | Costello & Varghese's Table II: instructions per timer function, counted by callgrind | `table2`, `table2-driver` |
+//! | [`instructions`] | the wheel's start and stop, and the C API's add and del, in instructions per call (W1), by callgrind | `instructions`, `instructions-driver` |
+//! | [`callgrind`] | running a driver under callgrind and reading its dumps (for `table2` and `instructions`) | |
 //! | [`cost_model`] | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as M and T vary | (repro) |
 //! | [`peers`] | the production wheel against today's timer libraries on W1–W5 | (repro) |
 //! | [`coalescing`] | the wheel's wake-ups against the optimum as tolerance grows | (repro) |
@@ -35,6 +37,7 @@ pub mod async_coalescing;
 pub mod async_precision;
 pub mod async_timers;
 pub mod bench;
+pub mod callgrind;
 pub mod cli;
 pub mod coalescing;
 pub mod compare;
@@ -43,6 +46,7 @@ pub mod experiment;
 pub mod failure;
 pub mod family;
 pub mod flags;
+pub mod instructions;
 pub mod latency;
 pub mod peers;
 pub mod repro;

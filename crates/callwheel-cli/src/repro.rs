@@ -7,6 +7,7 @@
 //! | `family` | every scheme of Varghese & Lauck on W1 (cost vs N, the paper's Table I shape) and W3 |
 //! | `table1` | Costello & Varghese's Table I / Figure 8 through the callout interfaces |
 //! | `table2` | Costello & Varghese's Table II: instructions per call of each timer function, counted by callgrind (skipped without valgrind) |
+//! | `instructions` | W1's start and stop in instructions per call: the production wheel (no value, `u64`) and the C API, N = 0 to 10⁶, counted by callgrind (skipped without valgrind) |
 //! | `cost-model` | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as the wheel's size M and the timers' interval T vary |
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
@@ -24,10 +25,11 @@ use callwheel_bench::machine::Machine;
 use callwheel_bench::results;
 
 /// Every experiment, in report order: `callwheel repro` runs them one after another.
-pub static EXPERIMENTS: [&dyn Registered; 10] = [
+pub static EXPERIMENTS: [&dyn Registered; 11] = [
     &crate::family::Family,
     &crate::table1::experiment::Table1,
     &crate::table2::experiment::Table2,
+    &crate::instructions::experiment::Instructions,
     &crate::cost_model::CostModel,
     &crate::peers::Peers,
     &crate::coalescing::Coalescing,

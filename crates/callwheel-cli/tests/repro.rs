@@ -52,19 +52,23 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
     }
     // Table II: counted under callgrind where valgrind is installed, skipped (and said so)
     // where it is not.
-    let valgrind = callwheel_cli::table2::valgrind().is_some();
+    let valgrind = callwheel_cli::callgrind::valgrind().is_some();
     if valgrind {
         assert!(
             stdout.contains("| table2 | untimeout (original) against t"),
             "{stdout}"
         );
-    } else {
         assert!(
-            stdout.contains(
-                "| table2 | instruction counts by callgrind | skipped: valgrind is not on PATH |"
-            ),
+            stdout.contains("| instructions | `Wheel<()>` library instructions per cancel + start pair at most 100"),
             "{stdout}"
         );
+    } else {
+        for experiment in ["table2", "instructions"] {
+            let line = format!(
+                "| {experiment} | instruction counts by callgrind | skipped: valgrind is not on PATH |"
+            );
+            assert!(stdout.contains(&line), "{stdout}");
+        }
     }
     let report = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
     assert!(report.contains("## Table II"), "report lacks Table II");
@@ -124,6 +128,9 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
     assert!(has("table1", "old", "traversed_per_pair"));
     if valgrind {
         assert!(has("table2", "untimeout original", "instructions"));
+        for structure in ["wheel-unit", "wheel-u64", "c-wheel"] {
+            assert!(has("instructions", structure, "pair"), "{structure}");
+        }
         assert!(dir.join("table2.png").exists() && report.contains("(table2.png)"));
     }
     assert!(has("peers", "delayqueue", "median_ns"));

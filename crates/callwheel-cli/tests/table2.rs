@@ -70,7 +70,7 @@ fn without_valgrind_the_experiment_is_skipped_and_says_so() {
 
 #[test]
 fn under_callgrind_the_forms_match_the_papers() {
-    if callwheel_cli::table2::valgrind().is_none() {
+    if callwheel_cli::callgrind::valgrind().is_none() {
         eprintln!("valgrind is not on PATH: nothing to count");
         return;
     }

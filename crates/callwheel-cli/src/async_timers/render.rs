@@ -5,7 +5,7 @@ use super::measure::AsyncReport;
 use super::verdicts::cells;
 use crate::async_precision;
 
-/// The report as Markdown (without the verdicts: see [`verdicts`](super::verdicts())).
+/// The report as Markdown (without the verdicts: see [`verdicts`](super::verdicts::verdicts)).
 pub fn render(report: &AsyncReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();

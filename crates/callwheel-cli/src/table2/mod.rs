@@ -23,18 +23,15 @@
 //! instructions of the call into the probe. Without `valgrind` on `PATH` the experiment is
 //! skipped, and says so.
 
-pub mod callgrind;
 pub mod command;
 pub mod driver;
 
 pub mod experiment;
 pub mod report;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use driver::{Point, Scenario, CALLS, POINT_TAG};
 
+use crate::callgrind;
 use callwheel_bench::results::Figures;
 
 /// The functions of Table II.
@@ -338,73 +335,27 @@ pub enum Outcome {
     Skipped(String),
 }
 
-/// `valgrind` on `PATH`, if it is there.
-pub fn valgrind() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("valgrind"))
-        .find(|p| p.is_file())
-}
-
 /// Runs the driver under callgrind (every point of every scenario, in one process) and reads
 /// the counts. `Err` says what failed.
 pub fn run(quick: bool) -> Result<Outcome, String> {
-    let Some(valgrind) = valgrind() else {
+    let args: &[&str] = if quick {
+        &["table2-driver", "--tiny"]
+    } else {
+        &["table2-driver"]
+    };
+    let Some(profile) = callgrind::profile(args, PROBE_MARKER, "table2_point_done")? else {
         return Ok(Outcome::Skipped("valgrind is not on PATH".into()));
     };
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-    let dir = std::env::temp_dir().join(format!("callwheel-table2-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let result = run_in(&valgrind, &exe, &dir, quick);
-    let _ = std::fs::remove_dir_all(&dir);
-    result.map(Outcome::Measured)
+    measure(&profile).map(Outcome::Measured)
 }
 
-fn run_in(valgrind: &Path, exe: &Path, dir: &Path, quick: bool) -> Result<Vec<Measured>, String> {
-    const STEM: &str = "callgrind.out";
-    let mut command = Command::new(valgrind);
-    command
-        .arg("--tool=callgrind")
-        .arg(format!("--callgrind-out-file={}", dir.join(STEM).display()))
-        .args([
-            "--collect-atstart=no",
-            &format!("--toggle-collect=*{PROBE_MARKER}*"),
-            "--dump-after=*table2_point_done*",
-            "--dump-instr=no",
-            "--demangle=yes",
-        ])
-        .arg(exe)
-        .arg("table2-driver");
-    if quick {
-        command.arg("--tiny");
-    }
-    let output = command
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", valgrind.display()))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-        return Err(format!(
-            "the driver under callgrind failed ({}): {}",
-            output.status,
-            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-        ));
-    }
-    let points = parse_points(&String::from_utf8_lossy(&output.stdout))?;
-    let mut dumps: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            callgrind::dump_number(&name, STEM).map(|n| (n, e.path()))
-        })
-        .collect();
-    dumps.sort();
-    if dumps.len() < points.len() {
+/// Each line's counts from the driver's points and callgrind's dumps.
+fn measure(profile: &callgrind::Profile) -> Result<Vec<Measured>, String> {
+    let points = parse_points(&profile.stdout)?;
+    if profile.dumps.len() < points.len() {
         return Err(format!(
             "callgrind wrote {} dumps for {} points (is --dump-after supported?)",
-            dumps.len(),
+            profile.dumps.len(),
             points.len()
         ));
     }
@@ -418,10 +369,8 @@ fn run_in(valgrind: &Path, exe: &Path, dir: &Path, quick: bool) -> Result<Vec<Me
             shape: Shape::Constant,
         })
         .collect();
-    for ((scenario, x), (_, path)) in points.iter().zip(&dumps) {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let calls = callgrind::calls_to(&text, PROBE_MARKER, &mut names)?;
+    for ((scenario, x), text) in points.iter().zip(&profile.dumps) {
+        let calls = callgrind::calls_to(text, PROBE_MARKER, &mut names)?;
         for m in measured.iter_mut().filter(|m| m.line.scenario == *scenario) {
             let c = calls.get(m.line.probe).copied().unwrap_or_default();
             if c.count != CALLS {

@@ -375,11 +375,13 @@ impl<T> Wheel<T> {
         self.stats
     }
 
-    /// Drops a stopped periodic timer's schedule; out of line, as one-shot timers never need it.
+    /// Drops a stopped periodic timer's schedule and hands back its value; out of line (and
+    /// called last), as one-shot timers never need it.
     #[cold]
     #[inline(never)]
-    fn forget_schedule(&mut self, idx: u32) {
+    fn forget_schedule(&mut self, idx: u32, value: T) -> Option<T> {
         self.periodic.remove(idx);
+        Some(value)
     }
 
     /// [`Timers::start_with`] when no freed slot is left: the slab grows by one.
@@ -403,10 +405,12 @@ impl<T> Timers<T> for Wheel<T> {
     /// Starts a timer with window `[deadline, deadline + tolerance]`: it fires at the first
     /// `advance` whose time reaches `deadline`, and [`Wheel::next_wakeup`] asks to be woken no
     /// later than the window's end. The end saturates at `u64::MAX`.
-    #[inline]
+    #[inline(always)]
     fn start_with(&mut self, deadline: Tick, tolerance: Tick, value: T) -> Result<Handle, Error> {
         let end = deadline.saturating_add(tolerance);
-        if self.free == NIL {
+        // The free list is empty exactly when its head is NIL, which no slab reaches: one
+        // comparison against the length says both "a slot is free" and "its index is good".
+        if self.free as usize >= self.nodes.len() {
             // Out of line and last: a start that reuses a freed slot (the common case once the
             // slab is warm) then keeps nothing across a call and saves no registers.
             return self.start_in_new_slot(deadline, end, value);
@@ -465,17 +469,18 @@ impl<T> Timers<T> for Wheel<T> {
         self.resolve(handle).is_some()
     }
 
-    #[inline]
+    #[inline(always)]
     fn stop(&mut self, handle: Handle) -> Option<T> {
         let idx = self.resolve(handle)?;
         // The handle matched the slot's generation; free the slot first, then take it off its
         // list (unlinking reads only the links).
         let (value, periodic) = self.vacate(idx, handle.generation());
         self.unlink(BASE + idx);
-        if periodic {
-            self.forget_schedule(idx);
-        }
         self.stats.stopped += 1;
+        if periodic {
+            // Last and out of line, as for a start that grows the slab.
+            return self.forget_schedule(idx, value);
+        }
         Some(value)
     }
 

@@ -86,7 +86,7 @@ impl<T> Wheel<T> {
         Some(best.max(self.cursor))
     }
 
-    /// The earliest deadline, as [`Timers::next_expiry`](crate::Timers::next_expiry) documents
+    /// The earliest deadline, as [`Timers::next_expiry`] documents
     /// it for the wheel.
     #[inline]
     pub(super) fn earliest_deadline(&self) -> Option<Tick> {

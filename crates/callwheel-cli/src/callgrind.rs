@@ -1,4 +1,9 @@
-//! Reading callgrind's output: the inclusive instruction count of every call to a function.
+//! Counting instructions with valgrind's callgrind: running one of this binary's hidden driver
+//! commands under it ([`profile`]), and reading the inclusive instruction count of every call to
+//! a function from its dumps ([`calls_to`]). The experiments that count (`table2`,
+//! `instructions`) both work this way: the driver calls each measured function through a probe
+//! the compiler may not inline, callgrind collects only inside the probes, and the driver calls
+//! a marker function after each point, after which callgrind writes a dump.
 //!
 //! A callgrind profile lists, under each function (`fn=`), the cost of its own lines and of
 //! each call it makes: a `cfn=` line names the callee, a `calls=COUNT TARGET` line follows,
@@ -9,6 +14,104 @@
 //! (callgrind repeats the names in each file, but need not).
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `valgrind` on `PATH`, if it is there.
+pub fn valgrind() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("valgrind"))
+        .find(|p| p.is_file())
+}
+
+/// What a driver printed and the dumps callgrind wrote, one per point, in order.
+#[derive(Debug)]
+pub struct Profile {
+    /// The driver's standard output.
+    pub stdout: String,
+    /// Each dump's text, in the order written.
+    pub dumps: Vec<String>,
+}
+
+/// Runs this binary with `args` under callgrind, collecting only inside functions whose names
+/// contain `probe_marker` and writing a dump after each call of a function whose name contains
+/// `done_marker`. `Ok(None)` without valgrind on `PATH`; `Err` says what failed (the driver's
+/// exit status and the end of its errors).
+pub fn profile(
+    args: &[&str],
+    probe_marker: &str,
+    done_marker: &str,
+) -> Result<Option<Profile>, String> {
+    let Some(valgrind) = valgrind() else {
+        return Ok(None);
+    };
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let dir = std::env::temp_dir().join(format!(
+        "callwheel-callgrind-{}-{}",
+        std::process::id(),
+        probe_marker.trim_matches('_')
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let result = profile_in(&valgrind, &exe, &dir, args, probe_marker, done_marker);
+    let _ = std::fs::remove_dir_all(&dir);
+    result.map(Some)
+}
+
+fn profile_in(
+    valgrind: &Path,
+    exe: &Path,
+    dir: &Path,
+    args: &[&str],
+    probe_marker: &str,
+    done_marker: &str,
+) -> Result<Profile, String> {
+    const STEM: &str = "callgrind.out";
+    let output = Command::new(valgrind)
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", dir.join(STEM).display()))
+        .args([
+            "--collect-atstart=no",
+            &format!("--toggle-collect=*{probe_marker}*"),
+            &format!("--dump-after=*{done_marker}*"),
+            "--dump-instr=no",
+            "--demangle=yes",
+        ])
+        .arg(exe)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", valgrind.display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        return Err(format!(
+            "the driver under callgrind failed ({}): {}",
+            output.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        ));
+    }
+    let mut files: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            dump_number(&name, STEM).map(|n| (n, e.path()))
+        })
+        .collect();
+    files.sort();
+    let dumps = files
+        .iter()
+        .map(|(_, path)| {
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Profile {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        dumps,
+    })
+}
 
 /// The calls to one function in one dump.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
