@@ -3,7 +3,7 @@
 //! a function from its dumps ([`calls_to`]). The experiments that count (`table2`,
 //! `instructions`) both work this way: the driver calls each measured function through a probe
 //! the compiler may not inline, callgrind collects only inside the probes, and the driver calls
-//! a marker function after each point, after which callgrind writes a dump.
+//! [`point_done`] after each point, after which callgrind writes a dump.
 //!
 //! A callgrind profile lists, under each function (`fn=`), the cost of its own lines and of
 //! each call it makes: a `cfn=` line names the callee, a `calls=COUNT TARGET` line follows,
@@ -34,15 +34,22 @@ pub struct Profile {
     pub dumps: Vec<String>,
 }
 
+/// Marks the end of a driver's point: callgrind writes a dump when this returns. One function
+/// for every driver, on purpose: two drivers' markers with the same body would be folded into
+/// one by the linker, and the other's name would never be called.
+#[inline(never)]
+pub fn point_done(point: usize) {
+    std::hint::black_box(point);
+}
+
+/// The marker's name, as `--dump-after` matches it.
+const POINT_DONE: &str = "callgrind::point_done";
+
 /// Runs this binary with `args` under callgrind, collecting only inside functions whose names
-/// contain `probe_marker` and writing a dump after each call of a function whose name contains
-/// `done_marker`. `Ok(None)` without valgrind on `PATH`; `Err` says what failed (the driver's
-/// exit status and the end of its errors).
-pub fn profile(
-    args: &[&str],
-    probe_marker: &str,
-    done_marker: &str,
-) -> Result<Option<Profile>, String> {
+/// contain `probe_marker` and writing a dump after each call of [`point_done`]. `Ok(None)`
+/// without valgrind on `PATH`; `Err` says what failed (the driver's exit status and the end of
+/// its errors).
+pub fn profile(args: &[&str], probe_marker: &str) -> Result<Option<Profile>, String> {
     let Some(valgrind) = valgrind() else {
         return Ok(None);
     };
@@ -54,7 +61,7 @@ pub fn profile(
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let result = profile_in(&valgrind, &exe, &dir, args, probe_marker, done_marker);
+    let result = profile_in(&valgrind, &exe, &dir, args, probe_marker);
     let _ = std::fs::remove_dir_all(&dir);
     result.map(Some)
 }
@@ -65,7 +72,6 @@ fn profile_in(
     dir: &Path,
     args: &[&str],
     probe_marker: &str,
-    done_marker: &str,
 ) -> Result<Profile, String> {
     const STEM: &str = "callgrind.out";
     let output = Command::new(valgrind)
@@ -74,7 +80,7 @@ fn profile_in(
         .args([
             "--collect-atstart=no",
             &format!("--toggle-collect=*{probe_marker}*"),
-            &format!("--dump-after=*{done_marker}*"),
+            &format!("--dump-after=*{POINT_DONE}*"),
             "--dump-instr=no",
             "--demangle=yes",
         ])

@@ -5,14 +5,13 @@
 //! that calls the library's `start` or `stop` and nothing else; callgrind collects only inside
 //! the probes, so a probe's inclusive count is the library's plus the few instructions of the
 //! call itself. The workload's generator, the loop and the setup run outside them. After each
-//! point the driver calls `instructions_point_done`, after which callgrind writes a dump, and
+//! point the driver calls [`point_done`](crate::callgrind::point_done), after which callgrind
+//! writes a dump, and
 //! prints the point's line:
 //!
 //! ```text
 //! callwheel-instructions {"structure":"wheel-unit","n":1000}
 //! ```
-
-use std::hint::black_box;
 
 use callwheel::{Error, Handle, Tick, Timers, Wheel};
 use callwheel_bench::c_wheel::CWheel;
@@ -74,12 +73,6 @@ probes!(
     instructions_probe_start_c_wheel,
     instructions_probe_stop_c_wheel
 );
-
-/// Marks the end of a point: callgrind dumps its counts when this returns.
-#[inline(never)]
-fn instructions_point_done(point: usize) {
-    black_box(point);
-}
 
 /// The probes of one structure.
 struct Probes<S> {
@@ -169,7 +162,7 @@ pub fn run(ns: &[u64]) -> Result<(), String> {
                 n,
             };
             println!("{}", callwheel_bench::child_line::write(POINT_TAG, &point));
-            instructions_point_done(index);
+            crate::callgrind::point_done(index);
             index += 1;
         }
     }

@@ -105,7 +105,7 @@ const PROBE_MARKER: &str = "instructions_probe_";
 pub fn run(ns: &[u64]) -> Result<Outcome, String> {
     let list = ns.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     let args = ["instructions-driver", "--n", list.as_str()];
-    let Some(profile) = callgrind::profile(&args, PROBE_MARKER, "instructions_point_done")? else {
+    let Some(profile) = callgrind::profile(&args, PROBE_MARKER)? else {
         return Ok(Outcome::Skipped("valgrind is not on PATH".into()));
     };
     counts(&profile).map(Outcome::Measured)

@@ -6,7 +6,8 @@
 //! nothing else: callgrind collects only inside the probes (`--toggle-collect`), so a probe's
 //! inclusive count is the library function's plus the few instructions of the call itself.
 //! The library's own functions are untouched. After each point the driver calls
-//! `table2_point_done`, after which callgrind writes a dump (`--dump-after`): dump `i` holds
+//! [`point_done`](crate::callgrind::point_done), after which callgrind writes a dump
+//! (`--dump-after`): dump `i` holds
 //! point `i`'s counts alone. The driver prints one line per point, in the same order, the tag
 //! and a [`Point`] as JSON ([`child_line`](callwheel_bench::child_line)):
 //!
@@ -115,12 +116,6 @@ fn table2_probe_setcallout_new(t: &mut New, call: Call, ticks: i64) -> Result<Ha
 #[inline(never)]
 fn table2_probe_unsetcallout_new(t: &mut New, handle: Handle) -> Result<bool, String> {
     t.unsetcallout(handle).map_err(|e| e.to_string())
-}
-
-/// Marks the end of a point: callgrind dumps its counts when this returns.
-#[inline(never)]
-fn table2_point_done(point: usize) {
-    black_box(point);
 }
 
 /// How a point is set up, and which functions it measures against which variable.
@@ -402,7 +397,7 @@ pub fn run(quick: bool) -> Result<(), String> {
                 x: measured,
             };
             println!("{}", callwheel_bench::child_line::write(POINT_TAG, &point));
-            table2_point_done(index);
+            crate::callgrind::point_done(index);
             index += 1;
         }
     }

@@ -343,7 +343,7 @@ pub fn run(quick: bool) -> Result<Outcome, String> {
     } else {
         &["table2-driver"]
     };
-    let Some(profile) = callgrind::profile(args, PROBE_MARKER, "table2_point_done")? else {
+    let Some(profile) = callgrind::profile(args, PROBE_MARKER)? else {
         return Ok(Outcome::Skipped("valgrind is not on PATH".into()));
     };
     measure(&profile).map(Outcome::Measured)
