@@ -107,7 +107,7 @@ fn under_callgrind_every_structure_is_counted_and_judged() {
     );
     for line in [
         "| structure | N | start | stop | pair |",
-        "- `Wheel<()>` library instructions per cancel + start pair at most 100, N = 0 to 1000: largest",
+        "- `Wheel<()>` instructions per cancel + start pair (the library's and the probe's call) at most 100, N = 0 to 1000: largest",
         "- `Wheel<()>` pair flat over N (largest / smallest at most 1.1):",
         "- C API pair within 1.2× of `Wheel<u64>`'s, in instructions",
     ] {

@@ -59,7 +59,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
             "{stdout}"
         );
         assert!(
-            stdout.contains("| instructions | `Wheel<()>` library instructions per cancel + start pair at most 100"),
+            stdout.contains("| instructions | `Wheel<()>` instructions per cancel + start pair (the library's and the probe's call) at most 100"),
             "{stdout}"
         );
     } else {

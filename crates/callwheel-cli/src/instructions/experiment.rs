@@ -22,7 +22,7 @@ pub const PAIR_TARGET: f64 = 100.0;
 /// Flat means the largest count over N is at most this much the smallest.
 pub const FLAT: f64 = 1.1;
 
-/// The C path's target against the Rust wheel, per operation.
+/// The C path's target against the Rust wheel, here per cancel + start pair.
 pub const C_TARGET: f64 = 1.2;
 
 /// `instructions`: W1's start and stop in instructions per call, by callgrind.
@@ -134,7 +134,7 @@ pub fn verdicts(counts: &[Counts]) -> Vec<(String, String)> {
         let (lo, hi) = (unit[0].n, unit[unit.len() - 1].n);
         out.push((
             format!(
-                "`Wheel<()>` library instructions per cancel + start pair at most {PAIR_TARGET:.0}, N = {lo} to {hi}"
+                "`Wheel<()>` instructions per cancel + start pair (the library's and the probe's call) at most {PAIR_TARGET:.0}, N = {lo} to {hi}"
             ),
             format!(
                 "largest {:.1} at N = {} ({:.1} start + {:.1} stop): {}",

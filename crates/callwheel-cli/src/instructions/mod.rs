@@ -115,6 +115,7 @@ pub fn run(ns: &[u64]) -> Result<Outcome, String> {
 /// the same order).
 fn counts(profile: &callgrind::Profile) -> Result<Vec<Counts>, String> {
     let points = parse_points(&profile.stdout)?;
+    // Callgrind writes one dump per point, and may write the costs left at exit as one more.
     if profile.dumps.len() < points.len() {
         return Err(format!(
             "callgrind wrote {} dumps for {} points (is --dump-after supported?)",

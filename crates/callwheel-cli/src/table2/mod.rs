@@ -352,6 +352,7 @@ pub fn run(quick: bool) -> Result<Outcome, String> {
 /// Each line's counts from the driver's points and callgrind's dumps.
 fn measure(profile: &callgrind::Profile) -> Result<Vec<Measured>, String> {
     let points = parse_points(&profile.stdout)?;
+    // Callgrind writes one dump per point, and may write the costs left at exit as one more.
     if profile.dumps.len() < points.len() {
         return Err(format!(
             "callgrind wrote {} dumps for {} points (is --dump-after supported?)",

@@ -11,7 +11,6 @@ use super::geometry::{
 use super::storage::Entry;
 use super::Wheel;
 use crate::advance::Phase;
-use crate::timers::Timers;
 
 impl<T> Wheel<T> {
     pub(super) fn check_structure(&self) -> Result<(), &'static str> {
@@ -110,7 +109,14 @@ impl<T> Wheel<T> {
             .iter()
             .filter(|e| matches!(e, Entry::Live(_)))
             .count();
-        if live != Timers::len(self) {
+        // The pending count is derived from the counters; checked here without the
+        // subtraction `len` does, so that counters gone wrong are reported, not a panic.
+        let pending = self
+            .stats
+            .started
+            .checked_sub(self.stats.stopped)
+            .and_then(|n| n.checked_sub(self.finished));
+        if pending != Some(live as u64) {
             return Err("live count is wrong");
         }
         if on_lists != live {

@@ -254,7 +254,7 @@ impl<T> Wheel<T> {
         let word = self.occupied[level];
         let bit = 1u64 << slot;
         // The occupancy first: the words are then no longer needed while the minimums are
-        // updated, which leaves the registers for them (measured: no saved registers on a start).
+        // updated (measured: 2 instructions fewer on a start).
         self.occupied[level] = word | bit;
         self.levels |= 1u16 << level;
         if word & bit == 0 {
