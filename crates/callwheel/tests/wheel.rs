@@ -878,6 +878,60 @@ fn clear_drops_every_timer_keeps_the_time_and_makes_handles_stale() {
     assert_eq!(w.stop(h), Some(7));
 }
 
+/// A value whose drop panics, and counts the drops that ran.
+struct Grenade {
+    armed: bool,
+    drops: std::rc::Rc<std::cell::Cell<u32>>,
+}
+
+impl Drop for Grenade {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+        if self.armed {
+            panic!("a value's drop panicked");
+        }
+    }
+}
+
+#[test]
+fn clear_whose_value_panics_in_drop_still_leaves_an_empty_consistent_wheel() {
+    let drops = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut w = Wheel::new();
+    let mut handles = Vec::new();
+    for i in 0..50u64 {
+        let value = Grenade {
+            armed: i == 20,
+            drops: drops.clone(),
+        };
+        handles.push(w.start(100 + i * 1_000, value).unwrap());
+    }
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.clear()));
+    assert!(caught.is_err(), "the drop's panic goes on");
+    // The 21 drops up to the panicking one ran; the rest were freed without dropping.
+    assert_eq!(drops.get(), 21);
+    w.check_invariants().unwrap();
+    assert!(w.is_empty());
+    assert_eq!(
+        w.stats().stopped,
+        50,
+        "every cleared timer counts as stopped"
+    );
+    for &h in &handles {
+        assert!(!w.contains(h));
+    }
+    assert_eq!(w.advance_to(u64::MAX, |_, _| {}), 0, "nothing left to fire");
+    let h = w
+        .start(
+            u64::MAX,
+            Grenade {
+                armed: false,
+                drops: drops.clone(),
+            },
+        )
+        .unwrap();
+    assert!(!handles.contains(&h));
+}
+
 #[test]
 fn clear_in_the_middle_of_a_budgeted_advance_leaves_nothing_to_resume() {
     let mut w = Wheel::new();
