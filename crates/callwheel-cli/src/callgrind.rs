@@ -45,6 +45,19 @@ pub fn point_done(point: usize) {
 /// The marker's name, as `--dump-after` matches it.
 const POINT_DONE: &str = "callgrind::point_done";
 
+impl Profile {
+    /// The dumps of `points` points, one each in order, or why they cannot be had. Callgrind
+    /// writes one dump per point and may write the costs left at exit as one more.
+    pub fn dumps_of(&self, points: usize) -> Result<&[String], String> {
+        self.dumps.get(..points).ok_or_else(|| {
+            format!(
+                "callgrind wrote {} dumps for {points} points (is --dump-after supported?)",
+                self.dumps.len()
+            )
+        })
+    }
+}
+
 /// Runs this binary with `args` under callgrind, collecting only inside functions whose names
 /// contain `probe_marker` and writing a dump after each call of [`point_done`]. `Ok(None)`
 /// without valgrind on `PATH`; `Err` says what failed (the driver's exit status and the end of

@@ -115,17 +115,10 @@ pub fn run(ns: &[u64]) -> Result<Outcome, String> {
 /// the same order).
 fn counts(profile: &callgrind::Profile) -> Result<Vec<Counts>, String> {
     let points = parse_points(&profile.stdout)?;
-    // Callgrind writes one dump per point, and may write the costs left at exit as one more.
-    if profile.dumps.len() < points.len() {
-        return Err(format!(
-            "callgrind wrote {} dumps for {} points (is --dump-after supported?)",
-            profile.dumps.len(),
-            points.len()
-        ));
-    }
+    let dumps = profile.dumps_of(points.len())?;
     let mut names = callgrind::Names::default();
     let mut out = Vec::with_capacity(points.len());
-    for (&(structure, n), text) in points.iter().zip(&profile.dumps) {
+    for (&(structure, n), text) in points.iter().zip(dumps) {
         let calls = callgrind::calls_to(text, PROBE_MARKER, &mut names)?;
         out.push(Counts {
             structure,

@@ -352,14 +352,7 @@ pub fn run(quick: bool) -> Result<Outcome, String> {
 /// Each line's counts from the driver's points and callgrind's dumps.
 fn measure(profile: &callgrind::Profile) -> Result<Vec<Measured>, String> {
     let points = parse_points(&profile.stdout)?;
-    // Callgrind writes one dump per point, and may write the costs left at exit as one more.
-    if profile.dumps.len() < points.len() {
-        return Err(format!(
-            "callgrind wrote {} dumps for {} points (is --dump-after supported?)",
-            profile.dumps.len(),
-            points.len()
-        ));
-    }
+    let dumps = profile.dumps_of(points.len())?;
     let mut names = callgrind::Names::default();
     let mut measured: Vec<Measured> = LINES
         .iter()
@@ -370,7 +363,7 @@ fn measure(profile: &callgrind::Profile) -> Result<Vec<Measured>, String> {
             shape: Shape::Constant,
         })
         .collect();
-    for ((scenario, x), text) in points.iter().zip(&profile.dumps) {
+    for ((scenario, x), text) in points.iter().zip(dumps) {
         let calls = callgrind::calls_to(text, PROBE_MARKER, &mut names)?;
         for m in measured.iter_mut().filter(|m| m.line.scenario == *scenario) {
             let c = calls.get(m.line.probe).copied().unwrap_or_default();
