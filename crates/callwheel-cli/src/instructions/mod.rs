@@ -54,15 +54,6 @@ impl Structure {
         }
     }
 
-    /// The probes' names after `instructions_probe_start_` / `instructions_probe_stop_`.
-    fn probe(self) -> &'static str {
-        match self {
-            Structure::WheelUnit => "wheel_unit",
-            Structure::WheelU64 => "wheel_u64",
-            Structure::CWheel => "c_wheel",
-        }
-    }
-
     /// The structure a point line names.
     pub fn from_name(name: &str) -> Option<Structure> {
         Structure::ALL.into_iter().find(|s| s.name() == name)
@@ -137,7 +128,8 @@ fn per_call(
     structure: Structure,
     n: u64,
 ) -> Result<f64, String> {
-    let probe = format!("{op}_{}", structure.probe());
+    // The probes are named after the structure: `instructions_probe_{op}_{name, with _}`.
+    let probe = format!("{op}_{}", structure.name().replace('-', "_"));
     let c = calls.get(&probe).copied().unwrap_or_default();
     if c.count != PAIRS {
         return Err(format!(

@@ -392,9 +392,16 @@ impl<T> Wheel<T> {
     #[inline(never)]
     fn start_in_new_slot(&mut self, deadline: Tick, end: Tick, value: T) -> Result<Handle, Error> {
         let idx = self.grow(deadline, end, value)?;
+        Ok(self.started(idx, 0, deadline, end))
+    }
+
+    /// A slot just taken for a new timer becomes a pending one: counted, armed, and named by a
+    /// handle (the fast and the growing start share this).
+    #[inline(always)]
+    fn started(&mut self, idx: u32, generation: u32, deadline: Tick, end: Tick) -> Handle {
         self.stats.started += 1;
         self.arm(idx, deadline, end);
-        Ok(self.owner.handle(idx, 0))
+        self.owner.handle(idx, generation)
     }
 }
 
@@ -450,9 +457,7 @@ impl<T> Timers<T> for Wheel<T> {
             return self.start_in_new_slot(deadline, end, value);
         }
         let (idx, generation) = self.reuse(deadline, end, value);
-        self.stats.started += 1;
-        self.arm(idx, deadline, end);
-        Ok(self.owner.handle(idx, generation))
+        Ok(self.started(idx, generation, deadline, end))
     }
 
     /// Moves a pending timer to a new window and returns its previous deadline; `None`,
