@@ -3,7 +3,8 @@
 //! random time up to the end of `u64`), against a model of each.
 //!
 //! A wheel's model is its time (the latest update) and its pending timers by handle: deadline,
-//! window end (the deadline plus the tolerance, saturating), value and, for a periodic timer,
+//! window end (`callwheel::window_end`: the deadline plus the tolerance, saturating, a tolerance
+//! of 2^30 or more rounded down to 25 significant bits), value and, for a periodic timer,
 //! its period, tolerance and missed-period policy. Every return code, out-parameter and count is
 //! checked against it; `cw_wheel_check` must pass after every call, inside callbacks too.
 //!
@@ -41,7 +42,7 @@ use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr::{null, null_mut, NonNull};
 use std::collections::{BTreeMap, BTreeSet};
 
-use callwheel::Missed;
+use callwheel::{window_end, Missed};
 use callwheel_ffi::{
     cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
     cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire, cw_wheel_free, cw_wheel_get,
@@ -120,7 +121,7 @@ impl Timer {
     fn new(deadline: u64, tolerance: u64, value: u64, schedule: Option<Schedule>) -> Timer {
         Timer {
             deadline,
-            end: deadline.saturating_add(tolerance),
+            end: window_end(deadline, tolerance),
             value,
             schedule,
             seq: 0,

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use callwheel::{Missed, Wheel};
+use callwheel::{window_end, Missed, Wheel};
 use callwheel::{Budget, Handle, Scheme, Tick, Timers};
 use libfuzzer_sys::fuzz_target;
 
@@ -84,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
                 }
                 let p = Pending {
                     deadline,
-                    end: deadline.saturating_add(tolerance),
+                    end: window_end(deadline, tolerance),
                     periodic: false,
                     overdue: deadline <= now,
                     burst: false,
@@ -166,7 +166,7 @@ fuzz_target!(|data: &[u8]| {
                     p.end = if p.periodic {
                         Tick::MAX
                     } else {
-                        deadline.saturating_add(tolerance)
+                        window_end(deadline, tolerance)
                     };
                 }
             }

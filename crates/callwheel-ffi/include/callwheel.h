@@ -1478,7 +1478,9 @@ int cw_wheel_new(size_t capacity,
 void cw_wheel_free(cw_wheel *w);
 
 // Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
-// tolerance] (the end saturates at UINT64_MAX), carrying `value` (a `(uint64_t)(uintptr_t)`
+// tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
+// significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
+// later), carrying `value` (a `(uint64_t)(uintptr_t)`
 // pointer, an index, anything). A deadline at or before the wheel's time fires at the next
 // cw_wheel_get. `out` receives its handle.
 //
@@ -1542,8 +1544,9 @@ int cw_wheel_del(cw_wheel *w,
                  cw_handle handle,
                  uint64_t *value);
 
-// Moves a pending timer to the window [deadline, deadline + tolerance] (absolute). It keeps
-// its handle and value; a periodic timer keeps its period and takes the new tolerance.
+// Moves a pending timer to the window [deadline, deadline + tolerance] (absolute; its end kept
+// as for cw_wheel_add). It keeps its handle and value; a periodic timer keeps its period and
+// takes the new tolerance.
 //
 // Returns 0; CW_ESTALE (as for cw_wheel_del); CW_EINVAL for NULL `w`.
 //

@@ -80,6 +80,24 @@ impl AdvanceState {
         stamp < self.epoch
     }
 
+    /// [`AdvanceState::overdue_stamp`] in 31 bits (the top bit of the `u32` is 0), for
+    /// structures that keep it in a narrower field beside a flag. Compared by
+    /// [`AdvanceState::fires_in_this_drain_short`], which is exact as long as a stamp is less
+    /// than 2^30 drains old: an overdue timer fires in the first drain that began after it was
+    /// queued, so the stamps on a queue are at most two drains old.
+    #[inline]
+    pub fn short_overdue_stamp(&self) -> u32 {
+        self.overdue_stamp() as u32 & (u32::MAX >> 1)
+    }
+
+    /// [`AdvanceState::fires_in_this_drain`] for a stamp from
+    /// [`AdvanceState::short_overdue_stamp`] (its top bit is ignored): the epochs are compared
+    /// by wrapping in 31 bits, so the answer stays right when the short epoch wraps.
+    #[inline]
+    pub fn fires_in_this_drain_short(&self, stamp: u32) -> bool {
+        ((self.epoch as u32).wrapping_sub(stamp) << 1) as i32 > 0
+    }
+
     /// Marks a call to `advance` as running (`true`) or ended (`false`). A call that a
     /// callback's panic may end must clear the mark while unwinding (a drop guard), or the
     /// next starts would be stamped as if queued from a callback and wait one call too long.
@@ -114,5 +132,32 @@ mod tests {
         s.begin_drain();
         assert!(s.fires_in_this_drain(from_callback));
         assert!(s.fires_in_this_drain(between));
+    }
+
+    /// The 31-bit stamps give the same answers as the full ones, also across the short epoch's
+    /// wrap at 2^31 (a long-lived wheel gets there after 2^31 drains).
+    #[test]
+    fn short_stamps_agree_with_full_ones_across_the_wrap() {
+        for start in [0, 5, (1u64 << 31) - 3, (1u64 << 32) - 2, (1u64 << 33) - 1] {
+            let mut s = AdvanceState::new();
+            s.epoch = start;
+            let mut queued: alloc::vec::Vec<(u64, u32)> = alloc::vec::Vec::new();
+            for round in 0..8 {
+                s.set_in_advance(round % 3 != 0);
+                queued.push((s.overdue_stamp(), s.short_overdue_stamp()));
+                s.set_in_advance(true);
+                s.begin_drain();
+                // Stamps at most two drains old, as on a wheel's overdue queue.
+                queued.retain(|&(full, _)| full + 2 >= s.epoch);
+                for &(full, short) in &queued {
+                    assert_eq!(
+                        s.fires_in_this_drain(full),
+                        s.fires_in_this_drain_short(short),
+                        "epoch {} stamp {full}",
+                        s.epoch
+                    );
+                }
+            }
+        }
     }
 }

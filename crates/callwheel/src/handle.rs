@@ -4,7 +4,7 @@
 //! the callout tables — stores its timers in a slab and names a timer by its slot index and the
 //! slot's generation (Costello & Varghese's two-part ID, bumped whenever the slot is freed, so a
 //! stale handle never acts on the slot's next timer). An index and a generation alone do not
-//! say *which* slab: two fresh structures both issue index 0, generation 0, and a handle kept
+//! say *which* slab: two fresh structures both issue index 0 of the same first generation, and a handle kept
 //! from one would act on the other. So each structure also draws an [`Owner`] when it is made,
 //! a number no other structure in the process gets, and every handle carries it. A structure
 //! accepts a handle only when owner, index and generation all match a live timer of its own.
@@ -34,7 +34,8 @@ impl Handle {
         self.id as u32
     }
 
-    /// The generation part of the handle: how many times the slot had been used before.
+    /// The generation part of the handle: which use of the slot it names (counted from 0, or
+    /// from 1 in the production wheel, whose entries keep 0 for a free slot).
     pub const fn generation(self) -> u32 {
         (self.id >> 32) as u32
     }

@@ -411,10 +411,10 @@ fn timers_memory_bytes_counts_capacity_and_survives_clear() {
         "the slot lists' sentinels and minimums are held from the start"
     );
     assert_eq!(Wheel::<u64>::with_capacity(0).unwrap().memory_bytes(), base);
-    // A 32-byte entry and an 8-byte pair of links per timer of capacity.
+    // A 24-byte entry and an 8-byte pair of links per timer of capacity.
     let w = Wheel::<u64>::with_capacity(1_000).unwrap();
     assert!(
-        w.memory_bytes() >= base + 1_000 * 40,
+        w.memory_bytes() >= base + 1_000 * 32,
         "{}",
         w.memory_bytes()
     );
@@ -425,7 +425,7 @@ fn timers_memory_bytes_counts_capacity_and_survives_clear() {
     w.start_periodic(u64::MAX, u64::MAX, u64::MAX, Missed::Skip, 0)
         .unwrap();
     let held = w.memory_bytes();
-    assert!(held >= base + 1_001 * 40);
+    assert!(held >= base + 1_001 * 32);
     w.clear();
     assert_eq!(w.memory_bytes(), held, "clear keeps the slab's memory");
 }

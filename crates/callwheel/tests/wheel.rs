@@ -601,31 +601,71 @@ proptest! {
 }
 
 #[test]
-fn memory_per_outstanding_timer_is_at_most_48_bytes() {
-    // The 48-byte target is stated at N = 1e6, where the growing slab holds 2^20 slots (4.9 %
-    // spare). N = 125 000 sits at the same ratio below 2^17 and keeps the test quick; a wheel
-    // with a fixed capacity has no spare slots at all.
-    let fill = |w: &mut Wheel<u64>, n: u64| {
+fn memory_per_outstanding_timer_is_24_bytes_plus_the_value_and_the_growth_margin() {
+    // An entry is 16 bytes plus the value, its links 8. Stated at N = 1e6, where a growing slab
+    // holds 2^20 slots (4.9 % spare); N = 125 000 sits at the same ratio below 2^17 and keeps
+    // the test quick. A wheel with a fixed capacity has no spare slots: only the slots' fixed
+    // sentinels and minimums (17 KiB, 0.14 bytes per timer here) come on top.
+    fn fill<T>(w: &mut Wheel<T>, n: u64, value: impl Fn(u64) -> T) -> f64 {
         let mut x = 42u64;
         for i in 0..n {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            w.start(1_000_000 + (x >> 11) % 1_000_000, i).unwrap();
+            w.start(1_000_000 + (x >> 11) % 1_000_000, value(i))
+                .unwrap();
         }
-    };
+        w.memory_bytes() as f64 / n as f64
+    }
     let n = 125_000u64;
-    let mut w = Wheel::new();
-    fill(&mut w, n);
-    let per_timer = w.memory_bytes() as f64 / n as f64;
-    assert!(per_timer <= 48.0, "growing: {per_timer} bytes per timer");
-    let mut w = Wheel::with_capacity(n as usize).unwrap();
-    fill(&mut w, n);
-    let per_timer = w.memory_bytes() as f64 / n as f64;
-    assert!(
-        per_timer <= 42.0,
-        "fixed capacity: {per_timer} bytes per timer"
-    );
+    let growing = fill(&mut Wheel::new(), n, |i| i);
+    assert!(growing <= 32.0 * 1.05 + 0.2, "growing, u64: {growing}");
+    let fixed = fill(&mut Wheel::with_capacity(n as usize).unwrap(), n, |i| i);
+    assert!(fixed <= 32.2, "fixed capacity, u64: {fixed}");
+    let growing = fill(&mut Wheel::new(), n, |_| ());
+    assert!(growing <= 24.0 * 1.05 + 0.2, "growing, no value: {growing}");
+    let fixed = fill(&mut Wheel::with_capacity(n as usize).unwrap(), n, |_| ());
+    assert!(fixed <= 24.2, "fixed capacity, no value: {fixed}");
+}
+
+#[test]
+fn reserve_makes_exact_room_and_refuses_what_cannot_fit() {
+    let mut w: Wheel<u64> = Wheel::new();
+    let empty = w.memory_bytes();
+    w.reserve(1_000).unwrap();
+    let held = w.memory_bytes();
+    // Exactly 1 000 entries of 24 bytes and their 8 bytes of links, no doubling margin.
+    assert_eq!(held - empty, 1_000 * 32);
+    let handles: Vec<Handle> = (0..1_000).map(|i| w.start(10 + i, i).unwrap()).collect();
+    assert_eq!(w.memory_bytes(), held, "the starts allocated nothing");
+    // Freed slots count as room: stopping 300 and reserving 300 allocates nothing either.
+    for h in &handles[..300] {
+        w.stop(*h).unwrap();
+    }
+    w.reserve(300).unwrap();
+    assert_eq!(w.memory_bytes(), held);
+    w.reserve(301).unwrap();
+    assert!(w.memory_bytes() > held);
+    w.check_invariants().unwrap();
+    // What cannot fit is refused, and nothing changes.
+    assert!(matches!(
+        w.reserve(usize::MAX),
+        Err(callwheel::Error::Full { .. })
+    ));
+    assert!(matches!(
+        w.reserve(1 << 33),
+        Err(callwheel::Error::Full { .. })
+    ));
+    assert_eq!(w.len(), 700);
+    let mut fixed: Wheel<u64> = Wheel::with_capacity(10).unwrap();
+    let held = fixed.memory_bytes();
+    fixed.start(5, 0).unwrap();
+    fixed.reserve(9).unwrap();
+    assert!(matches!(
+        fixed.reserve(10),
+        Err(callwheel::Error::Full { capacity: 10 })
+    ));
+    assert_eq!(fixed.memory_bytes(), held);
 }
 
 /// Processing a slot prefetches the next timer's entry (an `unsafe` call, as are the links'
@@ -844,6 +884,58 @@ fn window_and_schedule_report_what_the_timer_was_armed_with() {
     assert_eq!((w.window(p), w.schedule(p)), (None, None));
     let forged = Handle::from_parts(u64::MAX, u64::MAX);
     assert_eq!((w.window(forged), w.schedule(forged)), (None, None));
+}
+
+/// A tolerance of 2^30 ticks or more is kept to 25 significant bits, rounded down: the end a
+/// timer is woken by is never later than asked, earlier by less than 2^-24 of the tolerance,
+/// and the same through starts, resets, periodic re-arms and queries, with no allocation.
+#[test]
+fn wide_windows_keep_an_end_rounded_down_by_less_than_a_part_in_2_24() {
+    const EXACT_BELOW: u64 = 1 << 30;
+    let mut w: Wheel<u64> = Wheel::new();
+    let exact = w.start_with(1_000, EXACT_BELOW - 1, 1).unwrap();
+    assert_eq!(w.window(exact), Some((1_000, 1_000 + EXACT_BELOW - 1)));
+    // A power of two times up to 2^25 is kept exactly; a tolerance with more significant bits
+    // loses the low ones.
+    let round = w.start_with(2_000, 1 << 50, 2).unwrap();
+    assert_eq!(w.window(round), Some((2_000, 2_000 + (1 << 50))));
+    let odd = (1u64 << 40) + 12_345;
+    let cut = w.start_with(3_000, odd, 3).unwrap();
+    let (_, end) = w.window(cut).unwrap();
+    assert_eq!(end, callwheel::window_end(3_000, odd));
+    assert!(end <= 3_000 + odd && 3_000 + odd - end < odd >> 24);
+    assert_eq!(end, 3_000 + (odd & !((1 << 16) - 1)));
+    assert_eq!(w.next_wakeup(), Some(1_000 + EXACT_BELOW - 1));
+    w.check_invariants().unwrap();
+    // Resets keep ends the same way, on the fast path (last of its slot) and off it.
+    assert_eq!(w.reset(cut, 3_000, 5), Some(3_000));
+    assert_eq!(w.window(cut), Some((3_000, 3_005)));
+    assert_eq!(w.reset(cut, 1 << 40, odd), Some(3_000));
+    assert_eq!(
+        w.window(cut),
+        Some((1 << 40, callwheel::window_end(1 << 40, odd)))
+    );
+    w.check_invariants().unwrap();
+    // A periodic timer keeps its rounded window across firings.
+    let p = w
+        .start_periodic(5_000, 10_000, odd, Missed::Skip, 4)
+        .unwrap();
+    let mut fired = Vec::new();
+    let _ = w.advance_to(5_000, |_, e| fired.push(e.value));
+    assert_eq!(fired, [1, 2, 4]);
+    assert_eq!(
+        w.window(p),
+        Some((15_000, callwheel::window_end(15_000, odd)))
+    );
+    w.check_invariants().unwrap();
+    // An end at the end of time (a tolerance that saturates there) is kept exactly.
+    let last = w.start_with(u64::MAX - odd / 2, u64::MAX, 5).unwrap();
+    assert_eq!(w.window(last), Some((u64::MAX - odd / 2, u64::MAX)));
+    assert_eq!(
+        callwheel::window_end(u64::MAX - odd / 2, u64::MAX),
+        u64::MAX
+    );
+    w.check_invariants().unwrap();
 }
 
 #[test]

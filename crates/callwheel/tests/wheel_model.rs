@@ -25,8 +25,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::Instant;
 
+use callwheel::{window_end, Missed, Wheel};
 use callwheel::{Budget, Error, Expired, Handle, Progress, Scheme, Tick, Timers};
-use callwheel::{Missed, Wheel};
 
 const MAX: Tick = Tick::MAX;
 
@@ -147,7 +147,8 @@ struct Schedule {
 struct Timer {
     handle: Handle,
     deadline: Tick,
-    /// The window's end, `deadline + tolerance` saturated.
+    /// The window's end the wheel keeps (`window_end`: `deadline + tolerance` saturated, a
+    /// tolerance of 2^30 or more rounded down to 25 significant bits).
     end: Tick,
     /// Start order: bumped by start, reset and every re-arm of a periodic timer.
     seq: u64,
@@ -342,7 +343,7 @@ impl Model {
         let t = Timer {
             handle,
             deadline,
-            end: deadline.saturating_add(tolerance),
+            end: window_end(deadline, tolerance),
             seq: self.seq,
             queued: false,
             schedule,
@@ -424,7 +425,7 @@ impl Model {
         self.seq += 1;
         let t = self.timers.get_mut(&id).unwrap();
         t.deadline = deadline;
-        t.end = deadline.saturating_add(tolerance);
+        t.end = window_end(deadline, tolerance);
         t.seq = self.seq;
         // The docs say only that reset moves the timer to a new window; the model takes the new
         // window's width as the schedule's from then on.
@@ -650,7 +651,7 @@ impl Model {
                 self.seq += 1;
                 let t = self.timers.get_mut(&id).unwrap();
                 t.deadline = n;
-                t.end = n.saturating_add(s.tolerance);
+                t.end = window_end(n, s.tolerance);
                 t.seq = self.seq;
                 t.schedule = Some(s);
                 // Re-armed before its callback runs (the callback may stop it), so a timer the
@@ -830,12 +831,14 @@ fn pick_deadline(rng: &mut Rng, m: &Model) -> Tick {
 }
 
 fn pick_tolerance(rng: &mut Rng) -> Tick {
-    match rng.below(10) {
+    match rng.below(11) {
         0..=4 => 0,
         5 => rng.below(4),
         6 => rng.below(1000),
         7 => rng.pow2(),
         8 => rng.next(),
+        // Around the widest window an entry of the wheel keeps exactly (wider ones are rounded).
+        9 => (1 << 30) - 2 + rng.below(4),
         _ => MAX,
     }
 }

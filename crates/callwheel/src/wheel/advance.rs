@@ -23,8 +23,8 @@ impl<T> Wheel<T> {
         F: FnMut(&mut dyn Timers<T>, Expired<T>),
     {
         let t = self.timer(idx);
-        let (deadline, periodic) = (t.deadline, t.periodic);
-        let handle = self.owner.handle(idx, t.generation);
+        let (deadline, periodic) = (t.deadline, t.window.periodic());
+        let handle = self.owner.handle(idx, t.generation.get());
         self.stats.fired += 1;
         self.stats.max_lateness = self
             .stats
@@ -75,15 +75,14 @@ impl<T> Wheel<T> {
         let (next, missed) = p.policy.next(deadline, p.period, now);
         let Some(next) = next else {
             self.periodic.remove(idx);
-            self.timer_mut(idx).periodic = false;
+            let t = self.timer_mut(idx);
+            t.window = t.window.with_periodic(false);
             return Err(missed);
         };
         p.overruns = missed;
         let (tolerance, copy) = (p.tolerance, p.copy);
-        let t = self.timer_mut(idx);
-        t.deadline = next;
-        t.end = next.saturating_add(tolerance);
-        let end = t.end;
+        self.timer_mut(idx).deadline = next;
+        let end = self.set_window(idx, next, tolerance);
         // Already due on the cursor (it fired from the overdue queue): the next drain. Burst
         // replays the missed deadlines in order, as the cursor reaches them.
         self.arm(idx, next, end);
@@ -130,7 +129,10 @@ impl<T> Wheel<T> {
                     let next = self.links.next(li);
                     self.walk_next = if next == OVERDUE { NIL } else { next };
                     let idx = li - BASE;
-                    if self.adv.fires_in_this_drain(self.timer(idx).end) {
+                    if self
+                        .adv
+                        .fires_in_this_drain_short(self.timer(idx).window.payload())
+                    {
                         self.unlink(li);
                         self.fire(idx, on_expire);
                         progress.fired += 1;
@@ -204,8 +206,7 @@ impl<T> Wheel<T> {
                         prefetch::prefetch(entry);
                     }
                     let idx = li - BASE;
-                    let t = self.timer(idx);
-                    let (deadline, end) = (t.deadline, t.end);
+                    let deadline = self.timer(idx).deadline;
                     if deadline <= self.cursor {
                         self.fire(idx, on_expire);
                         progress.fired += 1;
@@ -214,6 +215,7 @@ impl<T> Wheel<T> {
                         }
                     } else {
                         self.stats.cascades += 1;
+                        let end = self.end_of(idx);
                         self.place_at(idx, self.cursor, deadline, end);
                     }
                 }

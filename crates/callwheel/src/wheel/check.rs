@@ -53,6 +53,9 @@ impl<T> Wheel<T> {
                 if self.links.get(li).prev != prev {
                     return Err("prev link broken");
                 }
+                if list != OVERDUE && t.window.checked_end(t.deadline).is_none() {
+                    return Err("a window ends past the end of time");
+                }
                 if (list as usize) < SLOT_LISTS {
                     let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
                     if list != self.processing
@@ -65,17 +68,24 @@ impl<T> Wheel<T> {
                         return Err("a due timer left in a slot");
                     }
                     let m = self.minimum[list as usize];
-                    if t.end < m.end || t.deadline < m.deadline {
+                    let end = self.end_of(li - BASE);
+                    if end < m.end || t.deadline < m.deadline {
                         return Err("a slot's minimum window end or deadline is too high");
                     }
-                    if t.end < t.deadline {
-                        return Err("window ends before its deadline");
-                    }
+                }
+                // A stamp on the overdue queue is the current drain's epoch or one of the two
+                // before it (see `AdvanceState::short_overdue_stamp`).
+                let (stamp, adv) = (t.window.payload(), &self.adv);
+                if list == OVERDUE
+                    && (!adv.fires_in_this_drain_short(stamp.wrapping_sub(1))
+                        || adv.fires_in_this_drain_short(stamp.wrapping_add(2)))
+                {
+                    return Err("an overdue timer's stamp is in the future or too old");
                 }
                 if list == OVERDUE && self.adv.phase == Phase::Idle && t.deadline > self.cursor {
                     return Err("an overdue timer is not overdue");
                 }
-                if t.periodic != self.periodic.get(li - BASE).is_some() {
+                if t.window.periodic() != self.periodic.get(li - BASE).is_some() {
                     return Err("periodic flag and schedule disagree");
                 }
                 prev = li;
@@ -141,7 +151,7 @@ impl<T> Wheel<T> {
         self.periodic.check()?;
         for idx in self.periodic.keys() {
             match self.nodes.get(idx as usize) {
-                Some(Entry::Live(t)) if t.periodic => {}
+                Some(Entry::Live(t)) if t.window.periodic() => {}
                 _ => return Err("a periodic schedule outlived its timer"),
             }
         }

@@ -57,9 +57,10 @@
 //!
 //! # Storage
 //!
-//! Timers live in a slab of entries (deadline, window end, value, generation: 24 bytes for
-//! `Wheel<()>`, 32 with a `u64` value; no `Option` around the value, the entry's live/free
-//! variants make it unnecessary), and their list links in a parallel array of 8-byte
+//! Timers live in a slab of entries (deadline, value, the window's width past the deadline in
+//! 31 bits, generation: 16 bytes for `Wheel<()>`, 24 with a `u64` value; no `Option` around the
+//! value, the entry's live/free variants make it unnecessary; a width of 2^30 ticks or more is
+//! kept to 25 significant bits, rounded down: [`window_end`]), and their list links in a parallel array of 8-byte
 //! (prev, next) pairs (`links.rs`). The links array starts with one sentinel per list (704
 //! slots, the overdue queue, the deferred list), so unlinking needs no branch on list ends and
 //! no record of which list a timer is on: a list became empty exactly when the unlinked timer's
@@ -105,6 +106,7 @@
 //! | `advance.rs` | the advance loop: drains, slot jumps, cascades, firing, periodic re-arm |
 //! | `queries.rs` | the wake-up instant, the earliest deadline, what a handle names |
 //! | `check.rs` | `check_invariants`: every invariant by brute force |
+//! | `windows.rs` | how a window's end is kept in 31 bits of the entry |
 //! | `periodic.rs`, `schedules.rs`, `prefetch.rs` | the missed-period rule; the periodic timers' schedules (a fallibly growing hash table); the prefetch hint |
 
 mod advance;
@@ -116,6 +118,7 @@ mod prefetch;
 mod queries;
 mod schedules;
 mod storage;
+mod windows;
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -127,6 +130,8 @@ use schedules::Schedules;
 use geometry::{level_for, list_for, BASE, LEVELS, MAX_TIMERS, NIL, SLOT_LISTS};
 use links::Links;
 use storage::{Entry, SlotMin, NO_MIN};
+pub use windows::window_end;
+use windows::Window;
 
 use crate::advance::{AdvanceState, Phase};
 use crate::handle::{Handle, Owner};
@@ -298,7 +303,8 @@ impl<T> Wheel<T> {
         }
         self.periodic.reserve()?;
         let h = self.start_with(first, tolerance, value)?;
-        self.timer_mut(h.index()).periodic = true;
+        let t = self.timer_mut(h.index());
+        t.window = t.window.with_periodic(true);
         let schedule = Periodic {
             period,
             tolerance,
@@ -309,7 +315,8 @@ impl<T> Wheel<T> {
         // Room was reserved above, so this cannot be refused; were it refused anyway, the
         // timer is taken back rather than left periodic without a schedule.
         if let Err(e) = self.periodic.insert(h.index(), schedule) {
-            self.timer_mut(h.index()).periodic = false;
+            let t = self.timer_mut(h.index());
+            t.window = t.window.with_periodic(false);
             drop(self.stop(h));
             return Err(e);
         }
@@ -390,9 +397,15 @@ impl<T> Wheel<T> {
     /// [`Timers::start_with`] when no freed slot is left: the slab grows by one.
     #[cold]
     #[inline(never)]
-    fn start_in_new_slot(&mut self, deadline: Tick, end: Tick, value: T) -> Result<Handle, Error> {
-        let idx = self.grow(deadline, end, value)?;
-        Ok(self.started(idx, 0, deadline, end))
+    fn start_in_new_slot(
+        &mut self,
+        deadline: Tick,
+        window: Window,
+        end: Tick,
+        value: T,
+    ) -> Result<Handle, Error> {
+        let idx = self.grow(deadline, window, value)?;
+        Ok(self.started(idx, 1, deadline, end))
     }
 
     /// A slot just taken for a new timer becomes a pending one: counted, armed, and named by a
@@ -445,18 +458,21 @@ impl<T> Timers<T> for Wheel<T> {
 
     /// Starts a timer with window `[deadline, deadline + tolerance]`: it fires at the first
     /// `advance` whose time reaches `deadline`, and [`Wheel::next_wakeup`] asks to be woken no
-    /// later than the window's end. The end saturates at `u64::MAX`.
+    /// later than the window's end. The end saturates at `u64::MAX`; otherwise a tolerance of
+    /// 2^30 ticks or more (about 1.07 s of nanoseconds) is kept to 25 significant bits, rounded
+    /// down, so the end kept may be earlier than asked by less than 2^-24 of the tolerance,
+    /// never later ([`window_end`] says which end).
     #[inline(always)]
     fn start_with(&mut self, deadline: Tick, tolerance: Tick, value: T) -> Result<Handle, Error> {
-        let end = deadline.saturating_add(tolerance);
+        let (window, end) = Window::keep(deadline, tolerance);
         // The free list is empty exactly when its head is NIL, which no slab reaches: one
         // comparison against the length says both "a slot is free" and "its index is good".
         if self.free as usize >= self.nodes.len() {
             // Out of line and last: a start that reuses a freed slot (the common case once the
             // slab is warm) then keeps nothing across a call and saves no registers.
-            return self.start_in_new_slot(deadline, end, value);
+            return self.start_in_new_slot(deadline, window, end, value);
         }
-        let (idx, generation) = self.reuse(deadline, end, value);
+        let (idx, generation) = self.reuse(deadline, window, value);
         Ok(self.started(idx, generation, deadline, end))
     }
 
@@ -466,18 +482,17 @@ impl<T> Timers<T> for Wheel<T> {
     /// tolerance applies to its later periods too); among equal deadlines it now counts as
     /// started last (when it already is the last of the slot it stays in, it is not even
     /// relinked: Linux's fast path). Safe from a callback, on any timer, the firing periodic
-    /// one included.
+    /// one included. The new window's end is kept as for [`Timers::start_with`].
     #[inline]
     fn reset(&mut self, handle: Handle, deadline: Tick, tolerance: Tick) -> Option<Tick> {
         let idx = self.resolve(handle)?;
         self.stats.reset += 1;
         let previous = self.timer(idx).deadline;
-        if self.timer(idx).periodic {
+        if self.timer(idx).window.periodic() {
             if let Some(p) = self.periodic.get_mut(idx) {
                 p.tolerance = tolerance;
             }
         }
-        let end = deadline.saturating_add(tolerance);
         let now = self.cursor;
         let li = BASE + idx;
         if deadline > now && self.adv.phase != Phase::Tick {
@@ -485,17 +500,15 @@ impl<T> Timers<T> for Wheel<T> {
             let list = list_for(level, deadline);
             // Only the last timer of a list has that list's sentinel as its successor.
             if self.links.next(li) == list {
-                let t = self.timer_mut(idx);
-                t.deadline = deadline;
-                t.end = end;
+                self.timer_mut(idx).deadline = deadline;
+                let end = self.set_window(idx, deadline, tolerance);
                 self.lower(list, deadline, end);
                 return Some(previous);
             }
         }
         self.unlink(li);
-        let t = self.timer_mut(idx);
-        t.deadline = deadline;
-        t.end = end;
+        self.timer_mut(idx).deadline = deadline;
+        let end = self.set_window(idx, deadline, tolerance);
         self.arm(idx, deadline, end);
         Some(previous)
     }

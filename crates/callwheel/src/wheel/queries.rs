@@ -15,8 +15,10 @@ impl<T> Wheel<T> {
         self.periodic.get(idx).map(|p| p.overruns)
     }
 
-    /// The window of the live timer `handle` names, as `(deadline, end)` with `end =
-    /// deadline + tolerance` (saturating at the end of time); `None` for a stale handle. Once
+    /// The window of the live timer `handle` names, as `(deadline, end)` with the end the wheel
+    /// keeps, [`window_end`](crate::window_end)`(deadline, tolerance)`: `deadline + tolerance`
+    /// (saturating at the end of time), rounded down for a tolerance of 2^30 or more; `None`
+    /// for a stale handle. Once
     /// the wheel's time has reached a one-shot timer's deadline the timer fires at the next
     /// advance whatever its tolerance, and the wheel no longer keeps the end (it reuses the
     /// room): the end reported is then the deadline, a window inside the one asked for, so a
@@ -25,9 +27,9 @@ impl<T> Wheel<T> {
     pub fn window(&self, handle: Handle) -> Option<(Tick, Tick)> {
         let idx = self.resolve(handle)?;
         let t = self.timer(idx);
-        let end = match self.periodic.get(idx).filter(|_| t.periodic) {
-            Some(p) => t.deadline.saturating_add(p.tolerance),
-            None if t.deadline > self.cursor => t.end,
+        let end = match self.periodic.get(idx).filter(|_| t.window.periodic()) {
+            Some(p) => super::window_end(t.deadline, p.tolerance),
+            None if t.deadline > self.cursor => self.end_of(idx),
             None => t.deadline,
         };
         Some((t.deadline, end))
@@ -37,7 +39,7 @@ impl<T> Wheel<T> {
     /// for a one-shot timer or a stale handle.
     pub fn schedule(&self, handle: Handle) -> Option<(Tick, Missed)> {
         let idx = self.resolve(handle)?;
-        if !self.timer(idx).periodic {
+        if !self.timer(idx).window.periodic() {
             return None;
         }
         self.periodic.get(idx).map(|p| (p.period, p.policy))

@@ -3,43 +3,45 @@
 //! timer touches only its own entry, its own links and its neighbours' links.
 //!
 //! The slab is the wheel's own rather than the crate's [`Slab`](crate::slab::Slab), which
-//! keeps a slot's generation beside its value: here the generation shares the 32-byte entry
-//! with the deadline, the window's end and a `u64` value, which a generic slot would grow by a
-//! word per timer. The rules are the same (generation bumped on free, a slot retired when its
-//! generation is exhausted, the owner checked on every handle).
+//! keeps a slot's generation beside its value: here an entry is 16 bytes with no value and 24
+//! with a `u64` (with its 8 bytes of links, 24 and 32 per timer). Its deadline takes 8; the
+//! window's width past the deadline and the periodic flag 4 (`windows.rs`); the generation the
+//! last 4, and the free variant fits beside them, told apart by the generation never being 0.
+//! The rules are the crate's (generation bumped on free, a slot retired when its generation is
+//! exhausted, the owner checked on every handle).
+
+use core::num::NonZeroU32;
 
 use super::geometry::{
     level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS,
 };
 use super::links::Link;
+use super::windows::Window;
 use super::Wheel;
 use crate::advance::Phase;
 use crate::handle::Handle;
 use crate::time::Tick;
-use crate::timers::Error;
+use crate::timers::{Error, Timers};
 
 /// A pending timer.
 #[derive(Debug)]
 pub(super) struct Timer<T> {
     pub(super) deadline: Tick,
-    /// The window's end; while the timer is on the overdue list, the drain epoch it was queued
-    /// in instead (an overdue timer's window no longer matters: the wheel asks to be woken now).
-    pub(super) end: Tick,
     pub(super) value: T,
-    pub(super) generation: u32,
-    /// A schedule for it is in `Wheel::periodic` (only then is the map looked at).
-    pub(super) periodic: bool,
+    pub(super) window: Window,
+    /// Never 0: the free variant of [`Entry`] is the 0.
+    pub(super) generation: NonZeroU32,
 }
 
-/// One slot of the slab. The two variants share 32 bytes for a `u64` value: the free variant
-/// fits beside the `bool`, whose spare bit patterns tell the variants apart, so no tag (and no
-/// `Option` around the value) costs a word.
+/// One slot of the slab. The free variant fits beside the live one's generation, whose 0 it
+/// is, so no separate tag (and no `Option` around the value) costs a word.
 #[derive(Debug)]
 pub(super) enum Entry<T> {
     Live(Timer<T>),
     /// A free slot on the free list (`next`), or retired (generation exhausted) and on no list.
+    /// `generation` is the one its next timer gets.
     Free {
-        generation: u32,
+        generation: NonZeroU32,
         next: u32,
     },
 }
@@ -57,12 +59,61 @@ pub(super) const NO_MIN: SlotMin = SlotMin {
 };
 
 impl<T> Wheel<T> {
+    /// Makes room for `additional` more timers than are pending, so that starting that many
+    /// allocates nothing. Exact: a start that finds no free slot grows the slab by doubling,
+    /// which can leave up to half of it spare; this grows it to what is asked and no further
+    /// (a wheel that will hold a million timers then costs 24 bytes per timer plus the value,
+    /// and 17 KiB for its slots). On a wheel with a fixed capacity, room was allocated when it
+    /// was made; this checks that they fit (and allocates only to replace retired slots).
+    ///
+    /// [`Error::Full`] when they would not fit (in the fixed capacity, or in the 2^32 - 707
+    /// timers a wheel indexes); [`Error::NoMemory`] when the allocator refuses. Either way no
+    /// timer changes.
+    ///
+    /// ```
+    /// use callwheel::{Timers, Wheel};
+    ///
+    /// let mut wheel: Wheel<()> = Wheel::new();
+    /// wheel.reserve(1_000)?;
+    /// let held = wheel.memory_bytes();
+    /// for i in 0..1_000 {
+    ///     wheel.start(i, ())?;
+    /// }
+    /// assert_eq!(wheel.memory_bytes(), held);
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn reserve(&mut self, additional: usize) -> Result<(), Error> {
+        let limit = self.capacity.unwrap_or(MAX_TIMERS);
+        let full = Error::Full { capacity: limit };
+        let wanted = Timers::len(self)
+            .checked_add(additional)
+            .filter(|&n| n <= limit)
+            .ok_or(full)?;
+        // Every slot that is not retired is pending or free: the free ones count as room.
+        let usable = self.nodes.len() - self.retired;
+        let more = wanted.saturating_sub(usable);
+        if self.nodes.len() + more > MAX_TIMERS {
+            return Err(full);
+        }
+        self.nodes
+            .try_reserve_exact(more)
+            .map_err(|_| Error::NoMemory)?;
+        // The links follow the slab's capacity, as when a start grows it.
+        let want = BASE as usize + self.nodes.capacity();
+        if self.links.capacity() < want {
+            self.links
+                .try_reserve_exact(want - self.links.len())
+                .map_err(|_| Error::NoMemory)?;
+        }
+        Ok(())
+    }
+
     // ----- the slab ------------------------------------------------------------------------
 
     /// Takes the free list's first slot (there must be one) for a new timer, on no list;
     /// returns its index and generation.
     #[inline(always)]
-    pub(super) fn reuse(&mut self, deadline: Tick, end: Tick, value: T) -> (u32, u32) {
+    pub(super) fn reuse(&mut self, deadline: Tick, window: Window, value: T) -> (u32, u32) {
         let idx = self.free;
         let entry = &mut self.nodes[idx as usize];
         let Entry::Free { generation, next } = *entry else {
@@ -71,17 +122,19 @@ impl<T> Wheel<T> {
         self.free = next;
         *entry = Entry::Live(Timer {
             deadline,
-            end,
             value,
+            window,
             generation,
-            periodic: false,
         });
-        (idx, generation)
+        (idx, generation.get())
     }
 
     /// Appends a new slot to the slab for a new timer (on no list), unless a fixed capacity (or
-    /// the index space) is used up; returns its index (its generation is 0).
-    pub(super) fn grow(&mut self, deadline: Tick, end: Tick, value: T) -> Result<u32, Error> {
+    /// the index space) is used up; returns its index (its generation is 1). Inlined into the
+    /// start that grows the slab, itself out of line (measured: called, it cost a filling start
+    /// 26 instructions).
+    #[inline(always)]
+    pub(super) fn grow(&mut self, deadline: Tick, window: Window, value: T) -> Result<u32, Error> {
         let full = match self.capacity {
             Some(cap) => self.nodes.len() >= cap + self.retired,
             None => self.nodes.len() >= MAX_TIMERS,
@@ -104,10 +157,9 @@ impl<T> Wheel<T> {
         }
         self.nodes.push(Entry::Live(Timer {
             deadline,
-            end,
             value,
-            generation: 0,
-            periodic: false,
+            window,
+            generation: NonZeroU32::MIN,
         }));
         self.links.push_unlinked();
         Ok((self.nodes.len() - 1) as u32)
@@ -118,7 +170,7 @@ impl<T> Wheel<T> {
     /// since reusing it would let a 2^32-old handle match again.
     #[inline(always)]
     pub(super) fn release(&mut self, idx: u32) -> T {
-        let generation = self.timer(idx).generation;
+        let generation = self.timer(idx).generation.get();
         self.vacate(idx, generation).0
     }
 
@@ -128,13 +180,17 @@ impl<T> Wheel<T> {
     /// the entry is neither looked up nor checked twice.
     #[inline(always)]
     pub(super) fn vacate(&mut self, idx: u32, generation: u32) -> (T, bool) {
-        let (next, new_generation) = if generation == u32::MAX {
-            self.retired += 1;
-            (NIL, generation)
-        } else {
-            let next = self.free;
-            self.free = idx;
-            (next, generation + 1)
+        let (next, new_generation) = match NonZeroU32::new(generation.wrapping_add(1)) {
+            Some(following) => {
+                let next = self.free;
+                self.free = idx;
+                (next, following)
+            }
+            // Past the last generation: retired (its generation no longer matters).
+            None => {
+                self.retired += 1;
+                (NIL, NonZeroU32::MIN)
+            }
         };
         let old = core::mem::replace(
             &mut self.nodes[idx as usize],
@@ -144,7 +200,7 @@ impl<T> Wheel<T> {
             },
         );
         match old {
-            Entry::Live(t) => (t.value, t.periodic),
+            Entry::Live(t) => (t.value, t.window.periodic()),
             Entry::Free { .. } => unreachable!("freeing a free slot"),
         }
     }
@@ -153,8 +209,8 @@ impl<T> Wheel<T> {
     #[inline(always)]
     pub(super) fn resolve(&self, handle: Handle) -> Option<u32> {
         let (index, generation) = self.owner.slot(handle)?;
-        match self.nodes.get(index as usize) {
-            Some(Entry::Live(t)) if t.generation == generation => Some(index),
+        match self.nodes.get(index as usize)? {
+            Entry::Live(t) if t.generation.get() == generation => Some(index),
             _ => None,
         }
     }
@@ -239,8 +295,8 @@ impl<T> Wheel<T> {
     /// Places a timer whose deadline is after `now` on its digit's level.
     #[inline(always)]
     pub(super) fn place(&mut self, idx: u32, now: Tick) {
-        let t = self.timer(idx);
-        let (deadline, end) = (t.deadline, t.end);
+        let deadline = self.timer(idx).deadline;
+        let end = self.end_of(idx);
         self.place_at(idx, now, deadline, end);
     }
 
@@ -270,7 +326,9 @@ impl<T> Wheel<T> {
     /// it was queued: [`AdvanceState::overdue_stamp`](crate::advance::AdvanceState::overdue_stamp)).
     #[inline(always)]
     pub(super) fn push_overdue(&mut self, idx: u32) {
-        self.timer_mut(idx).end = self.adv.overdue_stamp();
+        let stamp = self.adv.short_overdue_stamp();
+        let t = self.timer_mut(idx);
+        t.window = t.window.with_payload(stamp);
         let li = BASE + idx;
         self.links.push_back(OVERDUE, li);
         // An append to the list being walked after the walk reached its end: visit it too.
@@ -312,17 +370,17 @@ mod tests {
     /// Moves the free slot `idx` to `generation`, as 2^32 start/stop cycles would.
     fn age(wheel: &mut Wheel<u32>, idx: u32, generation: u32) {
         match &mut wheel.nodes[idx as usize] {
-            Entry::Free { generation: g, .. } => *g = generation,
+            Entry::Free { generation: g, .. } => *g = NonZeroU32::new(generation).unwrap(),
             Entry::Live(_) => panic!("slot {idx} is live"),
         }
     }
 
     #[test]
-    fn an_entry_is_24_bytes_with_no_value_and_32_with_a_u64() {
-        // What the module's docs and the memory figures rely on: the free variant and the
-        // live one's flag share bytes, so no tag word is added.
-        assert_eq!(core::mem::size_of::<Entry<()>>(), 24);
-        assert_eq!(core::mem::size_of::<Entry<u64>>(), 32);
+    fn an_entry_is_16_bytes_with_no_value_and_24_with_a_u64() {
+        // What the module's docs and the memory figures rely on: the free variant fits beside
+        // the live one's tag, so no tag word is added.
+        assert_eq!(core::mem::size_of::<Entry<()>>(), 16);
+        assert_eq!(core::mem::size_of::<Entry<u64>>(), 24);
         assert_eq!(core::mem::size_of::<super::super::links::Link>(), 8);
     }
 
@@ -332,7 +390,7 @@ mod tests {
         let first = wheel.start(10, 1).unwrap();
         let idx = first.index();
         assert_eq!(wheel.stop(first), Some(1));
-        // The slot's next life is its last: generation u32::MAX.
+        // The slot's next life is its last.
         age(&mut wheel, idx, u32::MAX);
         let last = wheel.start(10, 2).unwrap();
         assert_eq!((last.index(), last.generation()), (idx, u32::MAX));
