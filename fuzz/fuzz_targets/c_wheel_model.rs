@@ -46,9 +46,9 @@ use callwheel::{window_end, Missed};
 use callwheel_ffi::{
     cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
     cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire, cw_wheel_free, cw_wheel_get,
-    cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reset,
-    cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM, CW_ERANGE,
-    CW_ESTALE, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
+    cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve,
+    cw_wheel_reset, cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM,
+    CW_ERANGE, CW_ESTALE, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
 };
 
 use super::Bytes;
@@ -859,6 +859,30 @@ fn pending(s: &State<'_>, t: usize) {
     }
 }
 
+/// Room for a few more timers (or for more than can fit): CW_OK exactly when they fit (in a
+/// fixed capacity; on a growing wheel, in its index space), CW_ENOMEM otherwise; either way
+/// only the bytes held may change. (That the room is exact is the C tests' and the crate's.)
+fn reserve(s: &State<'_>, t: usize) {
+    let n = match s.bytes.below(8) {
+        0 => usize::MAX,
+        1 => 1 << 40,
+        _ => usize::from(s.bytes.below(16)),
+    };
+    let (capacity, pending) = {
+        let m = s.models[t].borrow();
+        (m.capacity, m.timers.len())
+    };
+    let fits = match capacity {
+        0 => n < (1 << 32) - 707 - 64,
+        cap => pending.checked_add(n).is_some_and(|k| k <= cap),
+    };
+    let before = snapshot_but_bytes(s);
+    // SAFETY: the wheel is live.
+    let rc = unsafe { cw_wheel_reserve(s.w(t), n) };
+    assert_eq!(rc, if fits { CW_OK } else { CW_ENOMEM }, "reserve {n} with {pending} pending");
+    assert_eq!(snapshot_but_bytes(s), before, "reserve changed more than the bytes");
+}
+
 fn update(s: &State<'_>, t: usize) {
     let now = s.now(t);
     let to = s.later(t);
@@ -1153,6 +1177,7 @@ fn op(s: &State<'_>, t: usize) {
         18 | 19 => expire(s, t),
         20 => wakeup(s, t),
         21 => null_calls(s, t),
+        23 => reserve(s, t),
         // Not from a callback: a wheel is never freed under a call in progress.
         22 if s.depth.get() == 0 => replace(s, t),
         _ => {

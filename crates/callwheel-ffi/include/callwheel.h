@@ -109,12 +109,13 @@
  *
  * The caller-driven wheel (cw_wheel, wahern/timeout's use): callwheel's production wheel
  * in nanoseconds on the caller's clock, with no thread, no lock and no global state (safe
- * across fork; one thread at a time per wheel). cw_wheel_new (growing, or a fixed capacity),
- * cw_wheel_add / cw_wheel_add_in (absolute or relative deadline, a tolerance, a uint64_t
- * value), cw_wheel_add_periodic, cw_wheel_del, cw_wheel_reset / cw_wheel_reset_in,
- * cw_wheel_pending; cw_wheel_update(w, now) then cw_wheel_get (pull one expired timer) or
- * cw_wheel_expire (a callback per timer); cw_wheel_next_wakeup (absolute) and
- * cw_wheel_timeout (relative): the earliest window end, to sleep until; cw_wheel_counts;
+ * across fork; one thread at a time per wheel). cw_wheel_new (growing, or a fixed capacity)
+ * and cw_wheel_reserve (exact room), cw_wheel_add / cw_wheel_add_in (absolute or relative
+ * deadline, a tolerance, a uint64_t value), cw_wheel_add_periodic, cw_wheel_del,
+ * cw_wheel_reset / cw_wheel_reset_in, cw_wheel_pending; cw_wheel_update(w, now) then
+ * cw_wheel_get (pull one expired timer) or cw_wheel_expire (a callback per timer);
+ * cw_wheel_next_wakeup (absolute) and cw_wheel_timeout (relative): the earliest window end,
+ * to sleep until; cw_wheel_counts;
  * cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.
  *
  * ```c
@@ -1468,6 +1469,21 @@ int cw_timerset_set_signal(cw_timerset *set,
 int cw_wheel_new(size_t capacity,
                  uint64_t now,
                  cw_wheel **out);
+
+// Makes room for `additional` more timers than are pending, so that adding that many
+// allocates nothing. Exact: an add that finds no free slot grows the wheel by doubling, which
+// can leave half of it spare; this grows it to what is asked (24 bytes per timer and 17 KiB
+// for the wheel's slots). On a wheel of fixed capacity it checks that they fit.
+//
+// Returns 0; CW_EINVAL for NULL `w`; CW_ENOMEM when they would not fit (the fixed capacity,
+// the wheel's index space of 2^32 - 707 timers) or the allocator refuses, with nothing
+// changed.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_reserve(cw_wheel *w,
+                     size_t additional);
 
 // Destroys a wheel and every timer in it. NULL is ignored.
 //

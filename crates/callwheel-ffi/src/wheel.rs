@@ -271,6 +271,28 @@ pub unsafe extern "C" fn cw_wheel_new(capacity: usize, now: u64, out: *mut *mut 
     })
 }
 
+/// Makes room for `additional` more timers than are pending, so that adding that many
+/// allocates nothing. Exact: an add that finds no free slot grows the wheel by doubling, which
+/// can leave half of it spare; this grows it to what is asked (24 bytes per timer and 17 KiB
+/// for the wheel's slots). On a wheel of fixed capacity it checks that they fit.
+///
+/// Returns 0; CW_EINVAL for NULL `w`; CW_ENOMEM when they would not fit (the fixed capacity,
+/// the wheel's index space of 2^32 - 707 timers) or the allocator refuses, with nothing
+/// changed.
+///
+/// # Safety
+///
+/// `w` is NULL or a live wheel on which no other call is in progress.
+#[no_mangle]
+pub unsafe extern "C" fn cw_wheel_reserve(w: *mut cw_wheel, additional: usize) -> c_int {
+    guard(|| {
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        w.wheel.reserve(additional).map_err(wheel_code)?;
+        Ok(CW_OK)
+    })
+}
+
 /// Destroys a wheel and every timer in it. NULL is ignored.
 ///
 /// # Safety

@@ -92,6 +92,7 @@ static void test_null_arguments(void) {
     EQ(cw_wheel_counts(w, NULL), CW_EINVAL);
     EQ(cw_wheel_check(NULL, NULL, 0), CW_EINVAL);
     EQ(cw_wheel_check(w, NULL, 0), CW_OK);
+    EQ(cw_wheel_reserve(NULL, 1), CW_EINVAL);
     /* Nothing above changed the wheel. */
     EQ(cw_wheel_counts(w, &info), CW_OK);
     EQ(info.pending, 0);
@@ -348,6 +349,37 @@ static void test_fixed_capacity(void) {
     cw_wheel_free(w);
 }
 
+/* cw_wheel_reserve: exact room, so the adds after it allocate nothing; what cannot fit is
+ * CW_ENOMEM with nothing changed. */
+static void test_reserve(void) {
+    cw_wheel *w = make(0, 0);
+    cw_wheel_info before, after;
+    EQ(cw_wheel_counts(w, &before), CW_OK);
+    EQ(cw_wheel_reserve(w, 1000), CW_OK);
+    EQ(cw_wheel_counts(w, &after), CW_OK);
+    /* 1000 entries of 24 bytes and their 8 bytes of links, no doubling margin. */
+    EQ(after.bytes - before.bytes, 1000 * 32);
+    cw_handle h;
+    for (uint64_t i = 0; i < 1000; i++)
+        EQ(cw_wheel_add(w, 10 + i, 0, i, &h), CW_OK);
+    cw_wheel_info full;
+    EQ(cw_wheel_counts(w, &full), CW_OK);
+    EQ(full.bytes, after.bytes);
+    EQ(cw_wheel_reserve(w, SIZE_MAX), CW_ENOMEM);
+    EQ(cw_wheel_reserve(w, (size_t)1 << 40), CW_ENOMEM);
+    EQ(cw_wheel_counts(w, &full), CW_OK);
+    EQ(full.bytes, after.bytes);
+    EQ(full.pending, 1000);
+    expect_valid(w);
+    cw_wheel_free(w);
+    /* A fixed capacity: room for what fits, CW_ENOMEM beyond. */
+    w = make(10, 0);
+    EQ(cw_wheel_add(w, 5, 0, 0, &h), CW_OK);
+    EQ(cw_wheel_reserve(w, 9), CW_OK);
+    EQ(cw_wheel_reserve(w, 10), CW_ENOMEM);
+    cw_wheel_free(w);
+}
+
 #ifdef __linux__
 /* In a child with its address space capped: a growing wheel is filled until it reports
  * CW_ENOMEM (not an abort); every timer added before is still there and fires once. */
@@ -560,6 +592,7 @@ int main(void) {
     test_catching_up();
     test_expire();
     test_fixed_capacity();
+    test_reserve();
 #ifdef __linux__
     if (RLIMIT_TESTS)
         test_out_of_memory();
