@@ -216,6 +216,48 @@ fn peers(settings: &Settings) -> Section {
             ),
             format!("{:.1}: {}", b.1, if b.1 <= 32.0 { "met" } else { "missed" }),
         );
+        // The same N on a wheel sized first (`Wheel::reserve`), with no value and with u64:
+        // the entries and links alone, plus the slots' fixed 17 KiB.
+        let n = b.0 as usize;
+        let reserved = [
+            ("no value", reserved_bytes_per_timer(n, |_| ()), 24.0),
+            ("u64 values", reserved_bytes_per_timer(n, |i| i), 32.0),
+        ];
+        for (values, bytes, target) in reserved {
+            if let Some(bytes) = bytes {
+                done.figures.figure(
+                    "peers",
+                    "wheel",
+                    &format!("reserved, {values}, N={n}"),
+                    "bytes_per_timer",
+                    bytes,
+                );
+                done.find(
+                    "peers",
+                    format!(
+                        "memory: wheel bytes per timer with {values} at N = {n}, after \
+                         Wheel::reserve(N) (target <= {target})"
+                    ),
+                    format!(
+                        "{bytes:.3}: {}",
+                        if bytes <= target { "met" } else { "missed" }
+                    ),
+                );
+            }
+        }
     }
     done
+}
+
+/// Bytes a wheel holds per timer once `n` timers are pending in it, sized first with
+/// `Wheel::reserve(n)`; `None` when a start or the reservation is refused.
+fn reserved_bytes_per_timer<T>(n: usize, value: impl Fn(u64) -> T) -> Option<f64> {
+    use callwheel::{Timers, Wheel};
+    let mut wheel = Wheel::new();
+    wheel.reserve(n).ok()?;
+    for i in 0..n as u64 {
+        // Deadlines spread as W1's outstanding timers are (they do not change the memory).
+        wheel.start(2_000_000 + i % 1_000_000, value(i)).ok()?;
+    }
+    Some(wheel.memory_bytes() as f64 / n.max(1) as f64)
 }
