@@ -209,10 +209,13 @@ impl<T> Wheel<T> {
     #[inline(always)]
     pub(super) fn resolve(&self, handle: Handle) -> Option<u32> {
         let (index, generation) = self.owner.slot(handle)?;
-        match self.nodes.get(index as usize)? {
-            Entry::Live(t) if t.generation.get() == generation => Some(index),
-            _ => None,
+        let Some(Entry::Live(t)) = self.nodes.get(index as usize) else {
+            return None;
+        };
+        if t.generation.get() != generation {
+            return None;
         }
+        Some(index)
     }
 
     #[inline(always)]
