@@ -873,7 +873,8 @@ fn reserve(s: &State<'_>, t: usize) {
         (m.capacity, m.timers.len())
     };
     let fits = match capacity {
-        0 => n < (1 << 32) - 707 - 64,
+        // The wheel's index space: 2^32 - 707 timers in all.
+        0 => pending.checked_add(n).is_some_and(|k| k <= (1 << 32) - 707),
         cap => pending.checked_add(n).is_some_and(|k| k <= cap),
     };
     let before = snapshot_but_bytes(s);
@@ -1153,7 +1154,7 @@ fn op(s: &State<'_>, t: usize) {
         return;
     }
     s.ops.set(s.ops.get() + 1);
-    match s.bytes.below(24) {
+    match s.bytes.below(25) {
         0..=2 => {
             let now = s.now(t);
             let (deadline, tolerance) = (s.deadline(now, false), tolerance(&s.bytes));
@@ -1177,7 +1178,7 @@ fn op(s: &State<'_>, t: usize) {
         18 | 19 => expire(s, t),
         20 => wakeup(s, t),
         21 => null_calls(s, t),
-        23 => reserve(s, t),
+        24 => reserve(s, t),
         // Not from a callback: a wheel is never freed under a call in progress.
         22 if s.depth.get() == 0 => replace(s, t),
         _ => {

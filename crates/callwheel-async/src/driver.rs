@@ -185,7 +185,7 @@ impl Inner {
     ) -> Result<Entry, Refused> {
         let shard = thread_number() % self.shards.len();
         let s = &self.shards[shard];
-        let end = deadline.saturating_add(tolerance);
+        let end = callwheel::window_end(deadline, tolerance);
         let mut st = s.lock();
         if self.is_shut_down() {
             return Err(Refused::ShutDown);
@@ -224,7 +224,7 @@ impl Inner {
     /// Moves a registered timer to a new window; `false` when it had already fired.
     pub(crate) fn reset(&self, entry: Entry, deadline: u64, tolerance: u64) -> bool {
         let s = &self.shards[entry.shard];
-        let end = deadline.saturating_add(tolerance);
+        let end = callwheel::window_end(deadline, tolerance);
         let mut st = s.lock();
         if st.wheel.reset(entry.handle, deadline, tolerance).is_none() {
             return false;

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use callwheel::{Timers, Wheel};
 use callwheel_bench::plan::Settings;
 use callwheel_bench::registry::{self, SchemeInfo};
 use callwheel_bench::report::{self, Outcome};
@@ -219,6 +220,7 @@ fn peers(settings: &Settings) -> Section {
         // The same N on a wheel sized first (`Wheel::reserve`), with no value and with u64:
         // the entries and links alone, plus the slots' fixed 17 KiB.
         let n = b.0 as usize;
+        let empty = Wheel::<()>::new().memory_bytes() as f64;
         let reserved = [
             ("no value", reserved_bytes_per_timer(n, |_| ()), 24.0),
             ("u64 values", reserved_bytes_per_timer(n, |i| i), 32.0),
@@ -239,7 +241,9 @@ fn peers(settings: &Settings) -> Section {
                          Wheel::reserve(N) (target <= {target})"
                     ),
                     format!(
-                        "{bytes:.3}: {}",
+                        "{bytes:.3} ({:.3} beside the {:.0} bytes an empty wheel holds): {}",
+                        bytes - empty / n.max(1) as f64,
+                        empty,
                         if bytes <= target { "met" } else { "missed" }
                     ),
                 );
@@ -252,7 +256,6 @@ fn peers(settings: &Settings) -> Section {
 /// Bytes a wheel holds per timer once `n` timers are pending in it, sized first with
 /// `Wheel::reserve(n)`; `None` when a start or the reservation is refused.
 fn reserved_bytes_per_timer<T>(n: usize, value: impl Fn(u64) -> T) -> Option<f64> {
-    use callwheel::{Timers, Wheel};
     let mut wheel = Wheel::new();
     wheel.reserve(n).ok()?;
     for i in 0..n as u64 {

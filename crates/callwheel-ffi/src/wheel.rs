@@ -273,11 +273,11 @@ pub unsafe extern "C" fn cw_wheel_new(capacity: usize, now: u64, out: *mut *mut 
 
 /// Makes room for `additional` more timers than are pending, so that adding that many
 /// allocates nothing. Exact: an add that finds no free slot grows the wheel by doubling, which
-/// can leave half of it spare; this grows it to what is asked (24 bytes per timer and 17 KiB
+/// can leave half of it spare; this grows it to what is asked (32 bytes per timer and 17 KiB
 /// for the wheel's slots). On a wheel of fixed capacity it checks that they fit.
 ///
 /// Returns 0; CW_EINVAL for NULL `w`; CW_ENOMEM when they would not fit (the fixed capacity,
-/// the wheel's index space of 2^32 - 707 timers) or the allocator refuses, with nothing
+/// the wheel's index space of 2^32 - 707 timers) or the allocator refuses, with no timer
 /// changed.
 ///
 /// # Safety
@@ -358,9 +358,9 @@ pub unsafe extern "C" fn cw_wheel_add_in(
 
 /// Adds a periodic timer: first due at the absolute time `first`, then every `period`
 /// nanoseconds after its previous deadline (never drifting with late pulls), each window
-/// `tolerance` wide, until deleted. `missed` (CW_MISSED_BURST, CW_MISSED_DELAY or
-/// CW_MISSED_SKIP) decides what a pull made a period or more late does; each expiry reports
-/// the periods it missed. A timer whose next deadline would pass UINT64_MAX fires its last
+/// `tolerance` wide (its end kept as for cw_wheel_add), until deleted. `missed`
+/// (CW_MISSED_BURST, CW_MISSED_DELAY or CW_MISSED_SKIP) decides what a pull made a period or
+/// more late does; each expiry reports the periods it missed. A timer whose next deadline would pass UINT64_MAX fires its last
 /// time and is gone. Its handle stays valid across firings.
 ///
 /// Returns 0; CW_EINVAL (NULL `w` or `out`, a zero period, an unknown `missed`); CW_ENOMEM.

@@ -118,7 +118,10 @@ impl Shared {
         if let Some(s) = arm.shard {
             self.check_shard(s)?;
         }
-        let (deadline, end) = (arm.deadline, arm.deadline.saturating_add(arm.tolerance));
+        let (deadline, end) = (
+            arm.deadline,
+            callwheel::window_end(arm.deadline, arm.tolerance),
+        );
         loop {
             let cur = core.shard.load(Ordering::Acquire);
             let dest = arm.shard.unwrap_or(cur);
@@ -250,7 +253,10 @@ impl Shared {
                 periodic: src.wheel.schedule(h),
                 base: state.base,
             };
-            let (deadline, end) = (arm.deadline, arm.deadline.saturating_add(arm.tolerance));
+            let (deadline, end) = (
+                arm.deadline,
+                callwheel::window_end(arm.deadline, arm.tolerance),
+            );
             debug_assert!(src.wheel.len() > 0, "{h:?} pending on an empty wheel");
             Self::place(core, &mut state, &mut dst, Some(&mut src), self.fresh(arm))?;
             core.shard.store(dest, Ordering::Release);

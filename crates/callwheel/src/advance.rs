@@ -147,6 +147,15 @@ mod tests {
                 queued.push((s.overdue_stamp(), s.short_overdue_stamp()));
                 s.set_in_advance(true);
                 s.begin_drain();
+                // Queued from a callback of this drain: both say it waits for the next one.
+                let from_callback = (s.overdue_stamp(), s.short_overdue_stamp());
+                assert!(!s.fires_in_this_drain(from_callback.0));
+                assert!(
+                    !s.fires_in_this_drain_short(from_callback.1),
+                    "epoch {}",
+                    s.epoch
+                );
+                queued.push(from_callback);
                 // Stamps at most two drains old, as on a wheel's overdue queue.
                 queued.retain(|&(full, _)| full + 2 >= s.epoch);
                 for &(full, short) in &queued {

@@ -4,10 +4,11 @@
 //! the callout tables — stores its timers in a slab and names a timer by its slot index and the
 //! slot's generation (Costello & Varghese's two-part ID, bumped whenever the slot is freed, so a
 //! stale handle never acts on the slot's next timer). An index and a generation alone do not
-//! say *which* slab: two fresh structures both issue index 0 of the same first generation, and a handle kept
-//! from one would act on the other. So each structure also draws an [`Owner`] when it is made,
-//! a number no other structure in the process gets, and every handle carries it. A structure
-//! accepts a handle only when owner, index and generation all match a live timer of its own.
+//! say *which* slab: two fresh structures both issue index 0 of the same first generation, and
+//! a handle kept from one would act on the other. So each structure also draws an [`Owner`]
+//! when it is made, a number no other structure in the process gets, and every handle carries
+//! it. A structure accepts a handle only when owner, index and generation all match a live
+//! timer of its own.
 
 use core::fmt;
 use core::num::NonZeroU64;

@@ -6,9 +6,9 @@
 //! acts on the slot's next value; a slot whose generation is exhausted is retired, never handed
 //! out again; a handle of another slab names nothing. The scheme family's arena and the callout
 //! pool keep their timers here. The production wheel keeps its own slab, with the generation
-//! inside its 16-byte entry (here a slot's generation sits beside the value, which for the
-//! wheel's entry would cost a word per timer), and so does a timer set, whose handles have the
-//! 64-bit layout the C interface fixes.
+//! inside its entry of 16 bytes plus the value (here a slot's generation sits beside the value,
+//! which for the wheel's entry would cost a word per timer), and so does a timer set, whose
+//! handles have the 64-bit layout the C interface fixes.
 
 use alloc::vec::Vec;
 use core::ops::{Index, IndexMut};

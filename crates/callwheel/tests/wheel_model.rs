@@ -147,7 +147,7 @@ struct Schedule {
 struct Timer {
     handle: Handle,
     deadline: Tick,
-    /// The window's end the wheel keeps (`window_end`: `deadline + tolerance` saturated, a
+    /// The window's end the wheel keeps (`kept_end`: `deadline + tolerance` saturated, a
     /// tolerance of 2^30 or more rounded down to 25 significant bits).
     end: Tick,
     /// Start order: bumped by start, reset and every re-arm of a periodic timer.
@@ -343,7 +343,7 @@ impl Model {
         let t = Timer {
             handle,
             deadline,
-            end: window_end(deadline, tolerance),
+            end: kept_end(deadline, tolerance),
             seq: self.seq,
             queued: false,
             schedule,
@@ -425,7 +425,7 @@ impl Model {
         self.seq += 1;
         let t = self.timers.get_mut(&id).unwrap();
         t.deadline = deadline;
-        t.end = window_end(deadline, tolerance);
+        t.end = kept_end(deadline, tolerance);
         t.seq = self.seq;
         // The docs say only that reset moves the timer to a new window; the model takes the new
         // window's width as the schedule's from then on.
@@ -651,7 +651,7 @@ impl Model {
                 self.seq += 1;
                 let t = self.timers.get_mut(&id).unwrap();
                 t.deadline = n;
-                t.end = window_end(n, s.tolerance);
+                t.end = kept_end(n, s.tolerance);
                 t.seq = self.seq;
                 t.schedule = Some(s);
                 // Re-armed before its callback runs (the callback may stop it), so a timer the
@@ -828,6 +828,25 @@ fn pick_deadline(rng: &mut Rng, m: &Model) -> Tick {
             .saturating_add(rng.below(3))
             .saturating_sub(1),
     }
+}
+
+/// The window end the wheel documents keeping, written out here rather than taken from the
+/// crate: `deadline + tolerance`, saturating at `MAX`; below that, a tolerance of 2^30 or more
+/// keeps its 25 leading bits. Checked against the crate's `window_end` on every use.
+fn kept_end(deadline: Tick, tolerance: Tick) -> Tick {
+    let asked = deadline.saturating_add(tolerance);
+    let kept = if asked == MAX || tolerance < 1 << 30 {
+        asked
+    } else {
+        let low = tolerance.ilog2() - 24;
+        deadline + (tolerance >> low << low)
+    };
+    assert_eq!(
+        kept,
+        window_end(deadline, tolerance),
+        "{deadline} + {tolerance}"
+    );
+    kept
 }
 
 fn pick_tolerance(rng: &mut Rng) -> Tick {

@@ -60,8 +60,8 @@
 //! Timers live in a slab of entries (deadline, value, the window's width past the deadline in
 //! 31 bits, generation: 16 bytes for `Wheel<()>`, 24 with a `u64` value; no `Option` around the
 //! value, the entry's live/free variants make it unnecessary; a width of 2^30 ticks or more is
-//! kept to 25 significant bits, rounded down: [`window_end`]), and their list links in a parallel array of 8-byte
-//! (prev, next) pairs (`links.rs`). The links array starts with one sentinel per list (704
+//! kept to 25 significant bits, rounded down: [`window_end`]), and their list links in a
+//! parallel array of 8-byte (prev, next) pairs (`links.rs`). The links array starts with one sentinel per list (704
 //! slots, the overdue queue, the deferred list), so unlinking needs no branch on list ends and
 //! no record of which list a timer is on: a list became empty exactly when the unlinked timer's
 //! neighbours are both its sentinel, whose index names the list. A timer touches only its own
@@ -279,8 +279,9 @@ impl<T> Wheel<T> {
 
     /// Starts a periodic timer: first due at `first`, then every `period` after its previous
     /// deadline, each window `tolerance` wide, until stopped. The handle stays valid across
-    /// firings; the callback receives a copy of `value` each time. `policy` decides what happens
-    /// to periods missed when the wheel is advanced late (see [`Missed`]);
+    /// firings; the callback receives a copy of `value` each time. Each window's end is kept as
+    /// for [`Timers::start_with`] (rounded down for a tolerance of 2^30 or more). `policy`
+    /// decides what happens to periods missed when the wheel is advanced late (see [`Missed`]);
     /// [`Wheel::overruns`] tells how many the latest firing missed. A zero period is
     /// [`Error::ZeroPeriod`]. A timer whose next deadline would pass `u64::MAX` fires its last
     /// time and is gone. The schedules sit in a hash table beside the slab, so firing or

@@ -2,8 +2,8 @@
 //! probing that grows by fallible reservation.
 //!
 //! A schedule is needed only for the few periodic timers, so it is kept beside the slab rather
-//! than in every entry (which would grow each timer's 16 or 24 bytes). The standard ordered map that
-//! held them had no fallible insert, so a `start_periodic` could abort when memory ran out;
+//! than in every entry (which would grow each timer's 16 or 24 bytes). The standard ordered map
+//! that held them had no fallible insert, so a `start_periodic` could abort when memory ran out;
 //! here a start first reserves room ([`Schedules::reserve`]) and is refused with
 //! [`Error::NoMemory`] before anything changes. Lookups cost O(1) expected instead of O(log p).
 //!

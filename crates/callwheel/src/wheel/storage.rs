@@ -98,7 +98,13 @@ impl<T> Wheel<T> {
         self.nodes
             .try_reserve_exact(more)
             .map_err(|_| Error::NoMemory)?;
-        // The links follow the slab's capacity, as when a start grows it.
+        self.reserve_links()
+    }
+
+    /// Reserves the links for the slab's capacity: left to grow by doubling on its own from
+    /// the sentinels' length, the links array would reserve up to twice what it needs.
+    #[inline(always)]
+    fn reserve_links(&mut self) -> Result<(), Error> {
         let want = BASE as usize + self.nodes.capacity();
         if self.links.capacity() < want {
             self.links
@@ -147,14 +153,7 @@ impl<T> Wheel<T> {
         // Growth follows the caller's input: a refused allocation is returned as an error (with
         // nothing changed), never an abort. Both arrays are reserved before either is touched.
         self.nodes.try_reserve(1).map_err(|_| Error::NoMemory)?;
-        // Keep the links in step with the slab's capacity: left to grow by doubling on its own
-        // from the sentinels' length, the links array would reserve up to twice what it needs.
-        let want = BASE as usize + self.nodes.capacity();
-        if self.links.capacity() < want {
-            self.links
-                .try_reserve_exact(want - self.links.len())
-                .map_err(|_| Error::NoMemory)?;
-        }
+        self.reserve_links()?;
         self.nodes.push(Entry::Live(Timer {
             deadline,
             value,
@@ -380,8 +379,8 @@ mod tests {
 
     #[test]
     fn an_entry_is_16_bytes_with_no_value_and_24_with_a_u64() {
-        // What the module's docs and the memory figures rely on: the free variant fits beside
-        // the live one's tag, so no tag word is added.
+        // What the module's docs and the memory figures rely on: the free variant is the live
+        // one's generation 0, so no tag word is added.
         assert_eq!(core::mem::size_of::<Entry<()>>(), 16);
         assert_eq!(core::mem::size_of::<Entry<u64>>(), 24);
         assert_eq!(core::mem::size_of::<super::super::links::Link>(), 8);

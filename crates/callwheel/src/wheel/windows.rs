@@ -68,13 +68,14 @@ impl Window {
         Some((u64::from(field & ((1 << MANTISSA) - 1)) | 1 << MANTISSA) << shift)
     }
 
-    /// The end kept for a timer due at `deadline`, or `None` for a field no start makes (an
-    /// exponent past 39, or an end past the end of time). For the checker: only meaningful
-    /// while the timer is not on the overdue list.
+    /// The end kept for a timer due at `deadline`, or `None` for a field no start makes (a
+    /// stored exponent past 33, that is a shift past 39, or an end past the end of time). For
+    /// the checker: only meaningful while the timer is not on the overdue list.
     pub(super) fn checked_end(self, deadline: Tick) -> Option<Tick> {
         let field = self.payload();
         let largest = (63 - MANTISSA - MIN_SHIFT) << MANTISSA | ((1 << MANTISSA) - 1);
-        if u64::from(field) >= EXACT && field != END_OF_TIME && field & !(EXACT as u32) > largest {
+        let wide = u64::from(field) >= EXACT && field != END_OF_TIME;
+        if wide && field & !(EXACT as u32) > largest {
             return None;
         }
         match self.width() {
