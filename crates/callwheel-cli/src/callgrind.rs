@@ -45,6 +45,28 @@ pub fn point_done(point: usize) {
 /// The marker's name, as `--dump-after` matches it.
 const POINT_DONE: &str = "callgrind::point_done";
 
+/// The points a driver announced on its standard output, in order: every line `tag {json}`,
+/// read as a `P` and named by `key` (`None` for a point it does not know). Other lines are
+/// ignored; no point at all is an error, as is a line that does not parse.
+pub fn driver_points<P, K>(
+    stdout: &str,
+    tag: &str,
+    key: impl Fn(P) -> Option<K>,
+) -> Result<Vec<K>, String>
+where
+    P: serde::de::DeserializeOwned,
+{
+    let mut points = Vec::new();
+    for line in stdout.lines().filter(|l| l.starts_with(tag)) {
+        let point: P = callwheel_bench::child_line::read(tag, line)?;
+        points.push(key(point).ok_or_else(|| format!("an unknown point in {line:?}"))?);
+    }
+    if points.is_empty() {
+        return Err("the driver printed no points".into());
+    }
+    Ok(points)
+}
+
 impl Profile {
     /// The dumps of `points` points, one each in order, or why they cannot be had. Callgrind
     /// writes one dump per point and may write the costs left at exit as one more.

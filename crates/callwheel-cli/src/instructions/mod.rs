@@ -142,17 +142,9 @@ fn per_call(
 
 /// The driver's point lines: (structure, n) in order.
 fn parse_points(stdout: &str) -> Result<Vec<(Structure, u64)>, String> {
-    let mut points = Vec::new();
-    for line in stdout.lines().filter(|l| l.starts_with(POINT_TAG)) {
-        let point: Point = callwheel_bench::child_line::read(POINT_TAG, line)?;
-        let structure = Structure::from_name(&point.structure)
-            .ok_or_else(|| format!("unknown structure in {line:?}"))?;
-        points.push((structure, point.n));
-    }
-    if points.is_empty() {
-        return Err("the driver printed no points".into());
-    }
-    Ok(points)
+    callgrind::driver_points(stdout, POINT_TAG, |p: Point| {
+        Structure::from_name(&p.structure).map(|s| (s, p.n))
+    })
 }
 
 #[cfg(test)]

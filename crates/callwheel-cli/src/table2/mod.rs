@@ -385,17 +385,9 @@ fn measure(profile: &callgrind::Profile) -> Result<Vec<Measured>, String> {
 
 /// The driver's point lines: (scenario, x) in order.
 fn parse_points(stdout: &str) -> Result<Vec<(Scenario, f64)>, String> {
-    let mut points = Vec::new();
-    for line in stdout.lines().filter(|l| l.starts_with(POINT_TAG)) {
-        let point: Point = callwheel_bench::child_line::read(POINT_TAG, line)?;
-        let scenario = Scenario::from_name(&point.scenario)
-            .ok_or_else(|| format!("unknown scenario in {line:?}"))?;
-        points.push((scenario, point.x));
-    }
-    if points.is_empty() {
-        return Err("the driver printed no points".into());
-    }
-    Ok(points)
+    callgrind::driver_points(stdout, POINT_TAG, |p: Point| {
+        Scenario::from_name(&p.scenario).map(|s| (s, p.x))
+    })
 }
 
 /// The figures of `measured` for `results.json`: instructions per call at each point of each
