@@ -25,8 +25,8 @@
 //!   or reset by the caller may overtake a CW_MISSED_BURST timer re-armed overdue by an earlier
 //!   pull (the wheel lets it join the round of overdue timers in progress, which the re-armed
 //!   timer waits out);
-//! - cw_wheel_get returns 0, and cw_wheel_expire stops short of its `max`, only when no timer
-//!   is due;
+//! - cw_wheel_get returns 0, and cw_wheel_get_many and cw_wheel_expire stop short of their
+//!   `max`, only when no timer is due; a batch is the gets' expiries in their order;
 //! - the wake-up is the wheel's time whenever a timer is due, otherwise at or after the wheel's
 //!   time and no later than the earliest window end, and exactly that end unless a timer was
 //!   deleted or reset since the wheel was last empty, or a round of pulls is unfinished (the
@@ -46,9 +46,10 @@ use callwheel::{window_end, Missed};
 use callwheel_ffi::{
     cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
     cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire, cw_wheel_free, cw_wheel_get,
-    cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve,
-    cw_wheel_reset, cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM,
-    CW_ERANGE, CW_ESTALE, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
+    cw_wheel_get_many, cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup, cw_wheel_pending,
+    cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update,
+    CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP,
+    CW_OK,
 };
 
 use super::Bytes;
@@ -922,6 +923,50 @@ fn get(s: &State<'_>, t: usize) -> bool {
     }
 }
 
+/// One cw_wheel_get_many of a batch of 0 (refused) to SMALL_MAX: each expiry as a get's, in
+/// the same order; a short batch only when nothing else is due.
+fn get_many(s: &State<'_>, t: usize) {
+    let max = usize::from(s.bytes.below(SMALL_MAX + 1));
+    let mut batch = [UNTOUCHED_EXPIRY; SMALL_MAX as usize];
+    if max == 0 {
+        let before = snapshot(s);
+        // SAFETY: the wheel is live or NULL; `batch` is a local or NULL (refused before use).
+        let rcs = unsafe {
+            [
+                cw_wheel_get_many(s.w(t), batch.as_mut_ptr(), 0),
+                cw_wheel_get_many(null_mut(), batch.as_mut_ptr(), 1),
+                cw_wheel_get_many(s.w(t), null_mut(), 1),
+            ]
+        };
+        assert_eq!(rcs, [CW_EINVAL; 3], "a batch of 0 or a NULL argument is refused");
+        assert_eq!(snapshot(s), before, "a refused get_many changed a wheel");
+        assert_eq!(batch[0], UNTOUCHED_EXPIRY, "a refused get_many wrote an expiry");
+        return;
+    }
+    // SAFETY: the wheel is live; `batch` holds at least `max` expiries.
+    let rc = unsafe { cw_wheel_get_many(s.w(t), batch.as_mut_ptr(), max) };
+    let got = usize::try_from(rc).unwrap_or_else(|_| panic!("get_many: {rc}"));
+    assert!(got <= max, "get_many wrote {got} expiries into a batch of {max}");
+    for e in &batch[..got] {
+        expect_expiry(s, t, e);
+    }
+    assert_eq!(
+        batch[got..],
+        [UNTOUCHED_EXPIRY; SMALL_MAX as usize][got..],
+        "get_many wrote past the expiries it returned"
+    );
+    if got < max {
+        let mut m = s.models[t].borrow_mut();
+        if let Some(d) = m.earliest_due() {
+            panic!(
+                "wheel {t} at {}: a batch of {got} for {max} with a timer due at {d}",
+                m.now
+            );
+        }
+        m.round_done();
+    }
+}
+
 fn expire(s: &State<'_>, t: usize) {
     let now = s.now(t);
     let to = s.later(t);
@@ -1154,7 +1199,7 @@ fn op(s: &State<'_>, t: usize) {
         return;
     }
     s.ops.set(s.ops.get() + 1);
-    match s.bytes.below(25) {
+    match s.bytes.below(26) {
         0..=2 => {
             let now = s.now(t);
             let (deadline, tolerance) = (s.deadline(now, false), tolerance(&s.bytes));
@@ -1179,6 +1224,7 @@ fn op(s: &State<'_>, t: usize) {
         20 => wakeup(s, t),
         21 => null_calls(s, t),
         24 => reserve(s, t),
+        25 => get_many(s, t),
         // Not from a callback: a wheel is never freed under a call in progress.
         22 if s.depth.get() == 0 => replace(s, t),
         _ => {

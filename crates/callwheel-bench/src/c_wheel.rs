@@ -1,11 +1,11 @@
 //! The production wheel through its C API (`cw_wheel_*`), behind the benchmark traits: every
-//! operation of a workload crosses the C ABI into the library's `extern "C"` functions, with
-//! their argument checks, handle conversion and panic guard, exactly as a C program's call
-//! does. Measured beside the Rust wheel in one run, the ratio is the price of the C path.
+//! operation crosses the C ABI into the library's `extern "C"` functions, with their argument
+//! checks, handle conversion and panic guard. W5 runs through it, and the tests run the
+//! conformance suite on it; W1–W4 run from the C driver ([`c_driver`](crate::c_driver)), which
+//! has no adapter between its loops and the library.
 //!
-//! The only unsafe code of the tool: calling the C API is unsafe by nature (raw pointers). The
-//! wheel pointer is created here, owned by [`CWheel`] and freed once in `Drop`, and every
-//! out-pointer is a live local.
+//! Calling the C API is unsafe by nature (raw pointers). The wheel pointer is created here,
+//! owned by [`CWheel`] and freed once in `Drop`, and every out-pointer is a live local.
 #![allow(unsafe_code)]
 
 use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Scheme, Tick, Timers};
@@ -30,11 +30,16 @@ pub struct CWheel {
 impl CWheel {
     /// A growing wheel at time 0.
     pub fn new() -> Result<CWheel, Error> {
+        CWheel::with_capacity(0)
+    }
+
+    /// A wheel at time 0 that holds at most `capacity` timers, reserved now (0: growing).
+    pub fn with_capacity(capacity: usize) -> Result<CWheel, Error> {
         let mut w = core::ptr::null_mut();
         // SAFETY: `w` is a live local, valid for writing a pointer.
-        let rc = unsafe { cw_wheel_new(0, 0, &mut w) };
+        let rc = unsafe { cw_wheel_new(capacity, 0, &mut w) };
         if rc != CW_OK || w.is_null() {
-            return Err(Error::NoMemory);
+            return Err(refusal(rc));
         }
         Ok(CWheel { w, now: 0, len: 0 })
     }

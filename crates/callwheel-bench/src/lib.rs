@@ -7,7 +7,8 @@
 //! | [`registry`] | the one list of structures: the schemes, the production wheel (from Rust and through the C API), the peers, and the workload selector they are built for |
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`async_queue`] | callwheel-async's `DelayQueue` behind the benchmark traits |
-//! | [`c_wheel`] | the production wheel through its C API (`cw_wheel_*`) |
+//! | [`c_driver`] | W1–W4 from a C driver calling the C API (`cw_wheel_*`) directly |
+//! | [`c_wheel`] | the production wheel through its C API behind the benchmark traits (W5, tests) |
 //! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
 //! | [`runner`] | one child process per measurement, and its report |
 //! | [`child_line`] | a child's result line: a tag and a JSON object |
@@ -22,11 +23,13 @@
 //! The stabbing optimum and the other facts about structures come from the core crate.
 //! `docs/workloads.md` in the source tree describes each workload.
 
-// One module calls the C API, which is unsafe by nature; every other module is safe code.
+// Two modules call C (the C API, the C driver), which is unsafe by nature; every other module
+// is safe code.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod async_queue;
+pub mod c_driver;
 pub mod c_wheel;
 pub mod child_line;
 pub mod machine;

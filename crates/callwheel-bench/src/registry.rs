@@ -44,6 +44,7 @@ use callwheel_schemes::straightforward::Straightforward;
 use clap::ValueEnum;
 
 use crate::async_queue::AsyncQueue;
+use crate::c_driver;
 use crate::c_wheel::CWheel;
 use crate::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
 use crate::workload::{
@@ -286,7 +287,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("hierarchical-paper", "S7-paper", Role::Scheme, Complexity::CONSTANT, Caps { max_ahead: PAPER_RANGE, ..Caps::EXACT }, HierarchicalWheel::paper(Migration::Full)),
     scheme!("calendar-queue", "Brown", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, CalendarQueue::new()),
     scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
-    scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps { note: "through cw_wheel_*", ..Caps::EXACT }, CWheel::new()?),
+    SchemeInfo { w1: c_driver::w1, w2: c_driver::w2, w3: c_driver::w3, w4: c_driver::w4, ..scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps { note: "cw_wheel_* from C", ..Caps::EXACT }, CWheel::new()?) },
     scheme!("async-queue", "facility-async", Role::Facility, Complexity::CONSTANT, Caps { note: "callwheel-async DelayQueue, 1 ms ticks", max_ahead: AsyncQueue::MAX_DEADLINE, ..Caps::TICKING }, AsyncQueue::new()?),
     scheme!("heap-lazy", "peer-heap", Role::Peer, Complexity::LOGARITHMIC, Caps { note: "tombstones", ..Caps::EXACT }, HeapLazy::new()),
     scheme!("btreemap", "peer-btree", Role::Peer, Complexity::LOGARITHMIC, Caps { max_ahead: BTreeMapPeer::MAX_DEADLINE, ..PEER_NO_MEMORY }, BTreeMapPeer::new()),

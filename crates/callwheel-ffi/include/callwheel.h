@@ -1634,6 +1634,25 @@ int cw_wheel_update(cw_wheel *w,
 int cw_wheel_get(cw_wheel *w,
                  cw_expiry *out);
 
+// Pulls up to `max` due timers in one call into `out[0]`, `out[1]`, …: the timers that many
+// cw_wheel_get calls would return, in the same order, each one-shot timer removed and each
+// periodic one re-armed as cw_wheel_get does. For an event loop that fires many timers per
+// turn, it saves a call per timer; every timer it returns has fired, so deleting one of them
+// while handling another is CW_ESTALE (for a one-shot timer) and changes nothing.
+//
+// Returns the number of timers written, from 1 to `max` (at most INT_MAX per call): fewer
+// than `max` only when no other timer is due, so a loop may stop at a short batch without a
+// last call that finds nothing. Returns 0 when nothing is due, as cw_wheel_get; CW_EINVAL for
+// NULL `w` or `out`, or a `max` of 0.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+// for writing `max` cw_expiry.
+int cw_wheel_get_many(cw_wheel *w,
+                      cw_expiry *out,
+                      size_t max);
+
 // cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
 // cw_wheel_get would return them, until none is due or `max` calls were made (0: no limit —
 // but a callback that keeps adding timers already due, or a CW_MISSED_BURST timer catching

@@ -2,9 +2,9 @@
 //! driven by the caller's own event loop, with no thread, no lock and no global state.
 //!
 //! The loop reads its clock, hands the time to the wheel ([`cw_wheel_update`]), pulls what is
-//! due ([`cw_wheel_get`], or [`cw_wheel_expire`] with a callback), and sleeps until
-//! [`cw_wheel_next_wakeup`] (an absolute time) or for [`cw_wheel_timeout`] (a relative one, for
-//! `epoll_wait`, `poll` or a timerfd). Every timer has a window `[deadline, deadline +
+//! due ([`cw_wheel_get`], a batch at a time with [`cw_wheel_get_many`], or [`cw_wheel_expire`]
+//! with a callback), and sleeps until [`cw_wheel_next_wakeup`] (an absolute time) or for
+//! [`cw_wheel_timeout`] (a relative one, for `epoll_wait`, `poll` or a timerfd). Every timer has a window `[deadline, deadline +
 //! tolerance]`: the wake-up asked for is the earliest window end, so timers whose windows
 //! overlap share one wake-up, and none fires before its deadline.
 
@@ -26,8 +26,8 @@ pub struct cw_wheel {
     /// The time of the latest cw_wheel_update (or creation): what relative times count from
     /// and what cw_wheel_get fires up to.
     now: u64,
-    /// A pull found nothing due at `now`, and nothing has been armed since: the wake-up query
-    /// need not ask again whether a timer is due (an event loop's every turn ends so).
+    /// A pull found nothing (else) due at `now`, and nothing has been armed since: the wake-up
+    /// query need not ask again whether a timer is due (an event loop's every turn ends so).
     dry: bool,
 }
 
@@ -118,24 +118,16 @@ fn count(n: u64) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
 }
 
-/// A deadline as the caller gave it: absolute, or relative to the wheel's time.
-#[derive(Clone, Copy)]
-enum When {
-    At(u64),
-    After(u64),
-}
-
 impl cw_wheel {
-    /// The absolute deadline, or CW_ERANGE for a relative one past the end of time.
-    fn deadline(&self, when: When) -> Result<u64, c_int> {
-        match when {
-            When::At(deadline) => Ok(deadline),
-            When::After(delay) => self.now.checked_add(delay).ok_or(CW_ERANGE),
-        }
+    /// The absolute deadline `delay` after the wheel's time, or CW_ERANGE past the end of time.
+    fn after(&self, delay: u64) -> Result<u64, c_int> {
+        self.now.checked_add(delay).ok_or(CW_ERANGE)
     }
 
-    fn add(&mut self, when: When, tolerance: u64, value: u64) -> Result<cw_handle, c_int> {
-        let deadline = self.deadline(when)?;
+    // Each entry point has its own guard around its own closure, so the guard is inlined into
+    // it: a C caller pays one call (a helper shared by two entry points was a second).
+    #[inline(always)]
+    fn add(&mut self, deadline: u64, tolerance: u64, value: u64) -> Result<cw_handle, c_int> {
         let h = self
             .wheel
             .start_with(deadline, tolerance, value)
@@ -144,8 +136,8 @@ impl cw_wheel {
         Ok(h.into())
     }
 
-    fn reset(&mut self, handle: cw_handle, when: When, tolerance: u64) -> Result<c_int, c_int> {
-        let deadline = self.deadline(when)?;
+    #[inline(always)]
+    fn reset(&mut self, handle: cw_handle, deadline: u64, tolerance: u64) -> Result<c_int, c_int> {
         self.dry = false;
         match self.wheel.reset(Handle::from(handle), deadline, tolerance) {
             Some(_) => Ok(CW_OK),
@@ -153,10 +145,11 @@ impl cw_wheel {
         }
     }
 
-    /// Whether a timer may be due at the wheel's time (the core's earliest deadline, which may
-    /// be early after deletes and resets, never late).
+    /// Whether a timer may be due at the wheel's time: exact, and a few instructions, once the
+    /// pulls have brought the core there; before that, from the core's earliest deadline
+    /// (early after deletes and resets, never late).
     fn due_now(&self) -> bool {
-        self.wheel.next_expiry().is_some_and(|d| d <= self.now)
+        self.wheel.may_expire_at(self.now)
     }
 
     /// The instant to wake at: the wheel's time when a timer is due, else the earliest window
@@ -188,49 +181,53 @@ impl cw_wheel {
                 return None;
             }
         };
-        Some(cw_expiry {
-            handle: e.handle.into(),
-            value: e.value,
-            deadline: e.deadline,
-            overruns: e.overruns,
-        })
+        Some(expiry(e))
+    }
+
+    /// Up to `max` (at least 1) due timers, up to the wheel's time, handed to `put` with their
+    /// place in the batch: what as many [`cw_wheel::pull`]s would return, in their order, from
+    /// budgeted advances. Returns how many; fewer than `max` only when nothing else is due.
+    fn pull_many(&mut self, max: usize, mut put: impl FnMut(usize, cw_expiry)) -> usize {
+        let mut got = 0;
+        // Where the current round of overdue timers began, and whether it is a round this
+        // call started after one completed.
+        let (mut round_start, mut next_round) = (0, false);
+        loop {
+            // Every firing is a step of the budget, so the batch never overflows; a budget
+            // spent on cascades alone only means the next advance goes on from there.
+            let budget = callwheel::Budget::steps((max - got) as u64);
+            let progress = self.wheel.advance(self.now, budget, |_, e| {
+                put(got, expiry(e));
+                got += 1;
+            });
+            if got == max {
+                return got;
+            }
+            if !progress.complete {
+                continue;
+            }
+            // The round is complete. Timers made overdue during it (re-armed into the past, or
+            // armed between calls) wait for the next: start it, as `pull` does, while rounds
+            // keep firing (each fires what it finds overdue first, so this ends by `max`).
+            if (!next_round || got > round_start) && self.due_now() {
+                (round_start, next_round) = (got, true);
+                continue;
+            }
+            // Nothing else is due: the wake-up query need not ask again.
+            self.dry = true;
+            return got;
+        }
     }
 }
 
-/// cw_wheel_add and cw_wheel_add_in.
-///
-/// # Safety
-///
-/// As for cw_wheel_add.
-unsafe fn add_when(
-    w: *mut cw_wheel,
-    when: When,
-    tolerance: u64,
-    value: u64,
-    out: *mut cw_handle,
-) -> c_int {
-    guard(|| {
-        need(out)?;
-        // SAFETY: by the callers' contract.
-        let w = unsafe { wheel_mut(w) }?;
-        let h = w.add(when, tolerance, value)?;
-        // SAFETY: `out` is non-NULL and valid for writes by the callers' contract.
-        unsafe { out.write(h) };
-        Ok(CW_OK)
-    })
-}
-
-/// cw_wheel_reset and cw_wheel_reset_in.
-///
-/// # Safety
-///
-/// As for cw_wheel_reset.
-unsafe fn reset_when(w: *mut cw_wheel, handle: cw_handle, when: When, tolerance: u64) -> c_int {
-    guard(|| {
-        // SAFETY: by the callers' contract.
-        let w = unsafe { wheel_mut(w) }?;
-        w.reset(handle, when, tolerance)
-    })
+/// An expiry of the core wheel as the C API reports it.
+fn expiry(e: callwheel::Expired<u64>) -> cw_expiry {
+    cw_expiry {
+        handle: e.handle.into(),
+        value: e.value,
+        deadline: e.deadline,
+        overruns: e.overruns,
+    }
 }
 
 /// Creates a wheel whose time starts at `now` (nanoseconds on any clock the caller chooses,
@@ -332,8 +329,15 @@ pub unsafe extern "C" fn cw_wheel_add(
     value: u64,
     out: *mut cw_handle,
 ) -> c_int {
-    // SAFETY: this function's contract is the helper's.
-    unsafe { add_when(w, When::At(deadline), tolerance, value, out) }
+    guard(|| {
+        need(out)?;
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        let h = w.add(deadline, tolerance, value)?;
+        // SAFETY: `out` is non-NULL and valid for writes by this function's contract.
+        unsafe { out.write(h) };
+        Ok(CW_OK)
+    })
 }
 
 /// Adds a timer due `delay` nanoseconds after the wheel's time (the latest cw_wheel_update),
@@ -352,8 +356,15 @@ pub unsafe extern "C" fn cw_wheel_add_in(
     value: u64,
     out: *mut cw_handle,
 ) -> c_int {
-    // SAFETY: this function's contract is the helper's.
-    unsafe { add_when(w, When::After(delay), tolerance, value, out) }
+    guard(|| {
+        need(out)?;
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        let h = w.add(w.after(delay)?, tolerance, value)?;
+        // SAFETY: `out` is non-NULL and valid for writes by this function's contract.
+        unsafe { out.write(h) };
+        Ok(CW_OK)
+    })
 }
 
 /// Adds a periodic timer: first due at the absolute time `first`, then every `period`
@@ -435,8 +446,11 @@ pub unsafe extern "C" fn cw_wheel_reset(
     deadline: u64,
     tolerance: u64,
 ) -> c_int {
-    // SAFETY: this function's contract is the helper's.
-    unsafe { reset_when(w, handle, When::At(deadline), tolerance) }
+    guard(|| {
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        w.reset(handle, deadline, tolerance)
+    })
 }
 
 /// cw_wheel_reset to `delay` nanoseconds after the wheel's time.
@@ -453,8 +467,11 @@ pub unsafe extern "C" fn cw_wheel_reset_in(
     delay: u64,
     tolerance: u64,
 ) -> c_int {
-    // SAFETY: this function's contract is the helper's.
-    unsafe { reset_when(w, handle, When::After(delay), tolerance) }
+    guard(|| {
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        w.reset(handle, w.after(delay)?, tolerance)
+    })
 }
 
 /// Whether `handle` names a pending timer of this wheel: 1 (and its deadline in `deadline`,
@@ -545,6 +562,44 @@ pub unsafe extern "C" fn cw_wheel_get(w: *mut cw_wheel, out: *mut cw_expiry) -> 
             }
             None => Ok(0),
         }
+    })
+}
+
+/// Pulls up to `max` due timers in one call into `out[0]`, `out[1]`, …: the timers that many
+/// cw_wheel_get calls would return, in the same order, each one-shot timer removed and each
+/// periodic one re-armed as cw_wheel_get does. For an event loop that fires many timers per
+/// turn, it saves a call per timer; every timer it returns has fired, so deleting one of them
+/// while handling another is CW_ESTALE (for a one-shot timer) and changes nothing.
+///
+/// Returns the number of timers written, from 1 to `max` (at most INT_MAX per call): fewer
+/// than `max` only when no other timer is due, so a loop may stop at a short batch without a
+/// last call that finds nothing. Returns 0 when nothing is due, as cw_wheel_get; CW_EINVAL for
+/// NULL `w` or `out`, or a `max` of 0.
+///
+/// # Safety
+///
+/// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+/// for writing `max` cw_expiry.
+#[no_mangle]
+pub unsafe extern "C" fn cw_wheel_get_many(
+    w: *mut cw_wheel,
+    out: *mut cw_expiry,
+    max: usize,
+) -> c_int {
+    guard(|| {
+        need(out)?;
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        let max = max.min(c_int::MAX as usize);
+        if max == 0 {
+            return Err(CW_EINVAL);
+        }
+        let got = w.pull_many(max, |i, e| {
+            // SAFETY: `i < max`, and `out` is valid for writing `max` expiries by this
+            // function's contract.
+            unsafe { out.add(i).write(e) }
+        });
+        Ok(count(got as u64))
     })
 }
 

@@ -202,3 +202,41 @@ fn a_timer_due_after_an_empty_pull_is_woken_for_at_once() {
         unsafe { cw_wheel_free(w) };
     }
 }
+
+#[test]
+fn batches_are_written_within_their_bounds_in_pull_order() {
+    let w = new_wheel(0, 0);
+    let mut sequence = Vec::new();
+    for i in 0..10u64 {
+        add(w, 10 + (i * 7) % 10, i);
+    }
+    // SAFETY: `w` is live.
+    assert_eq!(unsafe { cw_wheel_update(w, 100) }, CW_OK);
+    // A guard expiry after the batch's room: the call never writes past `max`.
+    let mut batch = [cw_expiry::default(); 5];
+    loop {
+        batch[4].value = u64::MAX;
+        // SAFETY: `w` is live and `batch` has room for 4 expiries.
+        let got = unsafe { cw_wheel_get_many(w, batch.as_mut_ptr(), 4) };
+        assert!((0..=4).contains(&got), "{got}");
+        assert_eq!(batch[4].value, u64::MAX, "written past the batch");
+        sequence.extend(batch[..got as usize].iter().map(|e| e.value));
+        if got < 4 {
+            break;
+        }
+    }
+    // The same timers as a second wheel pulls one at a time, in the same order.
+    let v = new_wheel(0, 0);
+    for i in 0..10u64 {
+        add(v, 10 + (i * 7) % 10, i);
+    }
+    // SAFETY: `v` is live.
+    assert_eq!(unsafe { cw_wheel_update(v, 100) }, CW_OK);
+    assert_eq!(sequence, pull_all(v));
+    assert_eq!(sequence.len(), 10);
+    // SAFETY: both are live, freed once.
+    unsafe {
+        cw_wheel_free(w);
+        cw_wheel_free(v);
+    }
+}

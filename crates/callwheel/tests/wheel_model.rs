@@ -1671,6 +1671,27 @@ impl World {
         let truth = m.earliest();
         check_next(w.next_expiry(), truth.map(|t| t.0), m, "next_expiry");
         check_next(w.next_wakeup(), truth.map(|t| t.1), m, "next_wakeup");
+        // `may_expire_at`: `true` whenever a timer is due by `t` (or overdue); at or before the
+        // cursor, outside a call, exactly then.
+        for t in [
+            0,
+            m.cursor.saturating_sub(1),
+            m.cursor,
+            m.cursor.saturating_add(1),
+        ] {
+            let due = truth.is_some_and(|e| e.0 <= t.max(m.cursor));
+            let got = w.may_expire_at(t);
+            ensure!(
+                got || !due,
+                "{}: may_expire_at({t}) is false with a timer due",
+                m.state()
+            );
+            ensure!(
+                t > m.cursor || m.phase != Phase::Done || got == due,
+                "{}: may_expire_at({t}) is {got} at or before the cursor, expected {due}",
+                m.state()
+            );
+        }
         let s = w.stats();
         let x = m.expect;
         ensure!(

@@ -158,16 +158,7 @@ where
         black_box(h);
         black_box(&mut s);
 
-        if missed != 0 {
-            return Err(format!("{missed} cancels did not find their timer"));
-        }
-        let expected = p.n + 1;
-        if s.len() as u64 != expected {
-            return Err(format!(
-                "{} timers pending after the loop, expected {expected}",
-                s.len()
-            ));
-        }
+        w1_counts(missed, s.len() as u64, p.n)?;
         ns_per_pair.push(elapsed.as_nanos() as f64 / p.iters as f64);
         drop(s);
     }
@@ -175,6 +166,31 @@ where
         ns_per_pair,
         bytes_per_timer,
     })
+}
+
+/// W1's check after the timed loop: every cancel found its timer, and the `n` outstanding
+/// timers and the churned one are pending.
+pub(crate) fn w1_counts(missed: u64, pending: u64, n: u64) -> Result<(), String> {
+    if missed != 0 {
+        return Err(format!("{missed} cancels did not find their timer"));
+    }
+    let expected = n + 1;
+    if pending != expected {
+        return Err(format!(
+            "{pending} timers pending after the loop, expected {expected}"
+        ));
+    }
+    Ok(())
+}
+
+/// W3's fired count over the repetitions: the first repetition's `(fired, late)`, replaced by
+/// the first one whose total differs from the timers started, so that a wrong count shows.
+pub(crate) fn w3_report(report: &mut Option<(u64, u64)>, fired: u64, late: u64, timers: u64) {
+    match *report {
+        None => *report = Some((fired, late)),
+        Some((f, l)) if f + l == timers && fired + late != timers => *report = Some((fired, late)),
+        Some(_) => {}
+    }
 }
 
 /// W3, expire: `timers` starts at `range(1, ticks)`, then `advance(now)` for every `now` in
@@ -229,13 +245,7 @@ where
             return Err("an advance with an unlimited budget did not complete".into());
         }
         ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
-        match fired_report {
-            None => fired_report = Some((fired, late)),
-            Some((f, l)) if f + l == p.timers && fired + late != p.timers => {
-                fired_report = Some((fired, late))
-            }
-            Some(_) => {}
-        }
+        w3_report(&mut fired_report, fired, late, p.timers);
         drop(s);
     }
     let (fired, late) = fired_report.unwrap_or((0, 0));
@@ -379,15 +389,7 @@ where
                 "{missed} cancels did not find their timer (a popped timer is always pending)"
             ));
         }
-        match count {
-            None => count = Some(expiries),
-            Some(c) if c != expiries => {
-                return Err(format!(
-                    "the expiry count differs between repetitions: {c}, then {expiries}"
-                ))
-            }
-            Some(_) => {}
-        }
+        same_each_repetition(&mut count, expiries, "the expiry counts")?;
         ns_per_step.push(elapsed.as_nanos() as f64 / p.steps as f64);
         drop(s);
     }
@@ -399,6 +401,7 @@ where
 
 mod wakeups;
 
+pub(crate) use wakeups::same_each_repetition;
 pub use wakeups::{
     w4, w5, w5_windows, TolerantStart, W4Outcome, W4Params, W5Case, W5Outcome, W5Params,
     MAX_WAKEUPS,

@@ -284,7 +284,7 @@ impl TolerantStart for Wheel<u64> {
 
 /// Keeps the first repetition's counts in `seen`; `Err` names `what` when a later repetition's
 /// differ (the workload is deterministic, so they must not).
-fn same_each_repetition<C: PartialEq + Copy + core::fmt::Debug>(
+pub(crate) fn same_each_repetition<C: PartialEq + Copy + core::fmt::Debug>(
     seen: &mut Option<C>,
     counts: C,
     what: &str,

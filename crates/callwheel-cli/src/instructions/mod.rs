@@ -1,7 +1,8 @@
 //! Instructions per start and stop, counted by callgrind: W1's cancel + start pair on the
 //! production wheel (`Wheel<()>` and `Wheel<u64>`) and through the C API (`cw_wheel_add` and
-//! `cw_wheel_del`, through the adapter `callwheel bench` measures as `c-wheel`), at each number
-//! of outstanding timers.
+//! `cw_wheel_del`, called through the benchmark library's `CWheel` adapter: each call enters
+//! the exported function as a C caller's does, plus the adapter's few instructions of
+//! bookkeeping), at each number of outstanding timers.
 //!
 //! Time per pair on a shared machine moves by tens of percent from run to run; the instructions
 //! a pair executes do not. The wheel's target is at most 100 library instructions per pair for
@@ -28,7 +29,7 @@ pub enum Structure {
     WheelUnit,
     /// The production wheel with a `u64` per timer (what `bench` measures as `wheel`).
     WheelU64,
-    /// The C API's caller-driven wheel, `u64` values, through the `c-wheel` adapter.
+    /// The C API's caller-driven wheel, `u64` values, through the `CWheel` adapter.
     CWheel,
 }
 

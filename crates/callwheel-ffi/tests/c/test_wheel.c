@@ -283,6 +283,59 @@ static void test_catching_up(void) {
     cw_wheel_free(w);
 }
 
+/* cw_wheel_get_many: cw_wheel_get's timers and order, a batch at a time. */
+static void test_get_many(void) {
+    cw_wheel *w = make(0, 100);
+    cw_handle h, first;
+    cw_expiry batch[8];
+    uint64_t t;
+    EQ(cw_wheel_get_many(NULL, batch, 8), CW_EINVAL);
+    EQ(cw_wheel_get_many(w, NULL, 8), CW_EINVAL);
+    EQ(cw_wheel_get_many(w, batch, 0), CW_EINVAL);
+    EQ(cw_wheel_get_many(w, batch, 8), 0); /* nothing pending */
+    /* A periodic timer 51 periods behind catches up in deadline order, 8 per call. */
+    EQ(cw_wheel_add_periodic(w, 50, 1, 0, CW_MISSED_BURST, 1, &h), CW_OK);
+    uint64_t expected = 50;
+    int got;
+    do {
+        got = cw_wheel_get_many(w, batch, 8);
+        CHECK(got >= 0 && got <= 8);
+        for (int k = 0; k < got; k++)
+            EQ(batch[k].deadline, expected++);
+    } while (got == 8);
+    EQ(expected, 101); /* 50, 51, ..., 100; the short batch was the last */
+    EQ(cw_wheel_get_many(w, batch, 8), 0);
+    EQ(cw_wheel_pending(w, h, &t), 1);
+    EQ(t, 101);
+    EQ(cw_wheel_del(w, h, NULL), CW_OK);
+    /* Deadline order, start order among equals; a one-shot timer returned has fired. */
+    EQ(cw_wheel_add(w, 300, 0, 3, &h), CW_OK);
+    EQ(cw_wheel_add(w, 200, 0, 1, &first), CW_OK);
+    EQ(cw_wheel_add(w, 300, 0, 4, &h), CW_OK);
+    EQ(cw_wheel_add(w, 250, 0, 2, &h), CW_OK);
+    EQ(cw_wheel_add(w, 400, 0, 5, &h), CW_OK);
+    EQ(cw_wheel_update(w, 300), CW_OK);
+    EQ(cw_wheel_get_many(w, batch, 3), 3);
+    EQ(batch[0].value, 1);
+    EQ(batch[1].value, 2);
+    EQ(batch[2].value, 3);
+    EQ(cw_wheel_del(w, first, NULL), CW_ESTALE);
+    /* A timer added overdue between calls comes out in the same run of batches (where among
+       the other due timers is not specified), and the batch is short only when all are out. */
+    EQ(cw_wheel_add(w, 10, 0, 6, &h), CW_OK);
+    EQ(cw_wheel_get_many(w, batch, 8), 2);
+    CHECK(batch[0].value + batch[1].value == 10 && (batch[0].value == 4 || batch[0].value == 6));
+    EQ(cw_wheel_get_many(w, batch, 8), 0);
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    EQ(t, 400);
+    EQ(cw_wheel_update(w, 400), CW_OK);
+    EQ(cw_wheel_get_many(w, batch, 1), 1);
+    EQ(batch[0].value, 5);
+    EQ(cw_wheel_get_many(w, batch, 1), 0);
+    expect_valid(w);
+    cw_wheel_free(w);
+}
+
 /* cw_wheel_expire's callback may call back into its wheel: it re-adds, deletes, resets. */
 struct ctx {
     cw_wheel *w;
@@ -535,22 +588,32 @@ static void test_against_model(void) {
                 model[i].seq = seq++;
             }
             break;
-        case 4: { /* advance and pull */
+        case 4: { /* advance and pull: one at a time, or in batches of 1 to 7 */
             now += (r >> 34) % 3000;
             EQ(cw_wheel_update(w, now), CW_OK);
-            cw_expiry e;
-            while (cw_wheel_get(w, &e) == 1) {
-                int best = -1;
-                for (int j = 0; j < MODEL_MAX; j++)
-                    if (model[j].live && model[j].deadline <= now &&
-                        (best < 0 || model[j].deadline < model[best].deadline ||
-                         (model[j].deadline == model[best].deadline &&
-                          model[j].seq < model[best].seq)))
-                        best = j;
-                CHECK(best >= 0);
-                EQ(e.value, model[best].value);
-                EQ(e.deadline, model[best].deadline);
-                model[best].live = 0;
+            cw_expiry batch[7];
+            int max = (r >> 50) & 1 ? 1 + (int)((r >> 51) % 7) : 0;
+            for (;;) {
+                int got = max ? cw_wheel_get_many(w, batch, (size_t)max)
+                              : cw_wheel_get(w, &batch[0]);
+                CHECK(got >= 0 && got <= (max ? max : 1));
+                for (int k = 0; k < got; k++) {
+                    const cw_expiry *e = &batch[k];
+                    int best = -1;
+                    for (int j = 0; j < MODEL_MAX; j++)
+                        if (model[j].live && model[j].deadline <= now &&
+                            (best < 0 || model[j].deadline < model[best].deadline ||
+                             (model[j].deadline == model[best].deadline &&
+                              model[j].seq < model[best].seq)))
+                            best = j;
+                    CHECK(best >= 0);
+                    EQ(e->value, model[best].value);
+                    EQ(e->deadline, model[best].deadline);
+                    model[best].live = 0;
+                }
+                /* cw_wheel_get's 0, or a short batch: nothing else is due (checked below). */
+                if (got == 0 || (max && got < max))
+                    break;
             }
             for (int j = 0; j < MODEL_MAX; j++)
                 CHECK(!(model[j].live && model[j].deadline <= now));
@@ -591,6 +654,7 @@ int main(void) {
     test_periodic();
     test_catching_up();
     test_expire();
+    test_get_many();
     test_fixed_capacity();
     test_reserve();
 #ifdef __linux__

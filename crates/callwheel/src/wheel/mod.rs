@@ -553,6 +553,17 @@ impl<T> Timers<T> for Wheel<T> {
         self.earliest_deadline()
     }
 
+    /// As the trait says; at or before the wheel's own time it is exact and looks at no slot:
+    /// every timer due by then waits on the overdue queue (or in an `advance` left
+    /// unfinished), which is how a pull loop asks cheaply whether another round has work.
+    #[inline]
+    fn may_expire_at(&self, t: Tick) -> bool {
+        if t <= self.cursor {
+            return Timers::len(self) != 0 && self.pending_now();
+        }
+        self.earliest_deadline().is_some_and(|e| e <= t)
+    }
+
     /// [`Wheel::next_wakeup`]: the earliest window end.
     fn next_wakeup(&self) -> Option<Tick> {
         Wheel::next_wakeup(self)

@@ -1,0 +1,247 @@
+/*
+ * W1-W4 of docs/workloads.md written in C against the C API (cw_wheel_*), as a C program
+ * drives the wheel: no adapter between the loop and the library, an event loop's pulls
+ * (cw_wheel_update, then cw_wheel_get_many until a batch comes back short), and the wheel's
+ * own wake-up query (cw_wheel_next_wakeup). Each function runs one repetition with a fresh wheel
+ * and a generator seeded with `seed`, times only the region the workload marks timed
+ * (CLOCK_MONOTONIC, the clock Rust's Instant reads), and reports what the Rust workloads
+ * report; the Rust side (c_driver.rs) repeats them, checks the counts and builds the outcomes.
+ *
+ * Every function returns 0, or a negative code naming the step that failed (a refusal of the
+ * library, or memory for the W2 queue); the figures are then not filled.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "callwheel.h"
+
+/* The codes the functions return (see c_driver.rs, which names them). */
+enum {
+    CWB_OK = 0,
+    CWB_NEW = -1,   /* cw_wheel_new refused */
+    CWB_ADD = -2,   /* cw_wheel_add refused */
+    CWB_UPDATE = -3, /* cw_wheel_update refused */
+    CWB_QUEUE = -4, /* no memory for W2's queue of handles */
+    CWB_COUNTS = -5, /* cw_wheel_counts refused */
+    CWB_JUMPS = -6, /* W4 gave up after max_jumps jumps */
+};
+
+/* SplitMix64 (Steele, Lea & Flood), step for step the generator of the Rust workloads. */
+typedef struct {
+    uint64_t state;
+} rng;
+
+static inline uint64_t rng_next(rng *r) {
+    r->state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = r->state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* lo + next % (hi - lo), the workloads' definition (the slight modulo bias included). */
+static inline uint64_t rng_range(rng *r, uint64_t lo, uint64_t hi) {
+    return lo + rng_next(r) % (hi - lo);
+}
+
+static uint64_t clock_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Expiries pulled per cw_wheel_get_many call. */
+#define BATCH 64
+
+/* Pulls every timer due by `now`, a batch at a time; returns how many. */
+static inline uint64_t pull_due(cw_wheel *w, uint64_t now, int *rc) {
+    if (cw_wheel_update(w, now) != CW_OK) {
+        *rc = CWB_UPDATE;
+        return 0;
+    }
+    uint64_t n = 0;
+    cw_expiry batch[BATCH];
+    int got;
+    /* A short batch means nothing else is due. */
+    do {
+        got = cw_wheel_get_many(w, batch, BATCH);
+        if (got > 0)
+            n += (uint64_t)got;
+    } while (got == BATCH);
+    return n;
+}
+
+/*
+ * W1, set/cancel: n outstanding timers in [1e6, 2e6), one more in [2e6, 3e6), then `iters`
+ * timed (delete + add) pairs on it. Out: elapsed ns, the bytes the wheel holds after the
+ * setup, deletes that missed their timer, timers pending after the loop.
+ */
+int cwb_w1(uint64_t n, uint64_t iters, uint64_t seed, uint64_t *elapsed_ns, uint64_t *bytes,
+           uint64_t *missed, uint64_t *pending) {
+    rng r = {seed};
+    cw_wheel *w = NULL;
+    if (cw_wheel_new(0, 0, &w) != CW_OK)
+        return CWB_NEW;
+    int rc = CWB_OK;
+    cw_handle h;
+    for (uint64_t i = 0; i < n && rc == CWB_OK; i++)
+        if (cw_wheel_add(w, rng_range(&r, 1000000, 2000000), 0, i, &h) != CW_OK)
+            rc = CWB_ADD;
+    if (rc == CWB_OK && cw_wheel_add(w, rng_range(&r, 2000000, 3000000), 0, n, &h) != CW_OK)
+        rc = CWB_ADD;
+    cw_wheel_info info;
+    if (rc == CWB_OK && cw_wheel_counts(w, &info) != CW_OK)
+        rc = CWB_COUNTS;
+    if (rc != CWB_OK) {
+        cw_wheel_free(w);
+        return rc;
+    }
+    *bytes = info.bytes;
+    uint64_t miss = 0;
+    uint64_t begin = clock_ns();
+    for (uint64_t i = 0; i < iters; i++) {
+        uint64_t e = rng_range(&r, 2000000, 3000000);
+        miss += cw_wheel_del(w, h, NULL) != CW_OK;
+        if (cw_wheel_add(w, e, 0, i, &h) != CW_OK) {
+            rc = CWB_ADD;
+            break;
+        }
+    }
+    *elapsed_ns = clock_ns() - begin;
+    if (rc == CWB_OK && cw_wheel_counts(w, &info) != CW_OK)
+        rc = CWB_COUNTS;
+    *missed = miss;
+    *pending = info.pending;
+    cw_wheel_free(w);
+    return rc;
+}
+
+#define W2_DELAY_LO 200
+#define W2_DELAY_HI 250
+#define W2_STEPS_PER_TICK 1000
+#define W2_CANCEL_PERCENT 95
+
+/*
+ * W2, churn: n timers in flight (untimed warm-up), then `steps` timed steps of add one / take
+ * the oldest from a FIFO of handles / delete it 95 % of the time, the clock moving one tick
+ * (and the due timers pulled) every 1000 steps. Out: elapsed ns, timers pulled in the timed
+ * region, deletes that missed their timer.
+ */
+int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint64_t *expiries,
+           uint64_t *missed) {
+    rng r = {seed};
+    cw_wheel *w = NULL;
+    if (cw_wheel_new(0, 0, &w) != CW_OK)
+        return CWB_NEW;
+    /* A ring of n + 1 handles: at most n are queued between steps, n + 1 within one. */
+    uint64_t cap = n + 1;
+    cw_handle *fifo = malloc(cap * sizeof *fifo);
+    if (fifo == NULL) {
+        cw_wheel_free(w);
+        return CWB_QUEUE;
+    }
+    uint64_t head = 0, len = 0, now = 0;
+    int rc = CWB_OK;
+    for (uint64_t i = 0; i < n && rc == CWB_OK; i++) {
+        cw_handle h;
+        if (cw_wheel_add(w, now + rng_range(&r, W2_DELAY_LO, W2_DELAY_HI), 0, i, &h) != CW_OK) {
+            rc = CWB_ADD;
+            break;
+        }
+        fifo[(head + len++) % cap] = h;
+        if ((i + 1) % W2_STEPS_PER_TICK == 0)
+            pull_due(w, ++now, &rc);
+    }
+    uint64_t fired = 0, miss = 0;
+    uint64_t begin = clock_ns();
+    for (uint64_t i = 0; i < steps && rc == CWB_OK; i++) {
+        cw_handle h;
+        if (cw_wheel_add(w, now + rng_range(&r, W2_DELAY_LO, W2_DELAY_HI), 0, n + i, &h)
+            != CW_OK) {
+            rc = CWB_ADD;
+            break;
+        }
+        fifo[(head + len++) % cap] = h;
+        cw_handle oldest = fifo[head];
+        head = (head + 1) % cap;
+        len--;
+        if (rng_range(&r, 0, 100) < W2_CANCEL_PERCENT)
+            miss += cw_wheel_del(w, oldest, NULL) != CW_OK;
+        if ((i + 1) % W2_STEPS_PER_TICK == 0)
+            fired += pull_due(w, ++now, &rc);
+    }
+    *elapsed_ns = clock_ns() - begin;
+    *expiries = fired;
+    *missed = miss;
+    free(fifo);
+    cw_wheel_free(w);
+    return rc;
+}
+
+/*
+ * W3, expire: `timers` adds in [1, ticks), then the clock moved to every tick of 1..=ticks with
+ * the due timers pulled, all timed. Out: elapsed ns, timers pulled within the ticks, timers
+ * left after the last tick (pulled untimed at the wheel's wake-ups; 0 for an exact wheel).
+ */
+int cwb_w3(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t *elapsed_ns,
+           uint64_t *fired, uint64_t *late) {
+    rng r = {seed};
+    cw_wheel *w = NULL;
+    if (cw_wheel_new(0, 0, &w) != CW_OK)
+        return CWB_NEW;
+    int rc = CWB_OK;
+    uint64_t n = 0;
+    uint64_t begin = clock_ns();
+    for (uint64_t i = 0; i < timers; i++) {
+        cw_handle h;
+        if (cw_wheel_add(w, rng_range(&r, 1, ticks), 0, i, &h) != CW_OK) {
+            rc = CWB_ADD;
+            break;
+        }
+    }
+    for (uint64_t now = 1; now <= ticks && rc == CWB_OK; now++)
+        n += pull_due(w, now, &rc);
+    *elapsed_ns = clock_ns() - begin;
+    *fired = n;
+    uint64_t rest = 0, at;
+    while (rc == CWB_OK && cw_wheel_next_wakeup(w, &at) == 1)
+        rest += pull_due(w, at, &rc);
+    *late = rest;
+    cw_wheel_free(w);
+    return rc;
+}
+
+/*
+ * W4, sparse advance: `timers` adds in [1, ticks), then the clock moved to each instant
+ * cw_wheel_next_wakeup names, with the due timers pulled, until no timer is pending; all
+ * timed. Out: elapsed ns, timers pulled, jumps made (at most max_jumps, or CWB_JUMPS).
+ */
+int cwb_w4(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t max_jumps,
+           uint64_t *elapsed_ns, uint64_t *fired, uint64_t *jumps) {
+    rng r = {seed};
+    cw_wheel *w = NULL;
+    if (cw_wheel_new(0, 0, &w) != CW_OK)
+        return CWB_NEW;
+    int rc = CWB_OK;
+    uint64_t n = 0, j = 0, at;
+    uint64_t begin = clock_ns();
+    for (uint64_t i = 0; i < timers; i++) {
+        cw_handle h;
+        if (cw_wheel_add(w, rng_range(&r, 1, ticks), 0, i, &h) != CW_OK) {
+            rc = CWB_ADD;
+            break;
+        }
+    }
+    while (rc == CWB_OK && cw_wheel_next_wakeup(w, &at) == 1) {
+        n += pull_due(w, at, &rc);
+        if (++j > max_jumps)
+            rc = CWB_JUMPS;
+    }
+    *elapsed_ns = clock_ns() - begin;
+    *fired = n;
+    *jumps = j;
+    cw_wheel_free(w);
+    return rc;
+}
