@@ -128,10 +128,14 @@ impl cw_wheel {
     // it: a C caller pays one call (a helper shared by two entry points was a second).
     #[inline(always)]
     fn add(&mut self, deadline: u64, tolerance: u64, value: u64) -> Result<cw_handle, c_int> {
-        let h = self
-            .wheel
-            .start_with(deadline, tolerance, value)
-            .map_err(wheel_code)?;
+        // An exact timer (the common case) takes the core's start with its tolerance known to
+        // be 0, which keeps the window with no arithmetic.
+        let h = if tolerance == 0 {
+            self.wheel.start(deadline, value)
+        } else {
+            self.wheel.start_with(deadline, tolerance, value)
+        }
+        .map_err(wheel_code)?;
         self.dry = false;
         Ok(h.into())
     }
