@@ -67,6 +67,7 @@ fn every_source_sleeps_every_request_and_every_batch_timer_fires_once() {
     }
     assert!(text.contains("| 0 % |") && text.contains("| 5 % |"));
     assert!(text.contains("exact: callwheel p50 - raw p50 per request (target <= +5 us)"));
+    assert!(text.contains("exact: callwheel p50 - raw p50 per request (target <= +2 us)"));
     assert!(text.contains("wake-ups / optimum (target <= 1.05)"));
     assert!(text.contains("idle runtime (one timer 1 h away)"));
 }

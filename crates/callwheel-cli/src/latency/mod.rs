@@ -29,6 +29,12 @@ use callwheel_bench::results::Figures;
 
 use crate::failure::{fail, Failure};
 
+/// The targets for the runtime's median lateness over the raw `clock_nanosleep` loop's, in
+/// ns, judged in the same run: the runtime's first target (+5 µs), and the tighter one it aims
+/// for now (+2 µs, what the wake-up path costs beyond the kernel's). `latency` and `sweep` print
+/// a verdict for each.
+pub const P50_TARGETS_NS: [u64; 2] = [5_000, 2_000];
+
 /// What one latency run measures.
 #[derive(Clone, Debug)]
 pub struct LatencyArgs {
@@ -328,11 +334,19 @@ pub fn render(report: &Report) -> String {
         if let Some(cb) = report.rows.first() {
             let p50_diff = cb.p50 as f64 / 1_000.0 - raw.p50 as f64 / 1_000.0;
             let p99_ratio = cb.p99 as f64 / raw.p99.max(1) as f64;
+            let p50s: Vec<String> = P50_TARGETS_NS
+                .iter()
+                .map(|&t| {
+                    let t = t as f64 / 1_000.0;
+                    let met = if p50_diff <= t { "met" } else { "missed" };
+                    format!("(target ≤ +{t:.2}): {met}")
+                })
+                .collect();
             let _ = writeln!(
                 out,
-                "\ntargets (callback vs raw, same run): p50 {:+.2} µs (target ≤ +5.00): {}; p99 × {:.2} (target ≤ 1.20): {}",
+                "\ntargets (callback vs raw, same run): p50 {:+.2} µs {}; p99 × {:.2} (target ≤ 1.20): {}",
                 p50_diff,
-                if p50_diff <= 5.0 { "met" } else { "missed" },
+                p50s.join(", "),
                 p99_ratio,
                 if p99_ratio <= 1.2 { "met" } else { "missed" }
             );
