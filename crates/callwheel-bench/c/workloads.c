@@ -26,6 +26,7 @@ enum {
     CWB_QUEUE = -4, /* no memory for W2's queue of handles */
     CWB_COUNTS = -5, /* cw_wheel_counts refused */
     CWB_JUMPS = -6, /* W4 gave up after max_jumps jumps */
+    CWB_PULL = -7,  /* cw_wheel_get_many or cw_wheel_next_wakeup refused */
 };
 
 /* SplitMix64 (Steele, Lea & Flood), step for step the generator of the Rust workloads. */
@@ -67,8 +68,11 @@ static inline uint64_t pull_due(cw_wheel *w, uint64_t now, int *rc) {
     /* A short batch means nothing else is due. */
     do {
         got = cw_wheel_get_many(w, batch, BATCH);
-        if (got > 0)
-            n += (uint64_t)got;
+        if (got < 0) {
+            *rc = CWB_PULL;
+            break;
+        }
+        n += (uint64_t)got;
     } while (got == BATCH);
     return n;
 }
@@ -150,7 +154,8 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
             rc = CWB_ADD;
             break;
         }
-        fifo[(head + len++) % cap] = h;
+        fifo[i] = h; /* the warm-up fills the ring from its start */
+        len++;
         if ((i + 1) % W2_STEPS_PER_TICK == 0)
             pull_due(w, ++now, &rc);
     }
@@ -163,10 +168,14 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
             rc = CWB_ADD;
             break;
         }
-        fifo[(head + len++) % cap] = h;
+        /* The ring wraps by a compare, as a VecDeque does, not by a division. */
+        uint64_t tail = head + len;
+        if (tail >= cap)
+            tail -= cap;
+        fifo[tail] = h;
         cw_handle oldest = fifo[head];
-        head = (head + 1) % cap;
-        len--;
+        if (++head == cap)
+            head = 0;
         if (rng_range(&r, 0, 100) < W2_CANCEL_PERCENT)
             miss += cw_wheel_del(w, oldest, NULL) != CW_OK;
         if ((i + 1) % W2_STEPS_PER_TICK == 0)
@@ -206,8 +215,11 @@ int cwb_w3(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t *elapsed_ns,
     *elapsed_ns = clock_ns() - begin;
     *fired = n;
     uint64_t rest = 0, at;
-    while (rc == CWB_OK && cw_wheel_next_wakeup(w, &at) == 1)
+    int q;
+    while (rc == CWB_OK && (q = cw_wheel_next_wakeup(w, &at)) == 1)
         rest += pull_due(w, at, &rc);
+    if (rc == CWB_OK && q < 0)
+        rc = CWB_PULL;
     *late = rest;
     cw_wheel_free(w);
     return rc;
@@ -234,11 +246,14 @@ int cwb_w4(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t max_jumps,
             break;
         }
     }
-    while (rc == CWB_OK && cw_wheel_next_wakeup(w, &at) == 1) {
+    int q;
+    while (rc == CWB_OK && (q = cw_wheel_next_wakeup(w, &at)) == 1) {
         n += pull_due(w, at, &rc);
         if (++j > max_jumps)
             rc = CWB_JUMPS;
     }
+    if (rc == CWB_OK && q < 0)
+        rc = CWB_PULL;
     *elapsed_ns = clock_ns() - begin;
     *fired = n;
     *jumps = j;

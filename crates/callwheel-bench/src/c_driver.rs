@@ -3,8 +3,9 @@
 //! so a figure is what a C program pays per operation, with nothing of Rust between the loop
 //! and the library. This module repeats the C functions (one repetition each), checks their
 //! counts with the Rust workloads' rules and builds the same outcomes, so the registry's
-//! `c-wheel` rows run through it beside the Rust wheel's. (W5 goes through the
-//! [`CWheel`](crate::c_wheel::CWheel) adapter: its figure is a count of wake-ups, not a time.)
+//! `c-wheel` rows run through it beside the Rust wheel's. (W5, whose verdicts are counts of
+//! wake-ups, goes through the [`CWheel`](crate::c_wheel::CWheel) adapter, and so does its time
+//! per timer.)
 #![allow(unsafe_code)]
 
 use crate::workload::{
@@ -60,6 +61,7 @@ fn failed(rc: i32) -> String {
         -4 => "no memory for W2's queue of handles".into(),
         -5 => "cw_wheel_counts refused".into(),
         -6 => format!("gave up after {MAX_WAKEUPS} jumps"),
+        -7 => "cw_wheel_get_many or cw_wheel_next_wakeup refused".into(),
         other => format!("the C driver failed with code {other}"),
     }
 }

@@ -259,6 +259,12 @@ fn the_p50_gap_is_judged_on_the_medians_not_on_their_rounding() {
     let r = result(&made_up(5_004, 100, 0), exact);
     assert!(r.ends_with(": missed"), "{r}");
     assert!(r.contains("+5.004 us"), "{r}");
+    // The tighter target, judged the same way.
+    let tight = "exact: callwheel p50 - raw p50 per request (target <= +2 us)";
+    assert!(result(&made_up(2_000, 100, 0), tight).ends_with(": met"));
+    let r = result(&made_up(2_004, 100, 0), tight);
+    assert!(r.ends_with(": missed"), "{r}");
+    assert!(result(&made_up(5_000, 100, 0), tight).ends_with(": missed"));
 }
 
 #[test]

@@ -113,7 +113,8 @@
  * and cw_wheel_reserve (exact room), cw_wheel_add / cw_wheel_add_in (absolute or relative
  * deadline, a tolerance, a uint64_t value), cw_wheel_add_periodic, cw_wheel_del,
  * cw_wheel_reset / cw_wheel_reset_in, cw_wheel_pending; cw_wheel_update(w, now) then
- * cw_wheel_get (pull one expired timer) or cw_wheel_expire (a callback per timer);
+ * cw_wheel_get (pull one expired timer), cw_wheel_get_many (pull a batch) or
+ * cw_wheel_expire (a callback per timer);
  * cw_wheel_next_wakeup (absolute) and cw_wheel_timeout (relative): the earliest window end,
  * to sleep until; cw_wheel_counts;
  * cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.
@@ -1675,8 +1676,9 @@ int cw_wheel_expire(cw_wheel *w,
 // The absolute time the caller should next wake: the earliest window end among the pending
 // timers, or the wheel's time when timers are already due (pull them now). Never later than
 // any window's end; it may be earlier than needed after deletes or resets, and is the
-// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0): a
-// wake-up that finds nothing due costs one empty cw_wheel_get.
+// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0 or a
+// cw_wheel_get_many batch comes back short): a wake-up that finds nothing due costs one empty
+// pull.
 //
 // Returns 1 with `deadline` filled; 0 when no timer is pending (sleep as long as you like);
 // CW_EINVAL for NULL `w` or `deadline`.

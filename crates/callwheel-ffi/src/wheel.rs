@@ -599,9 +599,14 @@ pub unsafe extern "C" fn cw_wheel_get_many(
             return Err(CW_EINVAL);
         }
         let got = w.pull_many(max, |i, e| {
-            // SAFETY: `i < max`, and `out` is valid for writing `max` expiries by this
-            // function's contract.
-            unsafe { out.add(i).write(e) }
+            // The core charges a step of the budget for every firing, so `i < max` always; the
+            // write is guarded here all the same, as the caller's memory depends on it.
+            debug_assert!(i < max);
+            if i < max {
+                // SAFETY: `i < max`, and `out` is valid for writing `max` expiries by this
+                // function's contract.
+                unsafe { out.add(i).write(e) }
+            }
         });
         Ok(count(got as u64))
     })
@@ -659,8 +664,9 @@ pub unsafe extern "C" fn cw_wheel_expire(
 /// The absolute time the caller should next wake: the earliest window end among the pending
 /// timers, or the wheel's time when timers are already due (pull them now). Never later than
 /// any window's end; it may be earlier than needed after deletes or resets, and is the
-/// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0): a
-/// wake-up that finds nothing due costs one empty cw_wheel_get.
+/// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0 or a
+/// cw_wheel_get_many batch comes back short): a wake-up that finds nothing due costs one empty
+/// pull.
 ///
 /// Returns 1 with `deadline` filled; 0 when no timer is pending (sleep as long as you like);
 /// CW_EINVAL for NULL `w` or `deadline`.

@@ -40,7 +40,7 @@ pub fn verdicts(report: &SweepReport) -> Vec<Verdict> {
             out.push(Verdict {
                 what: format!(
                     "exact: callwheel p50 - raw p50 per request (target <= +{} us)",
-                    target / 1_000
+                    target as f64 / 1_000.0
                 ),
                 result: format!(
                     "{met} of {} requests; worst {:+.3} us at {wr} us: {}",
