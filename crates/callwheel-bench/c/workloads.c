@@ -260,3 +260,17 @@ int cwb_w4(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t max_jumps,
     cw_wheel_free(w);
     return rc;
 }
+
+/*
+ * The probes of `callwheel instructions` (callgrind collects only inside functions whose name
+ * holds "instructions_probe"): a C caller's add and delete, with nothing around them, so the
+ * count is what a C program pays per call, the call into the probe included.
+ */
+__attribute__((noinline)) int instructions_probe_start_c_wheel(cw_wheel *w, uint64_t deadline,
+                                                               uint64_t value, cw_handle *out) {
+    return cw_wheel_add(w, deadline, 0, value, out);
+}
+
+__attribute__((noinline)) int instructions_probe_stop_c_wheel(cw_wheel *w, cw_handle h) {
+    return cw_wheel_del(w, h, NULL);
+}

@@ -41,6 +41,19 @@ extern "C" {
         fired: *mut u64,
         late: *mut u64,
     ) -> i32;
+    /// `cw_wheel_add(w, deadline, 0, value, out)` from C, as `callwheel instructions` counts it.
+    // The wheel is opaque to C: a `cw_wheel *` passes as an untyped pointer.
+    pub(crate) fn instructions_probe_start_c_wheel(
+        w: *mut core::ffi::c_void,
+        deadline: u64,
+        value: u64,
+        out: *mut callwheel_ffi::cw_handle,
+    ) -> i32;
+    /// `cw_wheel_del(w, h, NULL)` from C, as `callwheel instructions` counts it.
+    pub(crate) fn instructions_probe_stop_c_wheel(
+        w: *mut core::ffi::c_void,
+        h: callwheel_ffi::cw_handle,
+    ) -> i32;
     fn cwb_w4(
         timers: u64,
         ticks: u64,

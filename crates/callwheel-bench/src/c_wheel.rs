@@ -44,6 +44,39 @@ impl CWheel {
         Ok(CWheel { w, now: 0, len: 0 })
     }
 
+    /// [`Timers::start`] made by C code (a probe of the C driver that calls `cw_wheel_add`
+    /// and nothing else): what `callwheel instructions` counts as the C API's start.
+    pub fn start_from_c(&mut self, deadline: Tick, value: u64) -> Result<Handle, Error> {
+        let mut h = cw_handle::default();
+        // SAFETY: `self.w` is live; `h` is a live local.
+        let rc = unsafe {
+            crate::c_driver::instructions_probe_start_c_wheel(
+                self.w.cast(),
+                deadline,
+                value,
+                &mut h,
+            )
+        };
+        if rc != CW_OK {
+            return Err(refusal(rc));
+        }
+        self.len += 1;
+        Ok(h.into())
+    }
+
+    /// [`Timers::stop`] made by C code (the probe that calls `cw_wheel_del`), without the
+    /// value: whether the timer was pending.
+    pub fn stop_from_c(&mut self, handle: Handle) -> bool {
+        // SAFETY: `self.w` is live.
+        let rc = unsafe {
+            crate::c_driver::instructions_probe_stop_c_wheel(self.w.cast(), handle.into())
+        };
+        if rc == CW_OK {
+            self.len -= 1;
+        }
+        rc == CW_OK
+    }
+
     fn info(&self) -> cw_wheel_info {
         let mut info = cw_wheel_info::default();
         // SAFETY: `self.w` is live (owned, freed only in Drop); `info` is a live local.

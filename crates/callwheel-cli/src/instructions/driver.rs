@@ -4,7 +4,9 @@
 //! A probe (`instructions_probe_<op>_<structure>`) is a function the compiler may not inline
 //! that calls the library's `start` or `stop` and nothing else; callgrind collects only inside
 //! the probes, so a probe's inclusive count is the library's plus the few instructions of the
-//! call itself. The workload's generator, the loop and the setup run outside them. After each
+//! call itself. The C API's probes are C functions of the benchmark library's C driver, which
+//! call `cw_wheel_add` and `cw_wheel_del` as a C program does. The workload's generator, the
+//! loop and the setup run outside them. After each
 //! point the driver calls [`point_done`](crate::callgrind::point_done), after which callgrind
 //! writes a dump, and
 //! prints the point's line:
@@ -66,12 +68,6 @@ probes!(
     |i| i,
     instructions_probe_start_wheel_u64,
     instructions_probe_stop_wheel_u64
-);
-probes!(
-    CWheel,
-    |i| i,
-    instructions_probe_start_c_wheel,
-    instructions_probe_stop_c_wheel
 );
 
 /// The probes of one structure.
@@ -143,9 +139,11 @@ fn run_point(structure: Structure, n: u64) -> Result<(), String> {
             CWheel::new().map_err(|e| format!("cw_wheel_new failed: {e}"))?,
             n,
             |i| i,
+            // The C API's probes are C code (the C driver's), calling the exported functions
+            // as a C program does; these closures only reach them and are not counted.
             &Probes {
-                start: instructions_probe_start_c_wheel,
-                stop: instructions_probe_stop_c_wheel,
+                start: |s, deadline, i| s.start_from_c(deadline, i),
+                stop: CWheel::stop_from_c,
             },
         ),
     }

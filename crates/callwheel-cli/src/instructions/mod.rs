@@ -1,8 +1,7 @@
 //! Instructions per start and stop, counted by callgrind: W1's cancel + start pair on the
 //! production wheel (`Wheel<()>` and `Wheel<u64>`) and through the C API (`cw_wheel_add` and
-//! `cw_wheel_del`, called through the benchmark library's `CWheel` adapter: each call enters
-//! the exported function as a C caller's does, plus the adapter's few instructions of
-//! bookkeeping), at each number of outstanding timers.
+//! `cw_wheel_del`, called from C code as a C program calls them), at each number of outstanding
+//! timers.
 //!
 //! Time per pair on a shared machine moves by tens of percent from run to run; the instructions
 //! a pair executes do not. The wheel's target is at most 100 library instructions per pair for
@@ -29,7 +28,7 @@ pub enum Structure {
     WheelUnit,
     /// The production wheel with a `u64` per timer (what `bench` measures as `wheel`).
     WheelU64,
-    /// The C API's caller-driven wheel, `u64` values, through the `CWheel` adapter.
+    /// The C API's caller-driven wheel, `u64` values, called from C.
     CWheel,
 }
 
