@@ -77,6 +77,16 @@ static inline uint64_t pull_due(cw_wheel *w, uint64_t now, int *rc) {
     return n;
 }
 
+/* Adds `timers` timers with deadlines in [lo, hi), values 0, 1, ...: the workloads' fills. */
+static inline int add_drawn(cw_wheel *w, rng *r, uint64_t timers, uint64_t lo, uint64_t hi) {
+    for (uint64_t i = 0; i < timers; i++) {
+        cw_handle h;
+        if (cw_wheel_add(w, rng_range(r, lo, hi), 0, i, &h) != CW_OK)
+            return CWB_ADD;
+    }
+    return CWB_OK;
+}
+
 /*
  * W1, set/cancel: n outstanding timers in [1e6, 2e6), one more in [2e6, 3e6), then `iters`
  * timed (delete + add) pairs on it. Out: elapsed ns, the bytes the wheel holds after the
@@ -88,11 +98,8 @@ int cwb_w1(uint64_t n, uint64_t iters, uint64_t seed, uint64_t *elapsed_ns, uint
     cw_wheel *w = NULL;
     if (cw_wheel_new(0, 0, &w) != CW_OK)
         return CWB_NEW;
-    int rc = CWB_OK;
+    int rc = add_drawn(w, &r, n, 1000000, 2000000);
     cw_handle h;
-    for (uint64_t i = 0; i < n && rc == CWB_OK; i++)
-        if (cw_wheel_add(w, rng_range(&r, 1000000, 2000000), 0, i, &h) != CW_OK)
-            rc = CWB_ADD;
     if (rc == CWB_OK && cw_wheel_add(w, rng_range(&r, 2000000, 3000000), 0, n, &h) != CW_OK)
         rc = CWB_ADD;
     cw_wheel_info info;
@@ -200,22 +207,15 @@ int cwb_w3(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t *elapsed_ns,
     cw_wheel *w = NULL;
     if (cw_wheel_new(0, 0, &w) != CW_OK)
         return CWB_NEW;
-    int rc = CWB_OK;
     uint64_t n = 0;
     uint64_t begin = clock_ns();
-    for (uint64_t i = 0; i < timers; i++) {
-        cw_handle h;
-        if (cw_wheel_add(w, rng_range(&r, 1, ticks), 0, i, &h) != CW_OK) {
-            rc = CWB_ADD;
-            break;
-        }
-    }
+    int rc = add_drawn(w, &r, timers, 1, ticks);
     for (uint64_t now = 1; now <= ticks && rc == CWB_OK; now++)
         n += pull_due(w, now, &rc);
     *elapsed_ns = clock_ns() - begin;
     *fired = n;
     uint64_t rest = 0, at;
-    int q;
+    int q = 0;
     while (rc == CWB_OK && (q = cw_wheel_next_wakeup(w, &at)) == 1)
         rest += pull_due(w, at, &rc);
     if (rc == CWB_OK && q < 0)
@@ -236,17 +236,10 @@ int cwb_w4(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t max_jumps,
     cw_wheel *w = NULL;
     if (cw_wheel_new(0, 0, &w) != CW_OK)
         return CWB_NEW;
-    int rc = CWB_OK;
     uint64_t n = 0, j = 0, at;
     uint64_t begin = clock_ns();
-    for (uint64_t i = 0; i < timers; i++) {
-        cw_handle h;
-        if (cw_wheel_add(w, rng_range(&r, 1, ticks), 0, i, &h) != CW_OK) {
-            rc = CWB_ADD;
-            break;
-        }
-    }
-    int q;
+    int rc = add_drawn(w, &r, timers, 1, ticks);
+    int q = 0;
     while (rc == CWB_OK && (q = cw_wheel_next_wakeup(w, &at)) == 1) {
         n += pull_due(w, at, &rc);
         if (++j > max_jumps)
