@@ -28,6 +28,9 @@ fn main() {
     // The build's own copy, which the header test compares with the committed one.
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     write_if_changed(&out.join("callwheel.h"), &text);
+    // Dependents' build scripts find it there (DEP_CALLWHEEL_FFI_INCLUDE), in a packaged crate
+    // as in the source tree.
+    println!("cargo:include={}", out.display());
     // The source tree is written only when asked: an ordinary build (or a packaged crate)
     // never touches it.
     println!("cargo:rerun-if-env-changed=CALLWHEEL_UPDATE_HEADER");
