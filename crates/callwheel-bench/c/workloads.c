@@ -7,8 +7,9 @@
  * (CLOCK_MONOTONIC, the clock Rust's Instant reads), and reports what the Rust workloads
  * report; the Rust side (c_driver.rs) repeats them, checks the counts and builds the outcomes.
  *
- * Every function returns 0, or a negative code naming the step that failed (a refusal of the
- * library, or memory for the W2 queue); the figures are then not filled.
+ * Every workload function returns 0, or a negative code naming the step that failed (a
+ * refusal of the library, or memory for the W2 queue); the figures are then not filled. The
+ * two probes at the end, which `callwheel instructions` counts, return the library's codes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>

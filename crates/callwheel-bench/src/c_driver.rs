@@ -3,7 +3,9 @@
 //! so a figure is what a C program pays per operation, with nothing of Rust between the loop
 //! and the library. This module repeats the C functions (one repetition each), checks their
 //! counts with the Rust workloads' rules and builds the same outcomes, so the registry's
-//! `c-wheel` rows run through it beside the Rust wheel's. (W5, whose verdicts are counts of
+//! `c-wheel` rows run through it beside the Rust wheel's. The C file also holds the two probes
+//! `callwheel instructions` counts for the C API (reached through
+//! [`CWheel::start_from_c`](crate::c_wheel::CWheel::start_from_c) and `stop_from_c`). (W5, whose verdicts are counts of
 //! wake-ups, goes through the [`CWheel`](crate::c_wheel::CWheel) adapter, and so does its time
 //! per timer.)
 #![allow(unsafe_code)]
@@ -42,7 +44,8 @@ extern "C" {
         late: *mut u64,
     ) -> i32;
     /// `cw_wheel_add(w, deadline, 0, value, out)` from C, as `callwheel instructions` counts it.
-    // The wheel is opaque to C: a `cw_wheel *` passes as an untyped pointer.
+    // `cw_wheel` is not `repr(C)` (C sees it only through pointers), so the pointer is
+    // declared untyped here, as Rust's FFI lint asks.
     pub(crate) fn instructions_probe_start_c_wheel(
         w: *mut core::ffi::c_void,
         deadline: u64,

@@ -1,8 +1,9 @@
 //! The production wheel through its C API (`cw_wheel_*`), behind the benchmark traits: every
 //! operation crosses the C ABI into the library's `extern "C"` functions, with their argument
-//! checks, handle conversion and panic guard. W5 runs through it, and the tests run the
-//! conformance suite on it; W1–W4 run from the C driver ([`c_driver`](crate::c_driver)), which
-//! has no adapter between its loops and the library.
+//! checks, handle conversion and panic guard. W5 runs through it, and `callwheel instructions`
+//! makes its pairs on it through the C driver's probes ([`CWheel::start_from_c`]); W1–W4 run
+//! from the C driver ([`c_driver`](crate::c_driver)), which has no adapter between its loops
+//! and the library.
 //!
 //! Calling the C API is unsafe by nature (raw pointers). The wheel pointer is created here,
 //! owned by [`CWheel`] and freed once in `Drop`, and every out-pointer is a live local.

@@ -7,7 +7,7 @@
 //! | [`registry`] | the one list of structures: the schemes, the production wheel (from Rust and through the C API), the peers, and the workload selector they are built for |
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`async_queue`] | callwheel-async's `DelayQueue` behind the benchmark traits |
-//! | [`c_driver`] | W1–W4 from a C driver calling the C API (`cw_wheel_*`) directly |
+//! | [`c_driver`] | W1–W4 from a C driver calling the C API (`cw_wheel_*`) directly, and the C API's instruction probes |
 //! | [`c_wheel`] | the production wheel through its C API behind the benchmark traits (W5, tests) |
 //! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
 //! | [`runner`] | one child process per measurement, and its report |
