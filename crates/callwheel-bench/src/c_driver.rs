@@ -11,8 +11,8 @@
 #![allow(unsafe_code)]
 
 use crate::workload::{
-    same_each_repetition, w1_counts, w3_report, W1Outcome, W1Params, W2Outcome, W2Params,
-    W3Outcome, W3Params, W4Outcome, W4Params, MAX_WAKEUPS, SEED,
+    same_each_repetition, w1_counts, w2_cancels, w3_report, W1Outcome, W1Params, W2Outcome,
+    W2Params, W3Outcome, W3Params, W4Outcome, W4Params, MAX_WAKEUPS, SEED,
 };
 
 // The C driver, compiled by the build script from c/workloads.c and linked with the C API of
@@ -88,9 +88,7 @@ fn per(elapsed_ns: u64, ops: u64) -> f64 {
 
 /// W1 from the C driver: as [`workload::w1`](crate::workload::w1).
 pub fn w1(p: &W1Params) -> Result<W1Outcome, String> {
-    if p.iters == 0 || p.reps == 0 {
-        return Err("W1 needs at least one iteration and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_pair = Vec::with_capacity(p.reps as usize);
     let mut bytes_per_timer = None;
     for rep in 0..p.reps {
@@ -124,9 +122,7 @@ pub fn w1(p: &W1Params) -> Result<W1Outcome, String> {
 
 /// W2 from the C driver: as [`workload::w2`](crate::workload::w2).
 pub fn w2(p: &W2Params) -> Result<W2Outcome, String> {
-    if p.steps == 0 || p.reps == 0 {
-        return Err("W2 needs at least one step and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_step = Vec::with_capacity(p.reps as usize);
     let mut count = None;
     for _ in 0..p.reps {
@@ -136,11 +132,7 @@ pub fn w2(p: &W2Params) -> Result<W2Outcome, String> {
         if rc != 0 {
             return Err(failed(rc));
         }
-        if missed != 0 {
-            return Err(format!(
-                "{missed} cancels did not find their timer (a popped timer is always pending)"
-            ));
-        }
+        w2_cancels(missed)?;
         same_each_repetition(&mut count, expiries, "the expiry counts")?;
         ns_per_step.push(per(elapsed, p.steps));
     }
@@ -152,9 +144,7 @@ pub fn w2(p: &W2Params) -> Result<W2Outcome, String> {
 
 /// W3 from the C driver: as [`workload::w3`](crate::workload::w3).
 pub fn w3(p: &W3Params) -> Result<W3Outcome, String> {
-    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
-        return Err("W3 needs at least one timer, two ticks and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut report = None;
     for _ in 0..p.reps {
@@ -177,9 +167,7 @@ pub fn w3(p: &W3Params) -> Result<W3Outcome, String> {
 
 /// W4 from the C driver: as [`workload::w4`](crate::workload::w4).
 pub fn w4(p: &W4Params) -> Result<W4Outcome, String> {
-    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
-        return Err("W4 needs at least one timer, two ticks and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut counts = None;
     for _ in 0..p.reps {

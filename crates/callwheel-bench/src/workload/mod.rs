@@ -125,9 +125,7 @@ where
     S: Scheme<u64>,
     F: Fn() -> Result<S, Error>,
 {
-    if p.iters == 0 || p.reps == 0 {
-        return Err("W1 needs at least one iteration and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_pair = Vec::with_capacity(p.reps as usize);
     let mut bytes_per_timer = None;
     for rep in 0..p.reps {
@@ -168,6 +166,46 @@ where
     })
 }
 
+impl W1Params {
+    /// `Err` for sizes W1 cannot run (no iteration or no repetition).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.iters == 0 || self.reps == 0 {
+            return Err("W1 needs at least one iteration and one repetition".into());
+        }
+        Ok(())
+    }
+}
+
+impl W2Params {
+    /// `Err` for sizes W2 cannot run (no step or no repetition).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.steps == 0 || self.reps == 0 {
+            return Err("W2 needs at least one step and one repetition".into());
+        }
+        Ok(())
+    }
+}
+
+impl W3Params {
+    /// `Err` for sizes W3 cannot run (no timer, fewer than two ticks, no repetition).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.timers == 0 || self.ticks < 2 || self.reps == 0 {
+            return Err("W3 needs at least one timer, two ticks and one repetition".into());
+        }
+        Ok(())
+    }
+}
+
+/// W2's check after the timed loop: a popped timer is always pending, so every cancel found it.
+pub(crate) fn w2_cancels(missed: u64) -> Result<(), String> {
+    if missed != 0 {
+        return Err(format!(
+            "{missed} cancels did not find their timer (a popped timer is always pending)"
+        ));
+    }
+    Ok(())
+}
+
 /// W1's check after the timed loop: every cancel found its timer, and the `n` outstanding
 /// timers and the churned one are pending.
 pub(crate) fn w1_counts(missed: u64, pending: u64, n: u64) -> Result<(), String> {
@@ -204,9 +242,7 @@ where
     S: Scheme<u64>,
     F: Fn() -> Result<S, Error>,
 {
-    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
-        return Err("W3 needs at least one timer, two ticks and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut fired_report = None;
     for _ in 0..p.reps {
@@ -331,9 +367,7 @@ where
     S: Scheme<u64>,
     F: Fn() -> Result<S, Error>,
 {
-    if p.steps == 0 || p.reps == 0 {
-        return Err("W2 needs at least one step and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_step = Vec::with_capacity(p.reps as usize);
     let mut count = None;
     for _ in 0..p.reps {
@@ -384,11 +418,7 @@ where
         if incomplete {
             return Err("an advance with an unlimited budget did not complete".into());
         }
-        if missed != 0 {
-            return Err(format!(
-                "{missed} cancels did not find their timer (a popped timer is always pending)"
-            ));
-        }
+        w2_cancels(missed)?;
         same_each_repetition(&mut count, expiries, "the expiry counts")?;
         ns_per_step.push(elapsed.as_nanos() as f64 / p.steps as f64);
         drop(s);

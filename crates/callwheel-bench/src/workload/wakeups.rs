@@ -30,6 +30,16 @@ pub struct W4Params {
     pub reps: u32,
 }
 
+impl W4Params {
+    /// `Err` for sizes W4 cannot run (no timer, fewer than two ticks, no repetition).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.timers == 0 || self.ticks < 2 || self.reps == 0 {
+            return Err("W4 needs at least one timer, two ticks and one repetition".into());
+        }
+        Ok(())
+    }
+}
+
 /// What a W4 measurement produced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct W4Outcome {
@@ -56,9 +66,7 @@ where
     S: Scheme<u64>,
     F: Fn() -> Result<S, Error>,
 {
-    if p.timers == 0 || p.ticks < 2 || p.reps == 0 {
-        return Err("W4 needs at least one timer, two ticks and one repetition".into());
-    }
+    p.check()?;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut counts = None;
     for _ in 0..p.reps {
