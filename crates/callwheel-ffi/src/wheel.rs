@@ -4,9 +4,10 @@
 //! The loop reads its clock, hands the time to the wheel ([`cw_wheel_update`]), pulls what is
 //! due ([`cw_wheel_get`], a batch at a time with [`cw_wheel_get_many`], or [`cw_wheel_expire`]
 //! with a callback), and sleeps until [`cw_wheel_next_wakeup`] (an absolute time) or for
-//! [`cw_wheel_timeout`] (a relative one, for `epoll_wait`, `poll` or a timerfd). Every timer has a window `[deadline, deadline +
-//! tolerance]`: the wake-up asked for is the earliest window end, so timers whose windows
-//! overlap share one wake-up, and none fires before its deadline.
+//! [`cw_wheel_timeout`] (a relative one, for `epoll_wait`, `poll` or a timerfd). Every timer
+//! has a window `[deadline, deadline + tolerance]`: the wake-up asked for is the earliest
+//! window end, so timers whose windows overlap share one wake-up, and none fires before its
+//! deadline.
 
 use core::ffi::{c_char, c_int, c_void};
 
