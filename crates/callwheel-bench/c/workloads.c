@@ -57,8 +57,13 @@ static uint64_t clock_ns(void) {
 /* Expiries pulled per cw_wheel_get_many call. */
 #define BATCH 64
 
-/* Pulls every timer due by `now`, a batch at a time; returns how many. */
-static inline uint64_t pull_due(cw_wheel *w, uint64_t now, int *rc) {
+/*
+ * Pulls every timer due by `now`, a batch at a time; returns how many. Forced inline: gcc kept
+ * it out of line, which cost every pull a call and the set-up of its batch's frame (22
+ * instructions per W4 jump, 24 per W3 tick).
+ */
+__attribute__((always_inline)) static inline uint64_t pull_due(cw_wheel *w, uint64_t now,
+                                                               int *rc) {
     if (cw_wheel_update(w, now) != CW_OK) {
         *rc = CWB_UPDATE;
         return 0;
