@@ -66,6 +66,8 @@ pub const MAX_TICKS_ARG: u64 = 1 << 40;
 pub const MAX_ITERS_ARG: u64 = 1_000_000_000;
 /// The most repetitions `--reps` accepts.
 pub const MAX_REPS_ARG: i64 = 1_000;
+/// The most rounds `--rounds` accepts.
+pub const MAX_ROUNDS_ARG: i64 = 100;
 
 /// O(n)-start schemes in W1 get `I = clamp(LINEAR_W1_WORK / max(N, 1), ..)` pairs.
 pub const LINEAR_W1_WORK: u64 = 20_000_000;
@@ -125,6 +127,10 @@ pub struct Settings {
     pub w5_tolerance_percent: u64,
     /// Repetitions per measurement (all workloads but W4).
     pub reps: u32,
+    /// Rounds: each measurement runs this many times in its own process, the structures'
+    /// order alternating from round to round, and the rounds' repetitions are pooled (1: one
+    /// run each, in registry order).
+    pub rounds: u32,
     /// `--full`: O(n)-start schemes run W1 up to [`LINEAR_W1_MAX_N_FULL`].
     pub full: bool,
 }
@@ -146,6 +152,7 @@ impl Settings {
             w5_ticks: W5_TICKS,
             w5_tolerance_percent: W5_TOLERANCE_PERCENT,
             reps: DEFAULT_REPS,
+            rounds: 1,
             full: false,
         }
     }
@@ -166,6 +173,7 @@ impl Settings {
             w5_ticks: W5_TICKS,
             w5_tolerance_percent: W5_TOLERANCE_PERCENT,
             reps: TINY_REPS,
+            rounds: 1,
             full: false,
         }
     }

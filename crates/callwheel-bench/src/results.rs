@@ -60,12 +60,20 @@ impl Figures {
         });
     }
 
-    /// Records the median and every count a benchmark outcome carries (nothing for a failed
-    /// or skipped one).
+    /// Records the median, the number of samples it is over, and every count a benchmark
+    /// outcome carries (nothing for a failed or skipped one).
     pub fn outcome(&mut self, experiment: &str, structure: &str, case: &str, outcome: &Outcome) {
         let Outcome::Done(r) = outcome else { return };
         if let Some(m) = report::median_of(outcome) {
             self.figure(experiment, structure, case, "median_ns", m);
+            // What the median is over: the repetitions of every round.
+            self.figure(
+                experiment,
+                structure,
+                case,
+                "samples",
+                r.samples.len() as f64,
+            );
         }
         let counts = [
             ("bytes_per_timer", r.bytes_per_timer),

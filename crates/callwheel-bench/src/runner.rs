@@ -190,6 +190,43 @@ impl Report {
         child_line::write(RESULT_TAG, self)
     }
 
+    /// Adds a later round of the same measurement: its samples join this report's (W5's
+    /// tolerant case's too). Every other field is a count the workload's seed decides, so the
+    /// rounds must agree on it; `Err` names the first that differs (nothing is changed then).
+    pub fn merge_round(&mut self, later: Report) -> Result<(), String> {
+        let counts = |r: &Report| {
+            [
+                ("fired", r.fired),
+                ("late", r.late),
+                ("jumps", r.jumps),
+                ("wake-ups", r.wakeups),
+                ("optimum", r.optimum),
+                ("violations", r.violations),
+            ]
+        };
+        for ((what, a), (_, b)) in counts(self).into_iter().zip(counts(&later)) {
+            if a != b {
+                return Err(format!("the rounds disagree on {what}: {a:?} and {b:?}"));
+            }
+        }
+        if self.bytes_per_timer != later.bytes_per_timer {
+            return Err(format!(
+                "the rounds disagree on bytes per timer: {:?} and {:?}",
+                self.bytes_per_timer, later.bytes_per_timer
+            ));
+        }
+        let tolerant_counts =
+            |t: &Option<TolerantReport>| t.as_ref().map(|t| (t.wakeups, t.optimum, t.violations));
+        if tolerant_counts(&self.tolerant) != tolerant_counts(&later.tolerant) {
+            return Err("the rounds disagree on the tolerant case's counts".into());
+        }
+        if let (Some(mine), Some(theirs)) = (self.tolerant.as_mut(), later.tolerant) {
+            mine.samples.extend(theirs.samples);
+        }
+        self.samples.extend(later.samples);
+        Ok(())
+    }
+
     /// Parses a result line; `Err` says what is wrong with it (also a report without samples).
     pub fn parse_line(line: &str) -> Result<Report, String> {
         let report: Report = child_line::read(RESULT_TAG, line.trim())?;
@@ -310,7 +347,7 @@ pub fn scheme_by_name(name: &str) -> Result<&'static SchemeInfo, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::summarize_failure;
+    use super::{summarize_failure, Report, TolerantReport};
     use std::os::unix::process::ExitStatusExt;
     use std::process::ExitStatus;
 
@@ -333,5 +370,88 @@ mod tests {
             summarize_failure(stderr, ExitStatus::from_raw(2 << 8)),
             "bad scheme"
         );
+    }
+
+    fn w4_report(samples: &[f64], fired: u64) -> Report {
+        Report {
+            samples: samples.to_vec(),
+            fired: Some(fired),
+            jumps: Some(7),
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn rounds_pool_their_samples() {
+        let mut first = w4_report(&[1.0, 2.0], 100);
+        first
+            .merge_round(w4_report(&[3.0], 100))
+            .expect("the counts agree");
+        assert_eq!(first.samples, [1.0, 2.0, 3.0]);
+        assert_eq!((first.fired, first.jumps), (Some(100), Some(7)));
+
+        let tolerant = |samples: &[f64]| TolerantReport {
+            samples: samples.to_vec(),
+            wakeups: 5,
+            optimum: 4,
+            violations: 0,
+        };
+        let mut w5 = Report {
+            samples: vec![1.0],
+            tolerant: Some(tolerant(&[10.0])),
+            ..Report::default()
+        };
+        let later = Report {
+            samples: vec![2.0],
+            tolerant: Some(tolerant(&[20.0])),
+            ..Report::default()
+        };
+        w5.merge_round(later).expect("the counts agree");
+        assert_eq!(w5.samples, [1.0, 2.0]);
+        assert_eq!(w5.tolerant.map(|t| t.samples), Some(vec![10.0, 20.0]));
+    }
+
+    #[test]
+    fn rounds_that_disagree_on_a_count_are_refused_and_change_nothing() {
+        let mut first = w4_report(&[1.0], 100);
+        let err = first
+            .merge_round(w4_report(&[2.0], 99))
+            .expect_err("fired differs");
+        assert!(err.contains("fired"), "{err}");
+        assert_eq!(first, w4_report(&[1.0], 100));
+
+        let mut with_bytes = Report {
+            samples: vec![1.0],
+            bytes_per_timer: Some(24.0),
+            ..Report::default()
+        };
+        let other = Report {
+            samples: vec![1.0],
+            bytes_per_timer: Some(32.0),
+            ..Report::default()
+        };
+        assert!(with_bytes.merge_round(other).is_err());
+        assert_eq!(with_bytes.samples, [1.0]);
+
+        let tolerant = |wakeups| {
+            Some(TolerantReport {
+                samples: vec![1.0],
+                wakeups,
+                optimum: 4,
+                violations: 0,
+            })
+        };
+        let mut a = Report {
+            samples: vec![1.0],
+            tolerant: tolerant(5),
+            ..Report::default()
+        };
+        let b = Report {
+            samples: vec![1.0],
+            tolerant: tolerant(6),
+            ..Report::default()
+        };
+        assert!(a.merge_round(b).is_err());
+        assert_eq!(a.samples, [1.0]);
     }
 }

@@ -45,6 +45,63 @@ pub fn measure(bar: &ProgressBar, task: &Task, failures: &mut usize) -> Outcome 
     outcome
 }
 
+/// Runs the planned tasks of one section `rounds` times each, interleaved: every round runs
+/// each task once, in planned order in even rounds and in reverse in odd ones, so that a
+/// change in the machine's load between rounds falls on every structure alike and none always
+/// runs first. A task's rounds pool their samples ([`Report::merge_round`]); a round that
+/// fails, or disagrees on a count, makes the task's outcome a failure (the later rounds of
+/// that task are not run). A planned `Err` is skipped for its reason. The outcomes come back
+/// in planned order.
+pub fn measure_tasks(
+    bar: &ProgressBar,
+    planned: &[Result<Task, &'static str>],
+    rounds: u32,
+    failures: &mut usize,
+) -> Vec<Outcome> {
+    let mut outcomes: Vec<Option<Outcome>> = planned
+        .iter()
+        .map(|p| p.as_ref().err().map(|&reason| Outcome::Skipped(reason)))
+        .collect();
+    for round in 0..rounds.max(1) {
+        for i in round_order(planned.len(), round) {
+            let Ok(task) = &planned[i] else { continue };
+            let merged = match outcomes[i].take() {
+                None => measure(bar, task, failures),
+                Some(Outcome::Done(mut report)) => match measure(bar, task, failures) {
+                    Outcome::Done(later) => match report.merge_round(later) {
+                        Ok(()) => Outcome::Done(report),
+                        Err(message) => {
+                            complain(bar, failures, format!("{}: {message}", task.describe()));
+                            Outcome::Failed(message)
+                        }
+                    },
+                    failed => failed,
+                },
+                // Failed already: its later rounds are not run.
+                Some(other) => {
+                    bar.inc(1);
+                    other
+                }
+            };
+            outcomes[i] = Some(merged);
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or(Outcome::Skipped("not run")))
+        .collect()
+}
+
+/// The order in which round `round` visits `len` planned tasks: forward in even rounds,
+/// backward in odd ones.
+pub fn round_order(len: usize, round: u32) -> Box<dyn Iterator<Item = usize>> {
+    if round % 2 == 0 {
+        Box::new(0..len)
+    } else {
+        Box::new((0..len).rev())
+    }
+}
+
 /// Counts a wrong result as a failure and says so on stderr.
 fn complain(bar: &ProgressBar, failures: &mut usize, what: String) {
     *failures += 1;
@@ -77,7 +134,7 @@ pub fn heading(md: &mut String, text: &str) {
     let _ = write!(md, "\n{text}\n\n");
 }
 
-/// The number of measurements a section will run (for the progress bar).
+/// The number of measurements a section will run, every round counted (for the progress bar).
 pub fn jobs(settings: &Settings, schemes: &[&'static SchemeInfo], which: &[&str]) -> usize {
     let has = |w: &str| which.contains(&w);
     let mut total = 0;
@@ -100,7 +157,7 @@ pub fn jobs(settings: &Settings, schemes: &[&'static SchemeInfo], which: &[&str]
     if has("w5") {
         total += schemes.iter().filter(|s| settings.w5(s).is_ok()).count();
     }
-    total
+    total * settings.rounds.max(1) as usize
 }
 
 /// W1, set/cancel: the table, the matrix (schemes by N) and the ratios.
@@ -116,21 +173,25 @@ pub fn w1(
         .flat_map(|&s| settings.w1_sizes.iter().map(move |&n| (s, n)))
         .collect();
 
+    let params: Vec<_> = schemes_n
+        .iter()
+        .map(|&(scheme, n)| settings.w1(scheme, n))
+        .collect();
+    let planned: Vec<_> = schemes_n
+        .iter()
+        .zip(&params)
+        .map(|(&(scheme, _), p)| p.map(|params| Task::W1 { scheme, params }))
+        .collect();
+    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
     let rows: Vec<W1Row> = schemes_n
         .iter()
-        .map(|&(scheme, n)| match settings.w1(scheme, n) {
-            Ok(params) => W1Row {
-                scheme,
-                n,
-                iters: Some(params.iters),
-                outcome: measure(bar, &Task::W1 { scheme, params }, failures),
-            },
-            Err(reason) => W1Row {
-                scheme,
-                n,
-                iters: None,
-                outcome: Outcome::Skipped(reason),
-            },
+        .zip(params)
+        .zip(outcomes)
+        .map(|((&(scheme, n), params), outcome)| W1Row {
+            scheme,
+            n,
+            iters: params.ok().map(|p| p.iters),
+            outcome,
         })
         .collect();
     let linear_note = schemes.iter().any(|s| s.complexity.linear_start);
@@ -199,9 +260,19 @@ pub fn w2(
     let mut md = String::new();
 
     let mut expected: Vec<(u64, u64)> = Vec::new();
+    let planned: Vec<_> = schemes
+        .iter()
+        .map(|&scheme| {
+            settings
+                .w2(scheme)
+                .map(|params| Task::W2 { scheme, params })
+        })
+        .collect();
+    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
     let rows: Vec<W2Row> = schemes
         .iter()
-        .map(|&scheme| match settings.w2(scheme) {
+        .zip(outcomes)
+        .map(|(&scheme, outcome)| match settings.w2(scheme) {
             Ok(params) => {
                 let want = match expected.iter().find(|e| e.0 == params.n) {
                     Some(&(_, count)) => count,
@@ -228,7 +299,7 @@ pub fn w2(
                     n: Some(params.n),
                     steps: params.steps,
                     expected: want,
-                    outcome: measure(bar, &task, failures),
+                    outcome,
                 };
                 if !row.count_ok() {
                     let got = match &row.outcome {
@@ -243,12 +314,12 @@ pub fn w2(
                 }
                 row
             }
-            Err(reason) => W2Row {
+            Err(_) => W2Row {
                 scheme,
                 n: None,
                 steps: settings.w2_steps,
                 expected: 0,
-                outcome: Outcome::Skipped(reason),
+                outcome,
             },
         })
         .collect();
@@ -308,16 +379,27 @@ pub fn w3(
 ) -> (Vec<W3Row>, String) {
     let mut md = String::new();
 
-    let rows: Vec<W3Row> = schemes
+    let planned: Vec<_> = schemes
         .iter()
         .map(|&scheme| {
+            Ok(Task::W3 {
+                scheme,
+                params: settings.w3(scheme),
+            })
+        })
+        .collect();
+    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
+    let rows: Vec<W3Row> = schemes
+        .iter()
+        .zip(outcomes)
+        .map(|(&scheme, outcome)| {
             let params = settings.w3(scheme);
             let task = Task::W3 { scheme, params };
             let row = W3Row {
                 scheme,
                 timers: params.timers,
                 ticks: params.ticks,
-                outcome: measure(bar, &task, failures),
+                outcome,
             };
             if !row.fired_ok() {
                 let fired = match &row.outcome {
@@ -370,15 +452,25 @@ pub fn w4(
 ) -> (Vec<W4Row>, String) {
     let mut md = String::new();
 
+    let planned: Vec<_> = schemes
+        .iter()
+        .map(|&scheme| {
+            settings
+                .w4(scheme)
+                .map(|params| Task::W4 { scheme, params })
+        })
+        .collect();
+    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
     let rows: Vec<W4Row> = schemes
         .iter()
-        .map(|&scheme| match settings.w4(scheme) {
+        .zip(outcomes)
+        .map(|(&scheme, outcome)| match settings.w4(scheme) {
             Ok(params) => {
                 let task = Task::W4 { scheme, params };
                 let row = W4Row {
                     scheme,
                     timers: params.timers,
-                    outcome: measure(bar, &task, failures),
+                    outcome,
                 };
                 if !row.fired_ok() {
                     complain(
@@ -393,10 +485,10 @@ pub fn w4(
                 }
                 row
             }
-            Err(reason) => W4Row {
+            Err(_) => W4Row {
                 scheme,
                 timers: settings.w4_timers,
-                outcome: Outcome::Skipped(reason),
+                outcome,
             },
         })
         .collect();
@@ -429,27 +521,37 @@ pub fn w5(
 ) -> (Vec<W5Row>, String) {
     let mut md = String::new();
 
+    let planned: Vec<_> = schemes
+        .iter()
+        .map(|&scheme| {
+            settings
+                .w5(scheme)
+                .map(|params| Task::W5 { scheme, params })
+        })
+        .collect();
+    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
     let rows: Vec<W5Row> = schemes
         .iter()
-        .map(|&scheme| match settings.w5(scheme) {
+        .zip(outcomes)
+        .map(|(&scheme, outcome)| match settings.w5(scheme) {
             Ok(params) => {
                 let task = Task::W5 { scheme, params };
                 let row = W5Row {
                     scheme,
                     timers: params.timers,
                     tolerance_percent: params.tolerance_percent,
-                    outcome: measure(bar, &task, failures),
+                    outcome,
                 };
                 if let Some(problem) = row.problem() {
                     complain(bar, failures, format!("{}: {problem}", task.describe()));
                 }
                 row
             }
-            Err(reason) => W5Row {
+            Err(_) => W5Row {
                 scheme,
                 timers: settings.w5_timers,
                 tolerance_percent: settings.w5_tolerance_percent,
-                outcome: Outcome::Skipped(reason),
+                outcome,
             },
         })
         .collect();
@@ -488,4 +590,18 @@ pub fn w5(
     }
 
     (rows, md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    #[test]
+    fn rounds_alternate_the_order_and_visit_every_task_once() {
+        let order = |round| round_order(3, round).collect::<Vec<_>>();
+        assert_eq!(order(0), [0, 1, 2]);
+        assert_eq!(order(1), [2, 1, 0]);
+        assert_eq!(order(2), [0, 1, 2]);
+        assert_eq!(round_order(0, 1).count(), 0);
+    }
 }

@@ -420,6 +420,8 @@ fn sizes_past_their_documented_bounds_are_refused_before_any_work() {
         &["bench", "--n", "4000000000"][..],
         &["bench", "--n", "0,100000001"],
         &["bench", "--reps", "1001"],
+        &["bench", "--rounds", "0"],
+        &["bench", "--rounds", "101"],
         &["table1", "--n", "4000000000"],
         &[
             "bench-one",
@@ -509,4 +511,46 @@ fn bench_one_prints_one_result_line() {
     assert!(out.status.success(), "{}", stderr(&out));
     let report = callwheel_bench::runner::Report::parse_line(stdout(&out).trim()).unwrap();
     assert_eq!(report.fired, Some(500));
+}
+
+#[test]
+fn rounds_pool_every_rounds_repetitions_and_keep_the_counts() {
+    let dir = std::env::temp_dir().join(format!("callwheel-bench-rounds-{}", std::process::id()));
+    let out = callwheel(&[
+        "bench",
+        "--tiny",
+        "--workload",
+        "w1,w4",
+        "--scheme",
+        "wheel,heap-lazy",
+        "--n",
+        "1000",
+        "--reps",
+        "2",
+        "--rounds",
+        "3",
+        "--json",
+        "--out",
+        dir.to_str().expect("a UTF-8 temporary directory"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("in each of 3 rounds"), "{text}");
+    // Every round fired every timer (a round that disagreed would have failed the run).
+    let w4 = table(&text, W4);
+    assert_eq!(w4.len(), 2, "{text}");
+    assert!(w4.iter().all(|row| row[5] == "100"), "{text}");
+    let results: callwheel_bench::results::Results = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json is written"),
+    )
+    .expect("results.json parses");
+    let samples: Vec<f64> = results
+        .figures
+        .iter()
+        .filter(|f| f.metric == "samples")
+        .map(|f| f.value)
+        .collect();
+    // W1 at one size and W4, for two structures: 2 repetitions in each of 3 rounds.
+    assert_eq!(samples, [6.0; 4], "{:?}", results.figures);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -75,11 +75,19 @@ impl Experiment for Bench {
         let plural = |n: u32| if n == 1 { "" } else { "s" };
         let _ = writeln!(
             done.markdown,
-            "callwheel bench: {} repetition{} per measurement{}, SplitMix64 seed {SEED}, each measurement in its own process",
+            "callwheel bench: {} repetition{} per measurement{}{}, SplitMix64 seed {SEED}, each measurement in its own process",
             settings.reps,
             plural(settings.reps),
             if runs(Workload::W4) && settings.w4_reps != settings.reps {
                 format!(" (W4: {})", settings.w4_reps)
+            } else {
+                String::new()
+            },
+            if settings.rounds > 1 {
+                format!(
+                    " in each of {} rounds (the structures' order reversed every other round; the figures pool the rounds)",
+                    settings.rounds
+                )
             } else {
                 String::new()
             }

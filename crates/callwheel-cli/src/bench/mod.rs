@@ -39,6 +39,12 @@ pub struct BenchArgs {
     /// --tiny].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
+    /// Rounds (1 to 100): each measurement runs this many times, in its own process each time,
+    /// the structures' order reversed every other round; the tables pool the rounds'
+    /// repetitions. On a noisy machine, rounds keep a passing disturbance from landing on one
+    /// structure only.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=plan::MAX_ROUNDS_ARG))]
+    pub rounds: u32,
     /// Tiny sizes that check the plumbing: W1 N in {0, 1000} with I = 2000, W2 with N = 1000 and
     /// 20000 steps, W3 with 20000 timers over 2000 ticks, W4 with 100 timers, W5 with 2000
     /// timers, 1 repetition; the figures mean little.
@@ -129,6 +135,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
     if let Some(reps) = args.reps {
         plan.settings.set_reps(reps);
     }
+    plan.settings.rounds = args.rounds;
     // With --tiny too.
     plan.settings.full = args.full;
     crate::experiment::alone(&Bench, &plan, &args.output)
