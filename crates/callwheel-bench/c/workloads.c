@@ -83,6 +83,14 @@ __attribute__((always_inline)) static inline uint64_t pull_due(cw_wheel *w, uint
     return n;
 }
 
+/*
+ * pull_due out of line, for a loop that pulls rarely (W2, once per 1000 steps): inlined there,
+ * its batch and its loop took registers from the hot path (3.7 instructions per W2 step).
+ */
+static __attribute__((noinline)) uint64_t pull_due_cold(cw_wheel *w, uint64_t now, int *rc) {
+    return pull_due(w, now, rc);
+}
+
 /* Adds `timers` timers with deadlines in [lo, hi), values 0, 1, ...: the workloads' fills. */
 static inline int add_drawn(cw_wheel *w, rng *r, uint64_t timers, uint64_t lo, uint64_t hi) {
     for (uint64_t i = 0; i < timers; i++) {
@@ -170,7 +178,7 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
         fifo[i] = h; /* the warm-up fills the ring from its start */
         len++;
         if ((i + 1) % W2_STEPS_PER_TICK == 0)
-            pull_due(w, ++now, &rc);
+            pull_due_cold(w, ++now, &rc);
     }
     uint64_t fired = 0, miss = 0;
     uint64_t begin = clock_ns();
@@ -192,7 +200,7 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
         if (rng_range(&r, 0, 100) < W2_CANCEL_PERCENT)
             miss += cw_wheel_del(w, oldest, NULL) != CW_OK;
         if ((i + 1) % W2_STEPS_PER_TICK == 0)
-            fired += pull_due(w, ++now, &rc);
+            fired += pull_due_cold(w, ++now, &rc);
     }
     *elapsed_ns = clock_ns() - begin;
     *expiries = fired;

@@ -23,6 +23,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 
 use crate::child_line;
+use crate::percentile::median;
 use crate::registry::{self, SchemeInfo};
 use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
 
@@ -182,6 +183,10 @@ pub struct Report {
     pub violations: Option<u64>,
     /// W5's tolerant case, for a structure that takes a tolerance.
     pub tolerant: Option<TolerantReport>,
+    /// The median of each round's samples, in round order, once a later round was merged in
+    /// ([`Report::merge_round`]); a child never sends it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<f64>,
 }
 
 impl Report {
@@ -191,8 +196,9 @@ impl Report {
     }
 
     /// Adds a later round of the same measurement: its samples join this report's (W5's
-    /// tolerant case's too). Every other field is a count the workload's seed decides, so the
-    /// rounds must agree on it; `Err` names the first that differs (nothing is changed then).
+    /// tolerant case's too) and its median joins [`Report::rounds`]. Every other field is a
+    /// count the workload's seed decides, so the rounds must agree on it; `Err` names the first
+    /// that differs (nothing is changed then).
     pub fn merge_round(&mut self, later: Report) -> Result<(), String> {
         let counts = |r: &Report| {
             [
@@ -223,6 +229,12 @@ impl Report {
         if let (Some(mine), Some(theirs)) = (self.tolerant.as_mut(), later.tolerant) {
             mine.samples.extend(theirs.samples);
         }
+        // The rounds' medians, for ratios paired by round: the first round's is taken at the
+        // first merge.
+        if self.rounds.is_empty() {
+            self.rounds.extend(median(&self.samples));
+        }
+        self.rounds.extend(median(&later.samples));
         self.samples.extend(later.samples);
         Ok(())
     }
@@ -389,6 +401,12 @@ mod tests {
             .expect("the counts agree");
         assert_eq!(first.samples, [1.0, 2.0, 3.0]);
         assert_eq!((first.fired, first.jumps), (Some(100), Some(7)));
+        // The rounds' medians (nearest rank: the lower middle of an even count).
+        assert_eq!(first.rounds, [1.0, 3.0]);
+        first
+            .merge_round(w4_report(&[5.0, 4.0, 6.0], 100))
+            .expect("the counts agree");
+        assert_eq!(first.rounds, [1.0, 3.0, 5.0]);
 
         let tolerant = |samples: &[f64]| TolerantReport {
             samples: samples.to_vec(),

@@ -7,9 +7,10 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::plan::{self, Settings};
-use crate::registry::SchemeInfo;
+use crate::registry::{Role, SchemeInfo};
 use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row};
 use crate::runner::{self, Task};
+use crate::verdict::{verdict, C_API_WITHIN};
 use crate::workload;
 
 /// Where a command writes its files when `--out` is not given (`results.json`, figures).
@@ -102,18 +103,38 @@ pub fn round_order(len: usize, round: u32) -> Box<dyn Iterator<Item = usize>> {
     }
 }
 
+/// The registry's name of the C API's wheel, run from the C driver: the structure the C API's
+/// target ([`C_API_WITHIN`]) applies to.
+const C_API: &str = "c-wheel";
+
 /// Counts a wrong result as a failure and says so on stderr.
 fn complain(bar: &ProgressBar, failures: &mut usize, what: String) {
     *failures += 1;
     bar.suspend(|| eprintln!("error: {what}"));
 }
 
-/// Appends the ratio table under a workload's table, when the run holds the facility and a peer.
+/// Appends the ratio tables under a workload's table, when the run holds the facility and a
+/// peer (the peers against it), or the facility and its other interfaces (the C API, the async
+/// queue, against the Rust wheel).
 fn ratios(md: &mut String, entries: &[RatioEntry], columns: &[String]) {
-    if let Some(table) = report::ratio_table(entries, columns) {
+    let paired = " (with rounds: the median of the rounds' ratios)";
+    if let Some(table) = report::ratio_table(entries, columns, Role::Peer) {
         md.push('\n');
-        md.push_str("Peers against the facility: each peer's median divided by the wheel's median, from this run (above 1: the wheel is faster)\n\n");
+        let _ = writeln!(md, "Peers against the facility: each peer's median divided by the wheel's median, from this run{paired} (above 1: the wheel is faster)\n");
         md.push_str(&table);
+    }
+    if let Some(table) = report::ratio_table(entries, columns, Role::Facility) {
+        md.push('\n');
+        let _ = writeln!(md, "The facility's other interfaces against the Rust wheel: each one's median divided by the wheel's, from this run{paired}\n");
+        md.push_str(&table);
+        if let Some((worst, column)) = report::largest_ratio(entries, columns, C_API) {
+            md.push('\n');
+            let _ = writeln!(
+                md,
+                "- The C API ({C_API}) within {C_API_WITHIN}× of the Rust wheel per operation: largest {worst:.3}× ({column}): {}",
+                verdict(worst <= C_API_WITHIN)
+            );
+        }
     }
 }
 
@@ -124,7 +145,7 @@ fn one_column_ratios<'a>(
     rows: impl Iterator<Item = (&'static SchemeInfo, &'a Outcome)>,
 ) {
     let entries: Vec<RatioEntry> = rows
-        .map(|(scheme, outcome)| (scheme, column.to_string(), report::median_of(outcome)))
+        .map(|(scheme, outcome)| (scheme, column.to_string(), outcome))
         .collect();
     ratios(md, &entries, &[column.to_string()]);
 }
@@ -235,13 +256,7 @@ pub fn w1(
         md.push_str(&report::w1_matrix(&rows, &settings.w1_sizes));
         let entries: Vec<RatioEntry> = rows
             .iter()
-            .map(|r| {
-                (
-                    r.scheme,
-                    format!("N={}", r.n),
-                    report::median_of(&r.outcome),
-                )
-            })
+            .map(|r| (r.scheme, format!("N={}", r.n), &r.outcome))
             .collect();
         let columns: Vec<String> = settings.w1_sizes.iter().map(|n| format!("N={n}")).collect();
         ratios(&mut md, &entries, &columns);

@@ -21,3 +21,8 @@ pub fn verdict(met: bool) -> &'static str {
         "missed"
     }
 }
+
+/// The C API's target against the Rust wheel: the C path costs at most this many times the
+/// Rust wheel per operation (`callwheel bench` judges the time, W1–W4; `callwheel
+/// instructions` the instructions of a W1 pair).
+pub const C_API_WITHIN: f64 = 1.2;

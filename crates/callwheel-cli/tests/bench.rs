@@ -522,7 +522,7 @@ fn rounds_pool_every_rounds_repetitions_and_keep_the_counts() {
         "--workload",
         "w1,w4",
         "--scheme",
-        "wheel,heap-lazy",
+        "wheel,c-wheel,heap-lazy",
         "--n",
         "1000",
         "--reps",
@@ -538,8 +538,20 @@ fn rounds_pool_every_rounds_repetitions_and_keep_the_counts() {
     assert!(text.contains("in each of 3 rounds"), "{text}");
     // Every round fired every timer (a round that disagreed would have failed the run).
     let w4 = table(&text, W4);
-    assert_eq!(w4.len(), 2, "{text}");
+    assert_eq!(w4.len(), 3, "{text}");
     assert!(w4.iter().all(|row| row[5] == "100"), "{text}");
+    // The C API's row against the Rust wheel, and its verdict, under W1 and W4.
+    let verdicts: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("- The C API (c-wheel) within 1.2× of the Rust wheel"))
+        .collect();
+    assert_eq!(verdicts.len(), 2, "{text}");
+    assert!(
+        verdicts
+            .iter()
+            .all(|l| l.ends_with(": met") || l.ends_with(": missed")),
+        "{verdicts:?}"
+    );
     let results: callwheel_bench::results::Results = serde_json::from_str(
         &std::fs::read_to_string(dir.join("results.json")).expect("results.json is written"),
     )
@@ -550,7 +562,7 @@ fn rounds_pool_every_rounds_repetitions_and_keep_the_counts() {
         .filter(|f| f.metric == "samples")
         .map(|f| f.value)
         .collect();
-    // W1 at one size and W4, for two structures: 2 repetitions in each of 3 rounds.
-    assert_eq!(samples, [6.0; 4], "{:?}", results.figures);
+    // W1 at one size and W4, for three structures: 2 repetitions in each of 3 rounds.
+    assert_eq!(samples, [6.0; 6], "{:?}", results.figures);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,8 @@
 use callwheel_bench::plan::{Settings, NA_NO_QUERY, NA_RANGE, SKIPPED_LINEAR_START};
 use callwheel_bench::registry::{self, Complexity, Role, SchemeInfo, SCHEMES};
 use callwheel_bench::report::{
-    ratio_table, Outcome, RatioEntry, Summary, W2Row, W3Row, W4Row, W5Row,
+    largest_ratio, outcome_ratio, ratio_table, Outcome, RatioEntry, Summary, W2Row, W3Row, W4Row,
+    W5Row,
 };
 use callwheel_bench::runner::{Report, TolerantReport};
 
@@ -190,16 +191,24 @@ fn registry_roles_and_flags() {
 fn ratio_table_lists_each_peer_once() {
     let columns: Vec<String> = ["N=0", "N=1000"].iter().map(|c| c.to_string()).collect();
     let names = ["wheel", "heap-lazy", "btreemap", "delayqueue"];
-    let entries: Vec<RatioEntry> = names
-        .iter()
-        .enumerate()
-        .flat_map(|(i, &name)| {
-            columns
-                .iter()
-                .map(move |c| (find(name), c.clone(), Some(10.0 * (i + 1) as f64)))
+    let outcomes: Vec<Outcome> = (1..=names.len())
+        .map(|i| {
+            Outcome::Done(Report {
+                samples: vec![10.0 * i as f64],
+                ..Report::default()
+            })
         })
         .collect();
-    let table = ratio_table(&entries, &columns).expect("a facility and peers");
+    let entries: Vec<RatioEntry> = names
+        .iter()
+        .zip(&outcomes)
+        .flat_map(|(&name, outcome)| {
+            columns
+                .iter()
+                .map(move |c| (find(name), c.clone(), outcome))
+        })
+        .collect();
+    let table = ratio_table(&entries, &columns, Role::Peer).expect("a facility and peers");
     let rows: Vec<&str> = table
         .lines()
         .skip(2)
@@ -211,6 +220,62 @@ fn ratio_table_lists_each_peer_once() {
         "{table}"
     );
     assert!(!table.contains(" - "), "every cell has a ratio: {table}");
+}
+
+/// With rounds on both sides, a ratio is the median of the rounds' ratios, not the ratio of
+/// the pooled medians; without (or with different counts of rounds), the ratio of the medians.
+#[test]
+fn ratios_pair_the_rounds() {
+    let done = |samples: &[f64], rounds: &[f64]| {
+        Outcome::Done(Report {
+            samples: samples.to_vec(),
+            rounds: rounds.to_vec(),
+            ..Report::default()
+        })
+    };
+    let c = done(&[30.0, 30.0, 30.0], &[10.0, 40.0, 12.0]);
+    let rust = done(&[10.0, 10.0, 10.0], &[5.0, 20.0, 6.0]);
+    assert_eq!(outcome_ratio(&c, &rust), Some(2.0));
+    let unpaired = done(&[10.0, 10.0, 10.0], &[]);
+    assert_eq!(outcome_ratio(&c, &unpaired), Some(3.0));
+    assert_eq!(outcome_ratio(&c, &Outcome::Failed("x".into())), None);
+    assert_eq!(outcome_ratio(&c, &done(&[0.0], &[])), None);
+}
+
+/// The facility's other interfaces get their own table against the Rust wheel; the peers' table
+/// leaves them out.
+#[test]
+fn the_c_api_is_compared_with_the_rust_wheel() {
+    let column = vec!["ns/timer".to_string()];
+    let outcomes: Vec<Outcome> = [10.0, 12.0, 30.0]
+        .iter()
+        .map(|&x| {
+            Outcome::Done(Report {
+                samples: vec![x],
+                ..Report::default()
+            })
+        })
+        .collect();
+    let entries: Vec<RatioEntry> = ["wheel", "c-wheel", "heap-lazy"]
+        .iter()
+        .zip(&outcomes)
+        .map(|(&name, outcome)| (find(name), column[0].clone(), outcome))
+        .collect();
+    let facility = ratio_table(&entries, &column, Role::Facility).expect("the C API's row");
+    assert!(
+        facility.contains("c-wheel") && facility.contains("1.20"),
+        "{facility}"
+    );
+    assert!(!facility.contains("heap-lazy"), "{facility}");
+    assert_eq!(
+        largest_ratio(&entries, &column, "c-wheel"),
+        Some((1.2, "ns/timer"))
+    );
+    let peers = ratio_table(&entries, &column, Role::Peer).expect("the peer's row");
+    assert!(
+        peers.contains("3.00") && !peers.contains("c-wheel"),
+        "{peers}"
+    );
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use callwheel_bench::verdict::verdict;
+use callwheel_bench::verdict::{verdict, C_API_WITHIN};
 
 use super::{Counts, Outcome, Structure};
 use crate::experiment::{Experiment, Section, Size};
@@ -21,9 +21,6 @@ pub const PAIR_TARGET: f64 = 100.0;
 
 /// Flat means the largest count over N is at most this much the smallest.
 pub const FLAT: f64 = 1.1;
-
-/// The C path's target against the Rust wheel, here per cancel + start pair.
-pub const C_TARGET: f64 = 1.2;
 
 /// `instructions`: W1's start and stop in instructions per call, by callgrind.
 pub struct Instructions;
@@ -168,9 +165,9 @@ pub fn verdicts(counts: &[Counts]) -> Vec<(String, String)> {
     if let Some(&(n, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         out.push((
             format!(
-                "C API pair within {C_TARGET}× of `Wheel<u64>`'s, in instructions (`bench` judges the time)"
+                "C API pair within {C_API_WITHIN}× of `Wheel<u64>`'s, in instructions (`bench` judges the time)"
             ),
-            format!("largest {worst:.2}× at N = {n}: {}", verdict(worst <= C_TARGET)),
+            format!("largest {worst:.2}× at N = {n}: {}", verdict(worst <= C_API_WITHIN)),
         ));
     }
     out
