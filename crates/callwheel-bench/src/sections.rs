@@ -53,6 +53,8 @@ pub fn measure(bar: &ProgressBar, task: &Task, failures: &mut usize) -> Outcome 
 /// fails, or disagrees on a count, makes the task's outcome a failure (the later rounds of
 /// that task are not run). A planned `Err` is skipped for its reason. The outcomes come back
 /// in planned order.
+///
+/// [`Report::merge_round`]: crate::runner::Report::merge_round
 pub fn measure_tasks(
     bar: &ProgressBar,
     planned: &[Result<Task, &'static str>],
