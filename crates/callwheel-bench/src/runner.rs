@@ -210,15 +210,24 @@ impl Report {
                 ("violations", r.violations),
             ]
         };
+        let shown = |v: Option<String>| v.unwrap_or_else(|| "none".into());
         for ((what, a), (_, b)) in counts(self).into_iter().zip(counts(&later)) {
             if a != b {
-                return Err(format!("the rounds disagree on {what}: {a:?} and {b:?}"));
+                let (a, b) = (
+                    shown(a.map(|v| v.to_string())),
+                    shown(b.map(|v| v.to_string())),
+                );
+                return Err(format!("the rounds disagree on {what}: {a}, then {b}"));
             }
         }
         if self.bytes_per_timer != later.bytes_per_timer {
+            let (a, b) = (self.bytes_per_timer, later.bytes_per_timer);
+            let (a, b) = (
+                shown(a.map(|v| v.to_string())),
+                shown(b.map(|v| v.to_string())),
+            );
             return Err(format!(
-                "the rounds disagree on bytes per timer: {:?} and {:?}",
-                self.bytes_per_timer, later.bytes_per_timer
+                "the rounds disagree on bytes per timer: {a}, then {b}"
             ));
         }
         let tolerant_counts =
@@ -435,7 +444,7 @@ mod tests {
         let err = first
             .merge_round(w4_report(&[2.0], 99))
             .expect_err("fired differs");
-        assert!(err.contains("fired"), "{err}");
+        assert_eq!(err, "the rounds disagree on fired: 100, then 99");
         assert_eq!(first, w4_report(&[1.0], 100));
 
         let mut with_bytes = Report {

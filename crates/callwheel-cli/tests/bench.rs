@@ -94,6 +94,9 @@ fn tiny_bench_has_a_row_for_every_structure_in_every_workload() {
     let out = callwheel(&["bench", "--tiny"]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    // One round of one repetition: the C API's ratios are shown, its verdict is not given.
+    assert!(text.contains("The facility's other interfaces against the Rust wheel"));
+    assert!(!text.contains("- The C API (c-wheel) within"), "{text}");
     for heading in [W1, W2, W3, W4, W5] {
         assert_eq!(
             text.matches(&format!("\n{heading}")).count(),

@@ -36,17 +36,41 @@ pub fn outcome_ratio(a: &Outcome, b: &Outcome) -> Option<f64> {
     (y > 0.0).then_some(x / y)
 }
 
-/// The ratio table of the structures with role `role` against the facility (the first
-/// structure of role [`Role::Facility`] in the entries): one row per structure, the facility
-/// itself left out, one column per entry column, each cell [`outcome_ratio`] of the structure
-/// over the facility in that column ("… / wheel": above 1, the facility is faster). `None`
-/// when the entries hold no facility or no such structure.
+/// The structure the ratios divide by: the first structure of role [`Role::Facility`] among
+/// the entries (the registry lists the Rust wheel first).
+pub fn reference(entries: &[RatioEntry]) -> Option<&'static SchemeInfo> {
+    entries
+        .iter()
+        .find(|e| e.0.role == Role::Facility)
+        .map(|e| e.0)
+}
+
+/// The outcome of the structure named `name` in `column`, if the entries hold it.
+fn outcome_in<'a>(entries: &[RatioEntry<'a>], name: &str, column: &str) -> Option<&'a Outcome> {
+    entries
+        .iter()
+        .find(|e| e.0.name == name && e.1 == column)
+        .map(|e| e.2)
+}
+
+/// [`outcome_ratio`] of the structure named `name` over the reference in `column`.
+fn ratio_in(entries: &[RatioEntry], reference: &str, name: &str, column: &str) -> Option<f64> {
+    outcome_ratio(
+        outcome_in(entries, name, column)?,
+        outcome_in(entries, reference, column)?,
+    )
+}
+
+/// The ratio table of the structures with role `role` against the [`reference()`]: one row per
+/// structure, the reference itself left out, one column per entry column, each cell
+/// [`outcome_ratio`] of the structure over the reference in that column ("… / wheel": above 1,
+/// the reference is faster). `None` when the entries hold no reference or no such structure.
 pub fn ratio_table(entries: &[RatioEntry], columns: &[String], role: Role) -> Option<String> {
-    let facility = entries.iter().find(|e| e.0.role == Role::Facility)?.0;
+    let reference = reference(entries)?;
     let mut rows: Vec<&'static SchemeInfo> = Vec::new();
     for (scheme, _, _) in entries {
         if scheme.role == role
-            && scheme.name != facility.name
+            && scheme.name != reference.name
             && !rows.iter().any(|p| p.name == scheme.name)
         {
             rows.push(scheme);
@@ -55,12 +79,6 @@ pub fn ratio_table(entries: &[RatioEntry], columns: &[String], role: Role) -> Op
     if rows.is_empty() {
         return None;
     }
-    let outcome = |scheme: &SchemeInfo, column: &str| {
-        entries
-            .iter()
-            .find(|e| e.0.name == scheme.name && e.1 == column)
-            .map(|e| e.2)
-    };
     let heading = format!(
         "{} / {}",
         if role == Role::Peer {
@@ -68,7 +86,7 @@ pub fn ratio_table(entries: &[RatioEntry], columns: &[String], role: Role) -> Op
         } else {
             "structure"
         },
-        facility.name
+        reference.name
     );
     let mut header: Vec<(&str, Align)> = vec![(heading.as_str(), Align::Left)];
     header.extend(columns.iter().map(|c| (c.as_str(), Align::Right)));
@@ -76,10 +94,7 @@ pub fn ratio_table(entries: &[RatioEntry], columns: &[String], role: Role) -> Op
     for row in rows {
         let mut cells = vec![row.row_name()];
         for column in columns {
-            let ratio = match (outcome(row, column), outcome(facility, column)) {
-                (Some(a), Some(b)) => outcome_ratio(a, b),
-                _ => None,
-            };
+            let ratio = ratio_in(entries, reference.name, row.name, column);
             cells.push(ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}")));
         }
         table.push(cells);
@@ -87,26 +102,20 @@ pub fn ratio_table(entries: &[RatioEntry], columns: &[String], role: Role) -> Op
     Some(table.render())
 }
 
-/// The largest [`outcome_ratio`] of the structure named `name` over the facility (the first
-/// structure of role [`Role::Facility`] in the entries) across `columns`, with its column;
-/// `None` when no column has both figures.
+/// The largest [`outcome_ratio`] of the structure named `name` over the [`reference()`] across
+/// `columns`, with its column; `None` when no column has both figures, or when `name` is the
+/// reference itself.
 pub fn largest_ratio<'c>(
     entries: &[RatioEntry],
     columns: &'c [String],
     name: &str,
 ) -> Option<(f64, &'c str)> {
-    let facility = entries.iter().find(|e| e.0.role == Role::Facility)?.0;
-    let outcome = |scheme: &str, column: &str| {
-        entries
-            .iter()
-            .find(|e| e.0.name == scheme && e.1 == column)
-            .map(|e| e.2)
-    };
+    let reference = reference(entries)?;
+    if reference.name == name {
+        return None;
+    }
     columns
         .iter()
-        .filter_map(|c| {
-            let ratio = outcome_ratio(outcome(name, c)?, outcome(facility.name, c)?)?;
-            Some((ratio, c.as_str()))
-        })
+        .filter_map(|c| Some((ratio_in(entries, reference.name, name, c)?, c.as_str())))
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }

@@ -41,8 +41,10 @@ pub struct BenchArgs {
     pub reps: Option<u32>,
     /// Rounds (1 to 100): each measurement runs this many times, in its own process each time,
     /// the structures' order reversed every other round; the tables pool the rounds'
-    /// repetitions. On a noisy machine, rounds keep a passing disturbance from landing on one
-    /// structure only.
+    /// repetitions, the ratio tables pair them (the median of the rounds' ratios). On a noisy
+    /// machine, rounds keep a passing disturbance from landing on one structure only. The C
+    /// API's verdict against the Rust wheel is given from 3 rounds; an odd number gives a true
+    /// median.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=plan::MAX_ROUNDS_ARG))]
     pub rounds: u32,
     /// Tiny sizes that check the plumbing: W1 N in {0, 1000} with I = 2000, W2 with N = 1000 and
