@@ -128,8 +128,8 @@ pub struct Settings {
     /// Repetitions per measurement (all workloads but W4).
     pub reps: u32,
     /// Rounds: each measurement runs this many times in its own process, the structures'
-    /// order alternating from round to round, and the rounds' repetitions are pooled (1: one
-    /// run each, in registry order).
+    /// order reversed every other round, and the rounds' repetitions are pooled (1: one run
+    /// each).
     pub rounds: u32,
     /// `--full`: O(n)-start schemes run W1 up to [`LINEAR_W1_MAX_N_FULL`].
     pub full: bool,

@@ -210,24 +210,20 @@ impl Report {
                 ("violations", r.violations),
             ]
         };
-        let shown = |v: Option<String>| v.unwrap_or_else(|| "none".into());
         for ((what, a), (_, b)) in counts(self).into_iter().zip(counts(&later)) {
             if a != b {
-                let (a, b) = (
-                    shown(a.map(|v| v.to_string())),
-                    shown(b.map(|v| v.to_string())),
-                );
-                return Err(format!("the rounds disagree on {what}: {a}, then {b}"));
+                return Err(format!(
+                    "the rounds disagree on {what}: {}, then {}",
+                    shown(a),
+                    shown(b)
+                ));
             }
         }
         if self.bytes_per_timer != later.bytes_per_timer {
-            let (a, b) = (self.bytes_per_timer, later.bytes_per_timer);
-            let (a, b) = (
-                shown(a.map(|v| v.to_string())),
-                shown(b.map(|v| v.to_string())),
-            );
             return Err(format!(
-                "the rounds disagree on bytes per timer: {a}, then {b}"
+                "the rounds disagree on bytes per timer: {}, then {}",
+                shown(self.bytes_per_timer),
+                shown(later.bytes_per_timer)
             ));
         }
         let tolerant_counts =
@@ -256,6 +252,11 @@ impl Report {
         }
         Ok(report)
     }
+}
+
+/// A count as a message shows it: the number, or `none`.
+fn shown<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "none".into(), |v| v.to_string())
 }
 
 /// Runs `task` in this process (the child side of `bench-one`).

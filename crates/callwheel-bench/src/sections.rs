@@ -108,6 +108,19 @@ fn run_rounds(
         .collect()
 }
 
+/// [`measure_tasks`] for a workload with one task per structure: `plan` gives a structure's
+/// task or the reason it is skipped; the outcomes come back in the structures' order.
+fn measure_each(
+    bar: &ProgressBar,
+    schemes: &[&'static SchemeInfo],
+    rounds: u32,
+    failures: &mut usize,
+    plan: impl Fn(&'static SchemeInfo) -> Result<Task, &'static str>,
+) -> Vec<Outcome> {
+    let planned: Vec<_> = schemes.iter().map(|&scheme| plan(scheme)).collect();
+    measure_tasks(bar, &planned, rounds, failures)
+}
+
 /// The order in which round `round` visits `len` planned tasks: forward in even rounds,
 /// backward in odd ones.
 fn round_order(len: usize, round: u32) -> impl Iterator<Item = usize> {
@@ -143,6 +156,16 @@ struct Reading {
     c_driver: bool,
 }
 
+impl Reading {
+    /// The reading of a run with `settings`.
+    fn of(settings: &Settings, c_driver: bool) -> Reading {
+        Reading {
+            rounds: settings.rounds,
+            c_driver,
+        }
+    }
+}
+
 /// Appends the ratio tables under a workload's table, when the run holds the facility and a
 /// peer (the peers against it), or the Rust wheel and the facility's other interfaces (the C
 /// API, the async queue), with the C API's verdict when `reading` allows one.
@@ -165,16 +188,17 @@ fn ratios(md: &mut String, entries: &[RatioEntry], columns: &[String], reading: 
         let _ = writeln!(md, "The facility's other interfaces against the Rust wheel: each one's median divided by the wheel's, from this run{paired}\n");
         md.push_str(&table);
         let judged = reading.c_driver && reading.rounds >= ROUNDS_FOR_VERDICT;
-        if let Some((worst, column)) = report::largest_ratio(entries, columns, C_API) {
-            if judged {
-                md.push('\n');
-                let _ = writeln!(
-                    md,
-                    "- The C API ({C_API}) within {C_API_WITHIN}× of the Rust wheel per operation, over {} rounds: largest {worst:.3}× ({column}): {}",
-                    reading.rounds,
-                    verdict(worst <= C_API_WITHIN)
-                );
-            }
+        let worst = judged
+            .then(|| report::largest_ratio(entries, columns, C_API))
+            .flatten();
+        if let Some((worst, column)) = worst {
+            md.push('\n');
+            let _ = writeln!(
+                md,
+                "- The C API ({C_API}) within {C_API_WITHIN}× of the Rust wheel per operation, over {} rounds: largest {worst:.3}× ({column}): {}",
+                reading.rounds,
+                verdict(worst <= C_API_WITHIN)
+            );
         }
     }
 }
@@ -255,13 +279,12 @@ pub fn w1(
             })
         })
         .collect();
-    let mut outcomes: Vec<Option<Outcome>> = schemes_n.iter().map(|_| None).collect();
-    for (&i, outcome) in order
-        .iter()
+    let mut measured: Vec<(usize, Outcome)> = order
+        .into_iter()
         .zip(measure_tasks(bar, &planned, settings.rounds, failures))
-    {
-        outcomes[i] = Some(outcome);
-    }
+        .collect();
+    measured.sort_by_key(|&(i, _)| i);
+    let outcomes = measured.into_iter().map(|(_, outcome)| outcome);
     let rows: Vec<W1Row> = schemes_n
         .iter()
         .zip(params)
@@ -270,7 +293,7 @@ pub fn w1(
             scheme,
             n,
             iters: params.ok().map(|p| p.iters),
-            outcome: outcome.unwrap_or(Outcome::Skipped("not run")),
+            outcome,
         })
         .collect();
     let linear_note = schemes.iter().any(|s| s.complexity.linear_start);
@@ -317,15 +340,7 @@ pub fn w1(
             .map(|r| (r.scheme, format!("N={}", r.n), &r.outcome))
             .collect();
         let columns: Vec<String> = settings.w1_sizes.iter().map(|n| format!("N={n}")).collect();
-        ratios(
-            &mut md,
-            &entries,
-            &columns,
-            Reading {
-                rounds: settings.rounds,
-                c_driver: true,
-            },
-        );
+        ratios(&mut md, &entries, &columns, Reading::of(settings, true));
     }
 
     (rows, md)
@@ -341,15 +356,11 @@ pub fn w2(
     let mut md = String::new();
 
     let mut expected: Vec<(u64, u64)> = Vec::new();
-    let planned: Vec<_> = schemes
-        .iter()
-        .map(|&scheme| {
-            settings
-                .w2(scheme)
-                .map(|params| Task::W2 { scheme, params })
-        })
-        .collect();
-    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
+    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
+        settings
+            .w2(scheme)
+            .map(|params| Task::W2 { scheme, params })
+    });
     let rows: Vec<W2Row> = schemes
         .iter()
         .zip(outcomes)
@@ -445,10 +456,7 @@ pub fn w2(
             &mut md,
             "ns/step",
             rows.iter().map(|r| (r.scheme, &r.outcome)),
-            Reading {
-                rounds: settings.rounds,
-                c_driver: true,
-            },
+            Reading::of(settings, true),
         );
     }
 
@@ -464,16 +472,10 @@ pub fn w3(
 ) -> (Vec<W3Row>, String) {
     let mut md = String::new();
 
-    let planned: Vec<_> = schemes
-        .iter()
-        .map(|&scheme| {
-            Ok(Task::W3 {
-                scheme,
-                params: settings.w3(scheme),
-            })
-        })
-        .collect();
-    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
+    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
+        let params = settings.w3(scheme);
+        Ok(Task::W3 { scheme, params })
+    });
     let rows: Vec<W3Row> = schemes
         .iter()
         .zip(outcomes)
@@ -522,10 +524,7 @@ pub fn w3(
             &mut md,
             "ns/timer",
             rows.iter().map(|r| (r.scheme, &r.outcome)),
-            Reading {
-                rounds: settings.rounds,
-                c_driver: true,
-            },
+            Reading::of(settings, true),
         );
     }
 
@@ -541,15 +540,11 @@ pub fn w4(
 ) -> (Vec<W4Row>, String) {
     let mut md = String::new();
 
-    let planned: Vec<_> = schemes
-        .iter()
-        .map(|&scheme| {
-            settings
-                .w4(scheme)
-                .map(|params| Task::W4 { scheme, params })
-        })
-        .collect();
-    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
+    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
+        settings
+            .w4(scheme)
+            .map(|params| Task::W4 { scheme, params })
+    });
     let rows: Vec<W4Row> = schemes
         .iter()
         .zip(outcomes)
@@ -595,10 +590,7 @@ pub fn w4(
             &mut md,
             "ns/timer",
             rows.iter().map(|r| (r.scheme, &r.outcome)),
-            Reading {
-                rounds: settings.rounds,
-                c_driver: true,
-            },
+            Reading::of(settings, true),
         );
     }
 
@@ -614,15 +606,11 @@ pub fn w5(
 ) -> (Vec<W5Row>, String) {
     let mut md = String::new();
 
-    let planned: Vec<_> = schemes
-        .iter()
-        .map(|&scheme| {
-            settings
-                .w5(scheme)
-                .map(|params| Task::W5 { scheme, params })
-        })
-        .collect();
-    let outcomes = measure_tasks(bar, &planned, settings.rounds, failures);
+    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
+        settings
+            .w5(scheme)
+            .map(|params| Task::W5 { scheme, params })
+    });
     let rows: Vec<W5Row> = schemes
         .iter()
         .zip(outcomes)
@@ -679,10 +667,7 @@ pub fn w5(
             &mut md,
             "ns/timer, tol 0",
             rows.iter().map(|r| (r.scheme, &r.outcome)),
-            Reading {
-                rounds: settings.rounds,
-                c_driver: false,
-            },
+            Reading::of(settings, false),
         );
     }
 
