@@ -18,6 +18,7 @@ fn every_source_gets_every_sample() {
         samples: 20,
         period_us: 1_000,
         load: false,
+        spin_us: 0,
     };
     let report = latency::measure(&args).unwrap();
     let sources: Vec<&str> = report.rows.iter().map(|r| r.source).collect();
@@ -42,6 +43,31 @@ fn every_source_gets_every_sample() {
         .contains("| source | samples | min µs | avg µs | p50 µs | p99 µs | p99.9 µs | max µs |"));
     assert_eq!(text.matches("| ratio ").count(), 2);
     assert!(text.contains("targets (callback vs raw, same run)"));
+}
+
+/// With the runtime's spin on, the report counts the spins and prints their CPU cost; off,
+/// it says nothing of them and the driver never spins.
+#[test]
+fn a_spin_is_counted_and_its_cost_reported() {
+    let run = |spin_us| {
+        latency::measure(&LatencyArgs {
+            samples: 10,
+            period_us: 1_000,
+            load: false,
+            spin_us,
+        })
+        .unwrap()
+    };
+    let spinning = run(200);
+    assert!(spinning.spins >= 1 && spinning.spin_ns > 0);
+    assert!(spinning.elapsed_ns > spinning.spin_ns / spinning.spins);
+    let text = latency::render(&spinning);
+    assert!(text.contains("driver spin: 200 µs"), "{text}");
+    assert!(text.contains("of one CPU over the run"), "{text}");
+    let plain = run(0);
+    assert_eq!((plain.spins, plain.spin_ns), (0, 0));
+    let text = latency::render(&plain);
+    assert!(!text.contains("of one CPU"), "{text}");
 }
 
 #[test]
@@ -90,6 +116,7 @@ fn the_command_prints_the_table_and_rejects_bad_input() {
     for bad in [
         &["latency", "--samples", "0"][..],
         &["latency", "--period-us", "5"],
+        &["latency", "--spin-us", "1001"],
         // A directory that exists but takes no files (even for root) is refused before
         // anything is measured.
         &["latency", "--out", "/proc"],

@@ -196,6 +196,15 @@ pub trait Waiter: Send + Sync + Debug {
 
     /// Ends the current (or the next) `wait` early. Callable from any thread.
     fn wake(&self);
+
+    /// Whether a [`Waiter::wake`] made since the last `wait` returned is pending, without
+    /// sleeping and without taking it (the next `wait` still returns [`Wake::Early`]). A driver
+    /// that spins before its deadline ([`Config::spin`](crate::Config::spin)) asks it to notice
+    /// a new timer due sooner, or the shutdown. The default answers `false`: the spin then
+    /// ends only at its deadline or after its length.
+    fn woken(&self) -> bool {
+        false
+    }
 }
 
 /// A kernel clock, with timerfd + eventfd waiters (see the [module documentation](self)).
@@ -333,6 +342,11 @@ impl Waiter for FutexWaiter {
     fn wake(&self) {
         self.word.fetch_add(1, std::sync::atomic::Ordering::Release);
         sys::futex_wake(&self.word);
+    }
+
+    fn woken(&self) -> bool {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed};
+        self.word.load(Acquire) != self.seen.load(Relaxed)
     }
 }
 

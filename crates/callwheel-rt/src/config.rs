@@ -1,6 +1,7 @@
 //! The runtime's configuration, its documented ranges, and the builder that checks them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::clock::{Clock, ClockId, SystemClock};
 use crate::{Error, Tolerance};
@@ -20,6 +21,10 @@ pub const MAX_EXPIRIES_PER_LOCK: u64 = 1 << 16;
 /// The largest relative tolerance a configuration accepts ([`Tolerance::ppm`]): 100 % of
 /// the interval, as [`Tolerance::percent`] caps it.
 pub const MAX_TOLERANCE_PPM: u32 = 1_000_000;
+
+/// The longest spin before a wake-up a runtime accepts ([`Config::spin`]): a millisecond,
+/// far more than the kernel's wake-up latency it is meant to hide.
+pub const MAX_SPIN: Duration = Duration::from_millis(1);
 
 /// How a [`Runtime`](crate::Runtime) is built: [`Runtime::builder`](crate::Runtime::builder) sets each field, [`Runtime::new`](crate::Runtime::new) takes a
 /// whole configuration (start from [`Config::default`] or [`Config::with_clock`] and assign
@@ -41,6 +46,17 @@ pub struct Config {
     /// The default tolerance of timers armed without one (default exact): any absolute part,
     /// a relative part of `0 ..= MAX_TOLERANCE_PPM`.
     pub tolerance: Tolerance,
+    /// How long before each planned wake-up a driver stops sleeping and stays awake instead,
+    /// stepping its wheel every few microseconds and reading the clock in between:
+    /// `0 ..= MAX_SPIN`, default zero (never). A sleeping thread is woken tens of microseconds
+    /// late on a busy or virtual machine, and its first step after a long sleep runs on cold
+    /// caches (microseconds more); a spinning driver is running, its step warm, when the
+    /// deadline comes. The price is a CPU kept busy for up to this long per wake-up
+    /// ([`ShardStats::spin_ns`](crate::ShardStats::spin_ns) counts it), and a shard lock taken
+    /// briefly at every step of the spin. On the default monotonic clock a new timer due
+    /// sooner ends the wait at once; on other clocks it is seen at the next step. A test's
+    /// clock ([`Clock::simulated`]) never spins.
+    pub spin: Duration,
 }
 
 impl Default for Config {
@@ -51,6 +67,7 @@ impl Default for Config {
             workers: 2,
             max_expiries_per_lock: 64,
             tolerance: Tolerance::EXACT,
+            spin: Duration::ZERO,
         }
     }
 }
@@ -83,6 +100,11 @@ impl Config {
             });
         }
         check_tolerance(self.tolerance)?;
+        if self.spin > MAX_SPIN {
+            return Err(Error::Config {
+                reason: "spin must be between 0 and MAX_SPIN (1 ms)",
+            });
+        }
         Ok(match self.shards {
             0 => std::thread::available_parallelism()
                 .map_or(1, |n| n.get())
@@ -163,6 +185,12 @@ impl Builder {
     /// The default tolerance ([`Config::tolerance`]).
     pub fn tolerance(mut self, tolerance: Tolerance) -> Builder {
         self.config.tolerance = tolerance;
+        self
+    }
+
+    /// How long a driver spins before each wake-up ([`Config::spin`]; off by default).
+    pub fn spin(mut self, spin: Duration) -> Builder {
+        self.config.spin = spin;
         self
     }
 

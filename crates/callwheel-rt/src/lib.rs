@@ -116,6 +116,7 @@ pub mod set;
 mod shard;
 mod sleep;
 mod sleeper;
+mod spin;
 mod stats;
 mod steady;
 mod sync;
@@ -139,7 +140,7 @@ pub use callwheel::Missed;
 pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};
 pub use condvar::Condvar;
 pub use config::{
-    Builder, Config, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_TOLERANCE_PPM, MAX_WORKERS,
+    Builder, Config, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_SPIN, MAX_TOLERANCE_PPM, MAX_WORKERS,
 };
 pub use deadline::Deadline;
 pub use error::Error;

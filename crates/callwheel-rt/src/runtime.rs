@@ -213,6 +213,8 @@ impl Shared {
             panics: get(&c.panics),
             wait_errors: get(&c.wait_errors),
             deferred_inline: get(&c.deferred_inline),
+            spins: get(&c.spins),
+            spin_ns: get(&c.spin_ns),
             pending,
             lateness: sync::lock(&shard.lateness).clone(),
         }
@@ -342,7 +344,9 @@ impl Runtime {
         let shared = Arc::clone(&rt.shared);
         rt.threads = pool::spawn(&pool, config.workers, move |job| shared.run_deferred(job))?;
         for i in 0..shards {
-            let driver = rt.shared.start_driver(i, config.max_expiries_per_lock)?;
+            let driver = rt
+                .shared
+                .start_driver(i, config.max_expiries_per_lock, config.spin)?;
             rt.threads.push(driver);
         }
         Ok(rt)

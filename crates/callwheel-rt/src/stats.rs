@@ -14,6 +14,8 @@ pub(crate) struct Counters {
     pub(crate) panics: AtomicU64,
     pub(crate) wait_errors: AtomicU64,
     pub(crate) deferred_inline: AtomicU64,
+    pub(crate) spins: AtomicU64,
+    pub(crate) spin_ns: AtomicU64,
 }
 
 impl Counters {
@@ -54,6 +56,11 @@ pub struct ShardStats {
     /// Deferred callbacks the driver ran itself because the worker pool's queue could not grow
     /// (memory refused): late for the callbacks after them in that batch, but not lost.
     pub deferred_inline: u64,
+    /// Wake-ups the driver spun before ([`Config::spin`](crate::Config::spin); 0 when off).
+    pub spins: u64,
+    /// Nanoseconds the driver spent spinning, in all: the CPU time the spin cost (steps of
+    /// the spin included).
+    pub spin_ns: u64,
     /// Armings pending on the shard now.
     pub pending: usize,
     /// Lateness of each firing (wake-up reading minus deadline), in nanoseconds, to two

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use callwheel_rt::{
     Builder, Error, Exec, ManualClock, Missed, Runtime, Stop, TimerHandle, TimerSet,
-    TimerSetConfig, Tolerance, MAX_EXPIRIES_PER_LOCK, MAX_QUOTA, MAX_SHARDS, MAX_TOLERANCE_PPM,
-    MAX_WORKERS,
+    TimerSetConfig, Tolerance, MAX_EXPIRIES_PER_LOCK, MAX_QUOTA, MAX_SHARDS, MAX_SPIN,
+    MAX_TOLERANCE_PPM, MAX_WORKERS,
 };
 
 mod hostile_support;
@@ -389,8 +389,17 @@ fn every_runtime_configuration_field_is_bounded_up_front() {
             "tolerance.ppm",
         );
     }
+    for spin in [
+        MAX_SPIN + Duration::from_nanos(1),
+        Duration::from_secs(1),
+        Duration::MAX,
+    ] {
+        config_error(base().spin(spin), "spin");
+    }
     // The edges themselves are accepted.
     for builder in [
+        base().spin(Duration::ZERO),
+        base().spin(MAX_SPIN),
         base().workers(1),
         base().shards(0),
         base().max_expiries_per_lock(1),

@@ -272,6 +272,46 @@ fn blocking(rt: &Runtime) -> Blocking {
     }
 }
 
+/// A driver that spins before its wake-ups (`Builder::spin`) fires every timer once and never
+/// before its deadline, and counts its spins and their time; a runtime built without it never
+/// spins.
+#[test]
+fn a_spinning_driver_fires_on_time_and_counts_its_spins() {
+    let fire_five = |rt: &Runtime| {
+        let (tx, rx) = mpsc::channel();
+        let t = rt
+            .timer(Exec::Direct, move |_, fire| {
+                let _ = tx.send((fire.deadline, fire.now));
+            })
+            .unwrap();
+        for _ in 0..5 {
+            t.start_after(Duration::from_millis(3)).unwrap();
+            let (deadline, now) = rx.recv_timeout(PATIENCE).unwrap();
+            assert!(
+                now >= deadline,
+                "fired at {now}, before its deadline {deadline}"
+            );
+        }
+        assert!(
+            rx.recv_timeout(Duration::from_millis(20)).is_err(),
+            "a timer fired twice"
+        );
+        rt.shard_stats(0).unwrap()
+    };
+    let spinning = Runtime::builder()
+        .shards(1)
+        .workers(1)
+        .spin(Duration::from_micros(500))
+        .build()
+        .unwrap();
+    let s = fire_five(&spinning);
+    assert!(s.spins >= 5, "{} spins for 5 wake-ups", s.spins);
+    assert!(s.spin_ns > 0);
+    let plain = Runtime::builder().shards(1).workers(1).build().unwrap();
+    let s = fire_five(&plain);
+    assert_eq!((s.spins, s.spin_ns), (0, 0));
+}
+
 #[test]
 fn drain_waits_for_a_running_callback() {
     let rt = Runtime::builder().shards(1).build().unwrap();

@@ -8,6 +8,9 @@ use clap::Args;
 use super::experiment::{Latency, Plan};
 use super::LatencyArgs;
 
+/// The longest `--spin-us`: the runtime's own bound.
+const MAX_SPIN_US: u64 = callwheel_rt::MAX_SPIN.as_micros() as u64;
+
 /// The options of `callwheel latency`.
 #[derive(Clone, Debug, Default, Args)]
 pub struct LatencyCommand {
@@ -20,6 +23,11 @@ pub struct LatencyCommand {
     /// Keep every CPU busy with a spinning thread during the run.
     #[arg(long)]
     pub load: bool,
+    /// Let the runtime's driver spin this long before each wake-up (the runtime's opt-in
+    /// `spin`, at most its MAX_SPIN, 1000 µs); the report gives the CPU time it cost
+    /// [default: 0, off].
+    #[arg(long = "spin-us", value_name = "US", value_parser = clap::value_parser!(u64).range(0..=MAX_SPIN_US))]
+    pub spin_us: Option<u64>,
     /// --quick and --tiny.
     #[command(flatten)]
     pub sizes: crate::flags::Sizes,
@@ -49,6 +57,7 @@ impl LatencyCommand {
             samples: self.samples.unwrap_or(samples),
             period_us: self.period_us.unwrap_or(period_us),
             load: self.load,
+            spin_us: self.spin_us.unwrap_or(0),
         }
     }
 }

@@ -42,6 +42,7 @@ impl Experiment for Latency {
                     samples,
                     period_us,
                     load,
+                    spin_us: 0,
                 })
                 .collect(),
         }

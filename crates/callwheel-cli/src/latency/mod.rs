@@ -44,6 +44,9 @@ pub struct LatencyArgs {
     pub period_us: u64,
     /// Whether every CPU is kept busy by a spinning thread during the run.
     pub load: bool,
+    /// The runtime's spin before each wake-up, in µs ([`callwheel_rt::Config::spin`]; 0, the
+    /// runtime's default, for none).
+    pub spin_us: u64,
 }
 
 /// One source's lateness figures, in nanoseconds.
@@ -106,6 +109,12 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Wake-ups the callwheel driver made.
     pub wakeups: u64,
+    /// Of those, the ones it spun before (0 without a spin).
+    pub spins: u64,
+    /// The time the driver spent spinning, in all: the spin's CPU cost, in ns.
+    pub spin_ns: u64,
+    /// The run's length, from arming the timer to its last sample, in ns.
+    pub elapsed_ns: u64,
 }
 
 /// The figures of `report` for `results.json`, under `case` (`idle` or `loaded`): each row's
@@ -129,6 +138,15 @@ pub fn figures(report: &Report, case: &str, figures: &mut Figures) {
         "wakeups",
         report.wakeups as f64,
     );
+    if report.args.spin_us > 0 {
+        figures.figure(
+            "latency",
+            "callwheel-rt",
+            case,
+            "spin_ns",
+            report.spin_ns as f64,
+        );
+    }
 }
 
 /// Spinning threads, one per CPU, stopped on drop.
@@ -188,6 +206,7 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, Failure> {
     let rt = Runtime::builder()
         .shards(1)
         .workers(1)
+        .spin(Duration::from_micros(args.spin_us))
         .build()
         .map_err(|e| fail("starting the runtime", e))?;
     ClockId::minimise_timer_slack().map_err(|e| fail("setting the timer slack", e))?;
@@ -217,6 +236,7 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, Failure> {
             None,
         )
         .map_err(|e| fail("arming the timer", e))?;
+    let began = std::time::Instant::now();
     let mut raw = Vec::with_capacity(loops as usize);
     let mut deadline = base + period;
     for _ in 0..loops {
@@ -255,10 +275,10 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, Failure> {
             "the timer was still armed after its last sample".into(),
         ));
     }
-    let wakeups = rt
+    let elapsed_ns = callwheel_rt::saturating_ns(began.elapsed());
+    let stats = rt
         .shard_stats(0)
-        .map_err(|e| fail("reading the statistics", e))?
-        .wakeups;
+        .map_err(|e| fail("reading the statistics", e))?;
     let s = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
     let rows = [
         Row::of("callwheel-rt (callback)", s.callback),
@@ -271,7 +291,10 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, Failure> {
     Ok(Report {
         args: args.clone(),
         rows,
-        wakeups,
+        wakeups: stats.wakeups,
+        spins: stats.spins,
+        spin_ns: stats.spin_ns,
+        elapsed_ns,
     })
 }
 
@@ -294,10 +317,11 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "callwheel latency: {} samples per source, period {} µs, interleaved (callwheel on even slots, raw on odd), load: {}\n",
+        "callwheel latency: {} samples per source, period {} µs, interleaved (callwheel on even slots, raw on odd), load: {}, driver spin: {}\n",
         a.samples,
         a.period_us,
-        if a.load { "one spinning thread per CPU" } else { "none" }
+        if a.load { "one spinning thread per CPU" } else { "none" },
+        if a.spin_us > 0 { format!("{} µs", a.spin_us) } else { "off".into() }
     );
     let _ = writeln!(
         out,
@@ -357,5 +381,16 @@ pub fn render(report: &Report) -> String {
         "driver wake-ups: {} for {} timers",
         report.wakeups, a.samples
     );
+    if a.spin_us > 0 {
+        let _ = writeln!(
+            out,
+            "driver spin: {} µs before each wake-up (off by default); {} spins, {} µs each on average, {:.1} ms of CPU in all, {:.2} % of one CPU over the run",
+            a.spin_us,
+            report.spins,
+            us(report.spin_ns.checked_div(report.spins).unwrap_or(0)),
+            report.spin_ns as f64 / 1e6,
+            100.0 * report.spin_ns as f64 / report.elapsed_ns.max(1) as f64
+        );
+    }
     out
 }
