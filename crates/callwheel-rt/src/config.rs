@@ -53,9 +53,11 @@ pub struct Config {
     /// caches (microseconds more); a spinning driver is running, its step warm, when the
     /// deadline comes. The price is a CPU kept busy for up to this long per wake-up
     /// ([`ShardStats::spin_ns`](crate::ShardStats::spin_ns) counts it), and a shard lock taken
-    /// briefly at every step of the spin. On the default monotonic clock a new timer due
-    /// sooner ends the wait at once; on other clocks it is seen at the next step. A test's
-    /// clock ([`Clock::simulated`]) never spins.
+    /// briefly at every step of the spin. Where the shards sleep on the monotonic clock (the
+    /// default, and a wall-clock runtime) a new timer due sooner ends the wait at once;
+    /// elsewhere it is seen at the next step, within 10 µs. A spin that finds the clock has not
+    /// reached the deadline after this long (a clock slower than real time) gives up and
+    /// sleeps. A test's clock ([`Clock::simulated`]) never spins.
     pub spin: Duration,
 }
 

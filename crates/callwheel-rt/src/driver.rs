@@ -343,35 +343,44 @@ impl Shared {
                 continue;
             };
             if let Some(t) = until.filter(|_| spin_ns > 0) {
-                if self.clock.now().saturating_add(spin_ns) >= t {
+                if self.clock.now().saturating_add(spin_ns) < t {
+                    // Asleep until the spin begins.
+                    spinning = None;
+                    until = Some(t - spin_ns);
+                } else if spinning.get_or_insert_with(Instant::now).elapsed() < spin + SPIN_STEP {
                     // Within the spin of the planned wake-up: stay awake and step again at
                     // the deadline, or after a short stretch, so that the step's code and data
                     // are in the caches when it fires (after a long sleep they are not, and
                     // the first step spends microseconds loading them).
-                    spinning.get_or_insert_with(Instant::now);
-                    let (spun, _) =
+                    let (spun, spent) =
                         spin_until(&*self.clock, &*shard.waiter, &self.shutdown, t, SPIN_STEP);
-                    if spun == Spun::Stopped && shard.waiter.woken() {
-                        // A timer due sooner (or the shutdown): the next step sees it. Take
-                        // the wake-up, which the next sleep would otherwise end on at once.
-                        let _ = shard.waiter.wait(Some(0));
-                        Counters::bump(&c.wakeups);
-                        Counters::bump(&c.early_wakeups);
+                    c.spin_ns
+                        .fetch_add(crate::saturating_ns(spent), Ordering::Relaxed);
+                    match spun {
+                        Spun::Deadline => {
+                            // Reached awake: how late the next step delivers after it trains
+                            // the lead, as after a sleep that ended on time.
+                            Counters::bump(&c.spins);
+                            spinning = None;
+                            planned = Some(t);
+                            continue;
+                        }
+                        Spun::Stopped if !shard.waiter.woken() => continue,
+                        // A timer due sooner, or the shutdown: take the wake-up (the waiter
+                        // returns at once), which the next sleep would otherwise end on.
+                        Spun::Stopped => until = Some(0),
                     }
-                    continue;
+                } else {
+                    // The clock did not reach the deadline within the spin's length (a clock
+                    // slower than real time): sleep as without a spin.
+                    spinning = None;
                 }
-                until = Some(t - spin_ns);
-            }
-            if let Some(began) = spinning.take() {
-                Counters::bump(&c.spins);
-                c.spin_ns
-                    .fetch_add(crate::saturating_ns(began.elapsed()), Ordering::Relaxed);
             }
             match shard.waiter.wait(until) {
                 Ok(Wake::Deadline) => {
                     Counters::bump(&c.wakeups);
-                    // With a spin the sleep ends early on purpose and the spin absorbs the
-                    // kernel's lateness: nothing for the lead to learn.
+                    // A sleep that ends where the spin begins is early on purpose: the spin
+                    // that follows trains the lead instead.
                     if spin_ns == 0 {
                         planned = until;
                     }

@@ -76,6 +76,7 @@ mod tests {
     const LONG: Duration = Duration::from_secs(5);
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn a_spin_ends_when_the_clock_reaches_the_deadline() {
         let clock = ManualClock::new(0);
         let mover = {
@@ -94,6 +95,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn a_wake_up_or_the_shutdown_ends_a_spin_at_once() {
         let woken = Flag::default();
         woken.wake();
@@ -110,6 +112,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn a_clock_that_does_not_move_ends_the_spin_after_its_length() {
         let length = Duration::from_millis(2);
         let (spun, spent) = spin_until(
@@ -124,6 +127,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn the_monotonic_waiter_reports_a_pending_wake_up_until_a_wait_takes_it() {
         let w = crate::SystemClock::new(crate::ClockId::Monotonic)
             .waiter()

@@ -56,10 +56,11 @@ pub struct ShardStats {
     /// Deferred callbacks the driver ran itself because the worker pool's queue could not grow
     /// (memory refused): late for the callbacks after them in that batch, but not lost.
     pub deferred_inline: u64,
-    /// Wake-ups the driver spun before ([`Config::spin`](crate::Config::spin); 0 when off).
+    /// Planned wake-ups the driver reached awake, spinning, rather than by a sleep's end
+    /// ([`Config::spin`](crate::Config::spin); 0 when off).
     pub spins: u64,
-    /// Nanoseconds the driver spent spinning, in all: the CPU time the spin cost (steps of
-    /// the spin included).
+    /// Nanoseconds the driver spent waiting in spins, in all: what the spin cost in CPU time
+    /// (the steps between its waits, well under a microsecond each, are not included).
     pub spin_ns: u64,
     /// Armings pending on the shard now.
     pub pending: usize,

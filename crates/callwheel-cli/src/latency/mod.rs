@@ -384,7 +384,7 @@ pub fn render(report: &Report) -> String {
     if a.spin_us > 0 {
         let _ = writeln!(
             out,
-            "driver spin: {} µs before each wake-up (off by default); {} spins, {} µs each on average, {:.1} ms of CPU in all, {:.2} % of one CPU over the run",
+            "driver spin: {} µs before each wake-up (off by default); {} deadlines reached spinning, {} µs of spin each on average, {:.1} ms spinning in all, {:.2} % of one CPU over the run",
             a.spin_us,
             report.spins,
             us(report.spin_ns.checked_div(report.spins).unwrap_or(0)),
