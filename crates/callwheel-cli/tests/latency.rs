@@ -58,11 +58,12 @@ fn a_spin_is_counted_and_its_cost_reported() {
         })
         .unwrap()
     };
-    let spinning = run(200);
+    // The longest spin: it is reached unless every wake-up of the run is a millisecond late.
+    let spinning = run(1_000);
     assert!(spinning.spins >= 1 && spinning.spin_ns > 0);
     assert!(spinning.elapsed_ns > spinning.spin_ns / spinning.spins);
     let text = latency::render(&spinning);
-    assert!(text.contains("driver spin: 200 µs"), "{text}");
+    assert!(text.contains("driver spin: 1000 µs"), "{text}");
     assert!(text.contains("of one CPU over the run"), "{text}");
     let plain = run(0);
     assert_eq!((plain.spins, plain.spin_ns), (0, 0));

@@ -57,7 +57,9 @@ pub struct Config {
     /// default, and a wall-clock runtime) a new timer due sooner ends the wait at once;
     /// elsewhere it is seen at the next step, within 10 µs. A spin that finds the clock has not
     /// reached the deadline after this long (a clock slower than real time) gives up and
-    /// sleeps. A test's clock ([`Clock::simulated`]) never spins.
+    /// sleeps. Timers that come due during a spin fire at the step that finds them due, inside
+    /// their windows, rather than held for the planned wake-up (the driver is awake anyway). A
+    /// test's clock ([`Clock::simulated`]) never spins.
     pub spin: Duration,
 }
 

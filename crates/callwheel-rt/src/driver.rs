@@ -332,8 +332,10 @@ impl Shared {
         // The instant the sleep that just ended was planned for, when it ended there: how late
         // the step it serves has delivered its firings trains the lead (see `Lead`).
         let mut planned: Option<u64> = None;
-        // When the spin that is running began.
-        let mut spinning: Option<Instant> = None;
+        // The deadline the running spin waits for, and when that spin began.
+        let mut spinning: Option<(u64, Instant)> = None;
+        // The deadline a sleep that ends where its spin begins is for.
+        let mut spin_for: Option<u64> = None;
         while !self.shutdown.load(Ordering::Acquire) {
             let step = self.step_with(i, &mut scratch);
             if let Some(at) = planned.take() {
@@ -343,11 +345,17 @@ impl Shared {
                 continue;
             };
             if let Some(t) = until.filter(|_| spin_ns > 0) {
+                let began = match spinning {
+                    Some((spun_for, began)) if spun_for == t => began,
+                    _ => Instant::now(),
+                };
                 if self.clock.now().saturating_add(spin_ns) < t {
                     // Asleep until the spin begins.
                     spinning = None;
+                    spin_for = Some(t);
                     until = Some(t - spin_ns);
-                } else if spinning.get_or_insert_with(Instant::now).elapsed() < spin + SPIN_STEP {
+                } else if began.elapsed() < spin + SPIN_STEP {
+                    spinning = Some((t, began));
                     // Within the spin of the planned wake-up: stay awake and step again at
                     // the deadline, or after a short stretch, so that the step's code and data
                     // are in the caches when it fires (after a long sleep they are not, and
@@ -376,13 +384,18 @@ impl Shared {
                     spinning = None;
                 }
             }
+            let slept_for = spin_for.take();
             match shard.waiter.wait(until) {
                 Ok(Wake::Deadline) => {
                     Counters::bump(&c.wakeups);
-                    // A sleep that ends where the spin begins is early on purpose: the spin
-                    // that follows trains the lead instead.
                     if spin_ns == 0 {
                         planned = until;
+                    } else if let Some(t) = slept_for.filter(|&t| self.clock.now() >= t) {
+                        // A sleep meant to end where its spin begins that the kernel ended
+                        // past the deadline: the step after it delivers late, and the lead
+                        // learns it as without a spin. One that ended in time is followed by
+                        // the spin, which trains the lead when it reaches the deadline.
+                        planned = Some(t);
                     }
                 }
                 Ok(Wake::Early) => {
