@@ -30,6 +30,15 @@ use crate::Error;
 /// under a microsecond when warm).
 const SPIN_STEP: Duration = Duration::from_micros(10);
 
+/// When the spin for deadline `t` began: the running spin's start if it waits for `t`, else
+/// now, recorded as the start of a new one.
+fn spin_began(spinning: &mut Option<(u64, Instant)>, t: u64) -> Instant {
+    match *spinning {
+        Some((spun_for, began)) if spun_for == t => began,
+        _ => spinning.insert((t, Instant::now())).1,
+    }
+}
+
 /// What one driver step did.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Step {
@@ -327,7 +336,7 @@ impl Shared {
         let spin_ns = if self.clock.simulated() {
             0
         } else {
-            u64::try_from(spin.as_nanos()).unwrap_or(u64::MAX)
+            crate::saturating_ns(spin)
         };
         // The instant the sleep that just ended was planned for, when it ended there: how late
         // the step it serves has delivered its firings trains the lead (see `Lead`).
@@ -345,17 +354,12 @@ impl Shared {
                 continue;
             };
             if let Some(t) = until.filter(|_| spin_ns > 0) {
-                let began = match spinning {
-                    Some((spun_for, began)) if spun_for == t => began,
-                    _ => Instant::now(),
-                };
                 if self.clock.now().saturating_add(spin_ns) < t {
                     // Asleep until the spin begins.
                     spinning = None;
                     spin_for = Some(t);
                     until = Some(t - spin_ns);
-                } else if began.elapsed() < spin + SPIN_STEP {
-                    spinning = Some((t, began));
+                } else if spin_began(&mut spinning, t).elapsed() < spin + SPIN_STEP {
                     // Within the spin of the planned wake-up: stay awake and step again at
                     // the deadline, or after a short stretch, so that the step's code and data
                     // are in the caches when it fires (after a long sleep they are not, and
