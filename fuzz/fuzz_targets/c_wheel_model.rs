@@ -25,8 +25,9 @@
 //!   or reset by the caller may overtake a CW_MISSED_BURST timer re-armed overdue by an earlier
 //!   pull (the wheel lets it join the round of overdue timers in progress, which the re-armed
 //!   timer waits out);
-//! - cw_wheel_get returns 0, and cw_wheel_get_many and cw_wheel_expire stop short of their
-//!   `max`, only when no timer is due; a batch is the gets' expiries in their order;
+//! - cw_wheel_get returns 0, and cw_wheel_get_many, cw_wheel_advance and cw_wheel_expire stop
+//!   short of their `max`, only when no timer is due; a batch is the gets' expiries in their
+//!   order;
 //! - the wake-up is the wheel's time whenever a timer is due, otherwise at or after the wheel's
 //!   time and no later than the earliest window end, and exactly that end unless a timer was
 //!   deleted or reset since the wheel was last empty, or a round of pulls is unfinished (the
@@ -44,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use callwheel::{window_end, Missed};
 use callwheel_ffi::{
-    cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
+    cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic, cw_wheel_advance,
     cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire, cw_wheel_free, cw_wheel_get,
     cw_wheel_get_many, cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup, cw_wheel_pending,
     cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update,
@@ -133,7 +134,7 @@ impl Timer {
 
 /// What one wheel must hold.
 struct Model {
-    /// The latest cw_wheel_update (or expire, or creation).
+    /// The latest cw_wheel_update (or advance, or expire, or creation).
     now: u64,
     /// 0 for a growing wheel.
     capacity: usize,
@@ -936,27 +937,55 @@ fn get(s: &State<'_>, t: usize) -> bool {
 /// One cw_wheel_get_many of a batch of 0 (refused) to SMALL_MAX: each expiry as a get's, in
 /// the same order; a short batch only when nothing else is due.
 fn get_many(s: &State<'_>, t: usize) {
+    batch(s, t, None);
+}
+
+/// One cw_wheel_advance to a time drawn as update's (earlier ones refused with nothing
+/// changed): an update and a get_many in one call.
+fn advance(s: &State<'_>, t: usize) {
+    let to = s.later(t);
+    batch(s, t, Some(to));
+}
+
+/// A batch pulled by cw_wheel_get_many, or by cw_wheel_advance when `to` is given.
+fn batch(s: &State<'_>, t: usize, to: Option<u64>) {
     let max = usize::from(s.bytes.below(SMALL_MAX + 1));
     let mut batch = [UNTOUCHED_EXPIRY; SMALL_MAX as usize];
+    // SAFETY (both calls): the wheel is live or NULL; `out` is NULL or `batch`, which holds
+    // at least `max` expiries.
+    let call = |w: *mut cw_wheel, out: *mut cw_expiry, max: usize| match to {
+        Some(to) => unsafe { cw_wheel_advance(w, to, out, max) },
+        None => unsafe { cw_wheel_get_many(w, out, max) },
+    };
     if max == 0 {
         let before = snapshot(s);
-        // SAFETY: the wheel is live or NULL; `batch` is a local or NULL (refused before use).
-        let rcs = unsafe {
-            [
-                cw_wheel_get_many(s.w(t), batch.as_mut_ptr(), 0),
-                cw_wheel_get_many(null_mut(), batch.as_mut_ptr(), 1),
-                cw_wheel_get_many(s.w(t), null_mut(), 1),
-            ]
-        };
+        let rcs = [
+            call(s.w(t), batch.as_mut_ptr(), 0),
+            call(null_mut(), batch.as_mut_ptr(), 1),
+            call(s.w(t), null_mut(), 1),
+        ];
         assert_eq!(rcs, [CW_EINVAL; 3], "a batch of 0 or a NULL argument is refused");
-        assert_eq!(snapshot(s), before, "a refused get_many changed a wheel");
-        assert_eq!(batch[0], UNTOUCHED_EXPIRY, "a refused get_many wrote an expiry");
+        assert_eq!(snapshot(s), before, "a refused batch changed a wheel");
+        assert_eq!(batch[0], UNTOUCHED_EXPIRY, "a refused batch wrote an expiry");
         return;
     }
-    // SAFETY: the wheel is live; `batch` holds at least `max` expiries.
-    let rc = unsafe { cw_wheel_get_many(s.w(t), batch.as_mut_ptr(), max) };
-    let got = usize::try_from(rc).unwrap_or_else(|_| panic!("get_many: {rc}"));
-    assert!(got <= max, "get_many wrote {got} expiries into a batch of {max}");
+    if let Some(to) = to {
+        let now = s.now(t);
+        if to < now {
+            let before = snapshot(s);
+            let rc = call(s.w(t), batch.as_mut_ptr(), max);
+            assert_eq!(rc, CW_ERANGE, "advance from {now} back to {to}");
+            assert_eq!(snapshot(s), before, "a refused advance changed a wheel");
+            assert_eq!(batch[0], UNTOUCHED_EXPIRY, "a refused advance wrote an expiry");
+            return;
+        }
+    }
+    let rc = call(s.w(t), batch.as_mut_ptr(), max);
+    let got = usize::try_from(rc).unwrap_or_else(|_| panic!("batch: {rc}"));
+    if let Some(to) = to {
+        s.models[t].borrow_mut().now = to;
+    }
+    assert!(got <= max, "a batch of {got} expiries for {max}");
     for (i, e) in batch[..got].iter().enumerate() {
         let last = batch[i + 1..got].iter().all(|later| later.handle != e.handle);
         expiry_in_batch(s, t, e, last);
@@ -964,7 +993,7 @@ fn get_many(s: &State<'_>, t: usize) {
     assert_eq!(
         batch[got..],
         [UNTOUCHED_EXPIRY; SMALL_MAX as usize][got..],
-        "get_many wrote past the expiries it returned"
+        "a batch written past the expiries it returned"
     );
     if got < max {
         let mut m = s.models[t].borrow_mut();
@@ -1210,7 +1239,7 @@ fn op(s: &State<'_>, t: usize) {
         return;
     }
     s.ops.set(s.ops.get() + 1);
-    match s.bytes.below(26) {
+    match s.bytes.below(27) {
         0..=2 => {
             let now = s.now(t);
             let (deadline, tolerance) = (s.deadline(now, false), tolerance(&s.bytes));
@@ -1236,6 +1265,7 @@ fn op(s: &State<'_>, t: usize) {
         21 => null_calls(s, t),
         24 => reserve(s, t),
         25 => get_many(s, t),
+        26 => advance(s, t),
         // Not from a callback: a wheel is never freed under a call in progress.
         22 if s.depth.get() == 0 => replace(s, t),
         _ => {

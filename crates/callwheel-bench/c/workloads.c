@@ -64,22 +64,20 @@ static uint64_t clock_ns(void) {
  */
 __attribute__((always_inline)) static inline uint64_t pull_due(cw_wheel *w, uint64_t now,
                                                                int *rc) {
-    if (cw_wheel_update(w, now) != CW_OK) {
-        *rc = CWB_UPDATE;
-        return 0;
-    }
     uint64_t n = 0;
     cw_expiry batch[BATCH];
-    int got;
+    int got = cw_wheel_advance(w, now, batch, BATCH);
     /* A short batch means nothing else is due. */
-    do {
-        got = cw_wheel_get_many(w, batch, BATCH);
+    for (;;) {
         if (got < 0) {
             *rc = CWB_PULL;
             break;
         }
         n += (uint64_t)got;
-    } while (got == BATCH);
+        if (got < BATCH)
+            break;
+        got = cw_wheel_get_many(w, batch, BATCH);
+    }
     return n;
 }
 
@@ -89,6 +87,16 @@ __attribute__((always_inline)) static inline uint64_t pull_due(cw_wheel *w, uint
  */
 static __attribute__((noinline)) uint64_t pull_due_cold(cw_wheel *w, uint64_t now, int *rc) {
     return pull_due(w, now, rc);
+}
+
+/*
+ * A growing wheel at time 0, or NULL. The workloads keep the pointer in a variable whose
+ * address is never taken, so the compiler may hold it in a register across the library's calls
+ * (a variable handed to cw_wheel_new by address is reloaded after every call).
+ */
+static cw_wheel *new_wheel(void) {
+    cw_wheel *w = NULL;
+    return cw_wheel_new(0, 0, &w) == CW_OK ? w : NULL;
 }
 
 /* Adds `timers` timers with deadlines in [lo, hi), values 0, 1, ...: the workloads' fills. */
@@ -109,8 +117,8 @@ static inline int add_drawn(cw_wheel *w, rng *r, uint64_t timers, uint64_t lo, u
 int cwb_w1(uint64_t n, uint64_t iters, uint64_t seed, uint64_t *elapsed_ns, uint64_t *bytes,
            uint64_t *missed, uint64_t *pending) {
     rng r = {seed};
-    cw_wheel *w = NULL;
-    if (cw_wheel_new(0, 0, &w) != CW_OK)
+    cw_wheel *w = new_wheel();
+    if (w == NULL)
         return CWB_NEW;
     int rc = add_drawn(w, &r, n, 1000000, 2000000);
     cw_handle h;
@@ -157,8 +165,8 @@ int cwb_w1(uint64_t n, uint64_t iters, uint64_t seed, uint64_t *elapsed_ns, uint
 int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint64_t *expiries,
            uint64_t *missed) {
     rng r = {seed};
-    cw_wheel *w = NULL;
-    if (cw_wheel_new(0, 0, &w) != CW_OK)
+    cw_wheel *w = new_wheel();
+    if (w == NULL)
         return CWB_NEW;
     /* A ring of n + 1 handles: at most n are queued between steps, n + 1 within one. */
     uint64_t cap = n + 1;
@@ -218,8 +226,8 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
 int cwb_w3(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t *elapsed_ns,
            uint64_t *fired, uint64_t *late) {
     rng r = {seed};
-    cw_wheel *w = NULL;
-    if (cw_wheel_new(0, 0, &w) != CW_OK)
+    cw_wheel *w = new_wheel();
+    if (w == NULL)
         return CWB_NEW;
     uint64_t n = 0;
     uint64_t begin = clock_ns();
@@ -247,8 +255,8 @@ int cwb_w3(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t *elapsed_ns,
 int cwb_w4(uint64_t timers, uint64_t ticks, uint64_t seed, uint64_t max_jumps,
            uint64_t *elapsed_ns, uint64_t *fired, uint64_t *jumps) {
     rng r = {seed};
-    cw_wheel *w = NULL;
-    if (cw_wheel_new(0, 0, &w) != CW_OK)
+    cw_wheel *w = new_wheel();
+    if (w == NULL)
         return CWB_NEW;
     uint64_t n = 0, j = 0, at;
     uint64_t begin = clock_ns();

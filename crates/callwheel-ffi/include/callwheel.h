@@ -114,7 +114,8 @@
  * deadline, a tolerance, a uint64_t value), cw_wheel_add_periodic, cw_wheel_del,
  * cw_wheel_reset / cw_wheel_reset_in, cw_wheel_pending; cw_wheel_update(w, now) then
  * cw_wheel_get (pull one expired timer), cw_wheel_get_many (pull a batch) or
- * cw_wheel_expire (a callback per timer);
+ * cw_wheel_expire (a callback per timer), or cw_wheel_advance (the update and a batch in one
+ * call);
  * cw_wheel_next_wakeup (absolute) and cw_wheel_timeout (relative): the earliest window end,
  * to sleep until; cw_wheel_counts;
  * cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.
@@ -1653,6 +1654,20 @@ int cw_wheel_get(cw_wheel *w,
 int cw_wheel_get_many(cw_wheel *w,
                       cw_expiry *out,
                       size_t max);
+
+// cw_wheel_update to `now`, then cw_wheel_get_many: an event loop's turn in one call. Every
+// argument is checked before the wheel's time moves, so a refused call changes nothing.
+//
+// Returns as cw_wheel_get_many; CW_ERANGE for a `now` earlier than the wheel's time; CW_EINVAL
+// for NULL `w` or `out`, or a `max` of 0.
+//
+// # Safety
+//
+// As for cw_wheel_get_many.
+int cw_wheel_advance(cw_wheel *w,
+                     uint64_t now,
+                     cw_expiry *out,
+                     size_t max);
 
 // cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
 // cw_wheel_get would return them, until none is due or `max` calls were made (0: no limit —

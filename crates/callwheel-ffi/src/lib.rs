@@ -113,7 +113,8 @@
 //! deadline, a tolerance, a uint64_t value), cw_wheel_add_periodic, cw_wheel_del,
 //! cw_wheel_reset / cw_wheel_reset_in, cw_wheel_pending; cw_wheel_update(w, now) then
 //! cw_wheel_get (pull one expired timer), cw_wheel_get_many (pull a batch) or
-//! cw_wheel_expire (a callback per timer);
+//! cw_wheel_expire (a callback per timer), or cw_wheel_advance (the update and a batch in one
+//! call);
 //! cw_wheel_next_wakeup (absolute) and cw_wheel_timeout (relative): the earliest window end,
 //! to sleep until; cw_wheel_counts;
 //! cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.

@@ -3,7 +3,8 @@
 //!
 //! The loop reads its clock, hands the time to the wheel ([`cw_wheel_update`]), pulls what is
 //! due ([`cw_wheel_get`], a batch at a time with [`cw_wheel_get_many`], or [`cw_wheel_expire`]
-//! with a callback), and sleeps until [`cw_wheel_next_wakeup`] (an absolute time) or for
+//! with a callback; [`cw_wheel_advance`] hands the time and pulls a batch in one call), and
+//! sleeps until [`cw_wheel_next_wakeup`] (an absolute time) or for
 //! [`cw_wheel_timeout`] (a relative one, for `epoll_wait`, `poll` or a timerfd). Every timer
 //! has a window `[deadline, deadline + tolerance]`: the wake-up asked for is the earliest
 //! window end, so timers whose windows overlap share one wake-up, and none fires before its
@@ -70,7 +71,10 @@ pub struct cw_wheel_info {
 /// A callback for cw_wheel_expire: called with the caller's `arg` and one expired timer.
 pub type cw_wheel_fn = Option<unsafe extern "C" fn(arg: *mut c_void, expiry: *const cw_expiry)>;
 
-/// The C code of a refusal by the wheel.
+/// The C code of a refusal by the wheel. Cold: an add then tests one tag for success and
+/// leaves the mapping of refusals out of its path.
+#[cold]
+#[inline(never)]
 fn wheel_code(e: Error) -> c_int {
     match e {
         Error::Full { .. } | Error::NoMemory => CW_ENOMEM,
@@ -148,6 +152,19 @@ impl cw_wheel {
             Some(_) => Ok(CW_OK),
             None => Err(CW_ESTALE),
         }
+    }
+
+    /// Moves the wheel's time to `now`; CW_ERANGE (nothing changed) when it would go back.
+    #[inline(always)]
+    fn set_now(&mut self, now: u64) -> Result<(), c_int> {
+        if now < self.now {
+            return Err(CW_ERANGE);
+        }
+        if now != self.now {
+            self.now = now;
+            self.dry = false;
+        }
+        Ok(())
     }
 
     /// Whether a timer may be due at the wheel's time: exact, and a few instructions, once the
@@ -522,13 +539,7 @@ pub unsafe extern "C" fn cw_wheel_update(w: *mut cw_wheel, now: u64) -> c_int {
     guard(|| {
         // SAFETY: by this function's contract.
         let w = unsafe { wheel_mut(w) }?;
-        if now < w.now {
-            return Err(CW_ERANGE);
-        }
-        if now != w.now {
-            w.now = now;
-            w.dry = false;
-        }
+        w.set_now(now)?;
         Ok(CW_OK)
     })
 }
@@ -609,7 +620,47 @@ pub unsafe extern "C" fn cw_wheel_get_many(
                 unsafe { out.add(i).write(e) }
             }
         });
-        Ok(count(got as u64))
+        // At most `max`, itself at most INT_MAX: the cast is exact.
+        Ok(got as c_int)
+    })
+}
+
+/// cw_wheel_update to `now`, then cw_wheel_get_many: an event loop's turn in one call. Every
+/// argument is checked before the wheel's time moves, so a refused call changes nothing.
+///
+/// Returns as cw_wheel_get_many; CW_ERANGE for a `now` earlier than the wheel's time; CW_EINVAL
+/// for NULL `w` or `out`, or a `max` of 0.
+///
+/// # Safety
+///
+/// As for cw_wheel_get_many.
+#[no_mangle]
+pub unsafe extern "C" fn cw_wheel_advance(
+    w: *mut cw_wheel,
+    now: u64,
+    out: *mut cw_expiry,
+    max: usize,
+) -> c_int {
+    guard(|| {
+        need(out)?;
+        // SAFETY: by this function's contract.
+        let w = unsafe { wheel_mut(w) }?;
+        let max = max.min(c_int::MAX as usize);
+        if max == 0 {
+            return Err(CW_EINVAL);
+        }
+        w.set_now(now)?;
+        let got = w.pull_many(max, |i, e| {
+            // As in cw_wheel_get_many.
+            debug_assert!(i < max);
+            if i < max {
+                // SAFETY: `i < max`, and `out` is valid for writing `max` expiries by this
+                // function's contract.
+                unsafe { out.add(i).write(e) }
+            }
+        });
+        // At most `max`, itself at most INT_MAX: the cast is exact.
+        Ok(got as c_int)
     })
 }
 
@@ -636,17 +687,8 @@ pub unsafe extern "C" fn cw_wheel_expire(
 ) -> c_int {
     guard(|| {
         let func = func.ok_or(CW_EINVAL)?;
-        {
-            // SAFETY: by this function's contract; the reference ends before any callback.
-            let w = unsafe { wheel_mut(w) }?;
-            if now < w.now {
-                return Err(CW_ERANGE);
-            }
-            if now != w.now {
-                w.now = now;
-                w.dry = false;
-            }
-        }
+        // SAFETY: by this function's contract; the reference ends before any callback.
+        unsafe { wheel_mut(w) }?.set_now(now)?;
         let mut calls = 0u64;
         while max == 0 || calls < max {
             // SAFETY: as above; each borrow ends before the callback, which may call into the

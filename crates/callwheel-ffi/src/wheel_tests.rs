@@ -240,3 +240,45 @@ fn batches_are_written_within_their_bounds_in_pull_order() {
         cw_wheel_free(v);
     }
 }
+
+#[test]
+fn advance_pulls_what_an_update_and_batches_pull_and_refuses_going_back() {
+    let (w, v) = (new_wheel(0, 0), new_wheel(0, 0));
+    for i in 0..12u64 {
+        add(w, 10 + (i * 7) % 12, i);
+        add(v, 10 + (i * 7) % 12, i);
+    }
+    let mut batch = [cw_expiry::default(); 5];
+    // SAFETY: `w` is live and `batch` has room for 4 expiries.
+    let refused = unsafe { cw_wheel_advance(w, 0, batch.as_mut_ptr(), 0) };
+    assert_eq!(refused, CW_EINVAL);
+    let (mut by_advance, mut by_update) = (Vec::new(), Vec::new());
+    for now in [5, 15, 15, 30, 30, 30] {
+        batch[4].value = u64::MAX;
+        // SAFETY: as above.
+        let got = unsafe { cw_wheel_advance(w, now, batch.as_mut_ptr(), 4) };
+        assert!((0..=4).contains(&got), "{got}");
+        assert_eq!(batch[4].value, u64::MAX, "written past the batch");
+        by_advance.extend(batch[..got as usize].iter().map(|e| (now, e.value)));
+        // SAFETY: `v` is live and `batch` has room for 4 expiries.
+        let got = unsafe {
+            assert_eq!(cw_wheel_update(v, now), CW_OK);
+            cw_wheel_get_many(v, batch.as_mut_ptr(), 4)
+        };
+        by_update.extend(batch[..got as usize].iter().map(|e| (now, e.value)));
+    }
+    assert_eq!(by_advance, by_update);
+    assert_eq!(by_advance.len(), 12);
+    // SAFETY: `w` is live and `batch` has room for 4 expiries.
+    let back = unsafe { cw_wheel_advance(w, 29, batch.as_mut_ptr(), 4) };
+    assert_eq!(back, CW_ERANGE);
+    let mut info = cw_wheel_info::default();
+    // SAFETY: `w` is live and `info` a valid out-pointer.
+    assert_eq!(unsafe { cw_wheel_counts(w, &mut info) }, CW_OK);
+    assert_eq!(info.now, 30, "a refused advance moved the time");
+    // SAFETY: both are live, freed once.
+    unsafe {
+        cw_wheel_free(w);
+        cw_wheel_free(v);
+    }
+}

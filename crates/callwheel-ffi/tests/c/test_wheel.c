@@ -336,6 +336,45 @@ static void test_get_many(void) {
     cw_wheel_free(w);
 }
 
+/* cw_wheel_advance: an update and a get_many in one call; a refused call moves no time. */
+static void test_advance(void) {
+    cw_wheel *w = make(0, 100);
+    cw_handle h;
+    cw_expiry batch[4];
+    uint64_t t;
+    for (uint64_t i = 0; i < 6; i++)
+        EQ(cw_wheel_add(w, 200 + 10 * i, 0, i, &h), CW_OK);
+    EQ(cw_wheel_advance(NULL, 300, batch, 4), CW_EINVAL);
+    EQ(cw_wheel_advance(w, 300, NULL, 4), CW_EINVAL);
+    EQ(cw_wheel_advance(w, 300, batch, 0), CW_EINVAL);
+    EQ(cw_wheel_advance(w, 99, batch, 4), CW_ERANGE); /* time never goes back */
+    EQ(cw_wheel_timeout(w, &t), 1);
+    EQ(t, 100); /* none of the refused calls moved the wheel's time */
+    EQ(cw_wheel_advance(w, 150, batch, 4), 0); /* nothing due yet */
+    /* Up to 225: three due, in deadline order; the batch is short, so nothing else is. */
+    EQ(cw_wheel_advance(w, 225, batch, 4), 3);
+    EQ(batch[0].value, 0);
+    EQ(batch[1].value, 1);
+    EQ(batch[2].value, 2);
+    EQ(batch[2].deadline, 220);
+    EQ(cw_wheel_next_wakeup(w, &t), 1);
+    EQ(t, 230);
+    /* Up to 1000: a full batch of three of the rest (equal deadlines in start order)... */
+    EQ(cw_wheel_add(w, 240, 0, 9, &h), CW_OK);
+    EQ(cw_wheel_advance(w, 1000, batch, 3), 3);
+    EQ(batch[0].value, 3);
+    EQ(batch[0].deadline, 230);
+    EQ(batch[1].value, 4);
+    EQ(batch[2].value, 9);
+    /* ...and the same time again pulls what is left, as cw_wheel_get_many would. */
+    EQ(cw_wheel_advance(w, 1000, batch, 3), 1);
+    EQ(batch[0].value, 5);
+    EQ(cw_wheel_advance(w, 1000, batch, 4), 0);
+    EQ(cw_wheel_next_wakeup(w, &t), 0);
+    expect_valid(w);
+    cw_wheel_free(w);
+}
+
 /* cw_wheel_expire's callback may call back into its wheel: it re-adds, deletes, resets. */
 struct ctx {
     cw_wheel *w;
@@ -655,6 +694,7 @@ int main(void) {
     test_catching_up();
     test_expire();
     test_get_many();
+    test_advance();
     test_fixed_capacity();
     test_reserve();
 #ifdef __linux__

@@ -559,7 +559,9 @@ impl<T> Timers<T> for Wheel<T> {
     #[inline]
     fn may_expire_at(&self, t: Tick) -> bool {
         if t <= self.cursor {
-            return Timers::len(self) != 0 && self.pending_now();
+            // The cheap test first: a wheel with nothing at its cursor (a pull loop's last
+            // question) answers without counting its timers.
+            return self.pending_now() && Timers::len(self) != 0;
         }
         self.earliest_deadline().is_some_and(|e| e <= t)
     }
