@@ -18,13 +18,14 @@
 //! The same input then drives the caller-driven wheel (`cw_wheel_*`, in `c_wheel_model.rs`) on
 //! two wheels, growing or of a small fixed capacity, whose time starts anywhere up to u64::MAX,
 //! against a model of each (its time and its pending timers by handle: deadline, window end,
-//! value, periodic schedule). It checks: cw_wheel_get, cw_wheel_get_many's batches and
-//! cw_wheel_expire's callbacks fire only pending timers that are due, with their value and
-//! handle, in the documented order where the documentation pins it down (timers not overdue by (deadline, arm order), overdue ones first
-//! in, first out: see `c_wheel_model.rs` for what is left open), and nothing only when nothing
-//! is due; a periodic timer is re-armed and reports its overruns as `callwheel::Missed::next`
-//! says at the wheel's time; expire returns the number of callbacks, which call back into the
-//! wheel (add, delete, reset, pull, expire again); del, reset and pending see exactly the
+//! value, periodic schedule). It checks: cw_wheel_get, cw_wheel_get_many's and
+//! cw_wheel_advance's batches and cw_wheel_expire's callbacks fire only pending timers that are
+//! due, with their value and handle, in the documented order where the documentation pins it
+//! down (timers not overdue by (deadline, arm order), overdue ones first in, first out: see
+//! `c_wheel_model.rs` for what is left open), and nothing only when nothing is due; a
+//! periodic timer is re-armed and reports its overruns as `callwheel::Missed::next` says at
+//! the wheel's time; expire returns the number of callbacks, which call back into the wheel
+//! (add, delete, reset, pull, expire again); del, reset and pending see exactly the
 //! pending timers, and a fired, deleted, forged or other wheel's handle is CW_ESTALE; relative
 //! times past the end of time and updates back in time are CW_ERANGE, zero periods, unknown
 //! policies, capacities of 2^32 - 707 or more and NULL arguments CW_EINVAL, a full fixed

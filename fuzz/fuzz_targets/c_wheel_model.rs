@@ -2,7 +2,7 @@
 //! C program would, on two wheels (each growing or of a small fixed capacity, starting at a
 //! random time up to the end of `u64`), against a model of each.
 //!
-//! A wheel's model is its time (the latest update) and its pending timers by handle: deadline,
+//! A wheel's model is its time (the latest update or advance) and its pending timers by handle: deadline,
 //! window end (`callwheel::window_end`: the deadline plus the tolerance, saturating, a tolerance
 //! of 2^30 or more rounded down to 25 significant bits), value and, for a periodic timer,
 //! its period, tolerance and missed-period policy. Every return code, out-parameter and count is
@@ -45,12 +45,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use callwheel::{window_end, Missed};
 use callwheel_ffi::{
-    cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic, cw_wheel_advance,
-    cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire, cw_wheel_free, cw_wheel_get,
-    cw_wheel_get_many, cw_wheel_info, cw_wheel_new, cw_wheel_next_wakeup, cw_wheel_pending,
-    cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update,
-    CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP,
-    CW_OK,
+    cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
+    cw_wheel_advance, cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire,
+    cw_wheel_free, cw_wheel_get, cw_wheel_get_many, cw_wheel_info, cw_wheel_new,
+    cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in,
+    cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_MISSED_BURST,
+    CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
 };
 
 use super::Bytes;

@@ -1,8 +1,8 @@
 /*
  * W1-W4 of docs/workloads.md written in C against the C API (cw_wheel_*), as a C program
  * drives the wheel: no adapter between the loop and the library, an event loop's pulls
- * (cw_wheel_update, then cw_wheel_get_many until a batch comes back short), and the wheel's
- * own wake-up query (cw_wheel_next_wakeup). Each function runs one repetition with a fresh wheel
+ * (cw_wheel_advance to the time, then cw_wheel_get_many while batches come back full), and the
+ * wheel's own wake-up query (cw_wheel_next_wakeup). Each function runs one repetition with a fresh wheel
  * and a generator seeded with `seed`, times only the region the workload marks timed
  * (CLOCK_MONOTONIC, the clock Rust's Instant reads), and reports what the Rust workloads
  * report; the Rust side (c_driver.rs) repeats them, checks the counts and builds the outcomes.
@@ -23,7 +23,7 @@ enum {
     CWB_OK = 0,
     CWB_NEW = -1,   /* cw_wheel_new refused */
     CWB_ADD = -2,   /* cw_wheel_add refused */
-    CWB_UPDATE = -3, /* cw_wheel_update refused */
+    CWB_ADVANCE = -3, /* cw_wheel_advance refused (the time or the batch) */
     CWB_QUEUE = -4, /* no memory for W2's queue of handles */
     CWB_COUNTS = -5, /* cw_wheel_counts refused */
     CWB_JUMPS = -6, /* W4 gave up after max_jumps jumps */
@@ -54,7 +54,7 @@ static uint64_t clock_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* Expiries pulled per cw_wheel_get_many call. */
+/* Expiries pulled per cw_wheel_advance or cw_wheel_get_many call. */
 #define BATCH 64
 
 /*
@@ -67,16 +67,19 @@ __attribute__((always_inline)) static inline uint64_t pull_due(cw_wheel *w, uint
     uint64_t n = 0;
     cw_expiry batch[BATCH];
     int got = cw_wheel_advance(w, now, batch, BATCH);
+    if (got < 0) {
+        *rc = CWB_ADVANCE;
+        return 0;
+    }
+    n += (uint64_t)got;
     /* A short batch means nothing else is due. */
-    for (;;) {
+    while (got == BATCH) {
+        got = cw_wheel_get_many(w, batch, BATCH);
         if (got < 0) {
             *rc = CWB_PULL;
             break;
         }
         n += (uint64_t)got;
-        if (got < BATCH)
-            break;
-        got = cw_wheel_get_many(w, batch, BATCH);
     }
     return n;
 }

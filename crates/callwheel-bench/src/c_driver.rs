@@ -73,7 +73,7 @@ fn failed(rc: i32) -> String {
     match rc {
         -1 => "cw_wheel_new refused to make a wheel".into(),
         -2 => "cw_wheel_add refused a timer".into(),
-        -3 => "cw_wheel_update refused the time".into(),
+        -3 => "cw_wheel_advance refused the time or the batch".into(),
         -4 => "no memory for W2's queue of handles".into(),
         -5 => "cw_wheel_counts refused".into(),
         -6 => format!("gave up after {MAX_WAKEUPS} jumps"),

@@ -25,8 +25,8 @@ pub const CW_EINVARIANT: c_int = 0 - 1001;
 /// no lock); different wheels are independent, on any threads.
 pub struct cw_wheel {
     wheel: Wheel<u64>,
-    /// The time of the latest cw_wheel_update (or creation): what relative times count from
-    /// and what cw_wheel_get fires up to.
+    /// The time of the latest cw_wheel_update, cw_wheel_advance or cw_wheel_expire (or
+    /// creation): what relative times count from and what cw_wheel_get fires up to.
     now: u64,
     /// A pull found nothing (else) due at `now`, and nothing has been armed since: the wake-up
     /// query need not ask again whether a timer is due (an event loop's every turn ends so).

@@ -250,8 +250,12 @@ fn advance_pulls_what_an_update_and_batches_pull_and_refuses_going_back() {
     }
     let mut batch = [cw_expiry::default(); 5];
     // SAFETY: `w` is live and `batch` has room for 4 expiries.
-    let refused = unsafe { cw_wheel_advance(w, 0, batch.as_mut_ptr(), 0) };
+    let refused = unsafe { cw_wheel_advance(w, 100, batch.as_mut_ptr(), 0) };
     assert_eq!(refused, CW_EINVAL);
+    let mut info = cw_wheel_info::default();
+    // SAFETY: `w` is live and `info` a valid out-pointer.
+    assert_eq!(unsafe { cw_wheel_counts(w, &mut info) }, CW_OK);
+    assert_eq!(info.now, 0, "a refused advance moved the time");
     let (mut by_advance, mut by_update) = (Vec::new(), Vec::new());
     for now in [5, 15, 15, 30, 30, 30] {
         batch[4].value = u64::MAX;
@@ -272,7 +276,6 @@ fn advance_pulls_what_an_update_and_batches_pull_and_refuses_going_back() {
     // SAFETY: `w` is live and `batch` has room for 4 expiries.
     let back = unsafe { cw_wheel_advance(w, 29, batch.as_mut_ptr(), 4) };
     assert_eq!(back, CW_ERANGE);
-    let mut info = cw_wheel_info::default();
     // SAFETY: `w` is live and `info` a valid out-pointer.
     assert_eq!(unsafe { cw_wheel_counts(w, &mut info) }, CW_OK);
     assert_eq!(info.now, 30, "a refused advance moved the time");
