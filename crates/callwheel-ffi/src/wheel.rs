@@ -650,8 +650,10 @@ pub unsafe extern "C" fn cw_wheel_advance(
             return Err(CW_EINVAL);
         }
         w.set_now(now)?;
+        // cw_wheel_get_many's body again, with its own closure: one helper for both let the
+        // compiler keep a single pull loop out of line for the two (a W4 repetition through C
+        // counted 754 k instructions against 737 k).
         let got = w.pull_many(max, |i, e| {
-            // As in cw_wheel_get_many.
             debug_assert!(i < max);
             if i < max {
                 // SAFETY: `i < max`, and `out` is valid for writing `max` expiries by this
