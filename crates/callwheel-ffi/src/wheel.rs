@@ -644,6 +644,8 @@ pub unsafe extern "C" fn cw_wheel_get_many(
     guard(|| {
         // SAFETY: by this function's contract.
         let (w, max) = unsafe { batch_args(w, out, max) }?;
+        // The closure owns copies of `out` and `max` (`move`): the firing, out of line, reads
+        // them from the closure instead of through references to this frame.
         let got = w.pull_many(max, move |i, e| {
             // The core charges a step of the budget for every firing, so `i < max` always; the
             // write is guarded here all the same, as the caller's memory depends on it.
