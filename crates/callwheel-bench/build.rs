@@ -12,6 +12,9 @@ fn main() {
         .include(&include)
         .std("c11")
         .opt_level(2)
+        // As a C program's -O2 build is (and the Rust side is): cc forces frame pointers
+        // whenever debug information is on, which the release profile's line tables turn on.
+        .force_frame_pointer(false)
         .warnings(true)
         .extra_warnings(true)
         .compile("callwheel_bench_c");

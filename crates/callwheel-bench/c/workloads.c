@@ -181,12 +181,12 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
     uint64_t head = 0, len = 0, now = 0;
     int rc = CWB_OK;
     for (uint64_t i = 0; i < n && rc == CWB_OK; i++) {
-        cw_handle h;
-        if (cw_wheel_add(w, now + rng_range(&r, W2_DELAY_LO, W2_DELAY_HI), 0, i, &h) != CW_OK) {
+        /* The warm-up fills the ring from its start. */
+        if (cw_wheel_add(w, now + rng_range(&r, W2_DELAY_LO, W2_DELAY_HI), 0, i, &fifo[i])
+            != CW_OK) {
             rc = CWB_ADD;
             break;
         }
-        fifo[i] = h; /* the warm-up fills the ring from its start */
         len++;
         if ((i + 1) % W2_STEPS_PER_TICK == 0)
             pull_due_cold(w, ++now, &rc);
@@ -194,17 +194,20 @@ int cwb_w2(uint64_t n, uint64_t steps, uint64_t seed, uint64_t *elapsed_ns, uint
     uint64_t fired = 0, miss = 0;
     uint64_t begin = clock_ns();
     for (uint64_t i = 0; i < steps && rc == CWB_OK; i++) {
-        cw_handle h;
-        if (cw_wheel_add(w, now + rng_range(&r, W2_DELAY_LO, W2_DELAY_HI), 0, n + i, &h)
-            != CW_OK) {
-            rc = CWB_ADD;
-            break;
-        }
         /* The ring wraps by a compare, as a VecDeque does, not by a division. */
         uint64_t tail = head + len;
         if (tail >= cap)
             tail -= cap;
-        fifo[tail] = h;
+        /*
+         * The handle goes straight into the ring. Through a local copied in after the call,
+         * gcc moved it as one 16-byte load of the library's two 8-byte stores, which the CPU
+         * cannot forward: the copy waited for the stores to retire.
+         */
+        if (cw_wheel_add(w, now + rng_range(&r, W2_DELAY_LO, W2_DELAY_HI), 0, n + i, &fifo[tail])
+            != CW_OK) {
+            rc = CWB_ADD;
+            break;
+        }
         cw_handle oldest = fifo[head];
         if (++head == cap)
             head = 0;

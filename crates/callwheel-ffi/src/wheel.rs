@@ -373,7 +373,9 @@ pub unsafe extern "C" fn cw_wheel_free(w: *mut cw_wheel) {
 /// significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
 /// later), carrying `value` (a `(uint64_t)(uintptr_t)`
 /// pointer, an index, anything). A deadline at or before the wheel's time fires at the next
-/// cw_wheel_get. `out` receives its handle.
+/// cw_wheel_get. `out` receives its handle: point it where the handle is kept (`&conn->timer`).
+/// Copied there from a local just after the call, it may stall the CPU: gcc -O2 copies the 16
+/// bytes in one load, which cannot be forwarded from the two 8-byte stores that wrote them.
 ///
 /// Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
 /// allocator refused to grow the wheel: nothing changed).
