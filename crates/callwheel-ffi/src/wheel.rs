@@ -685,7 +685,7 @@ pub unsafe extern "C" fn cw_wheel_advance(
         w.set_now(now)?;
         // cw_wheel_get_many's writes again, in a closure of its own: one closure shared by both
         // let the compiler keep a single pull loop out of line for the two (a W4 repetition
-        // through C counted 754 k instructions against 737 k).
+        // through C counted 754 k instructions against 737 k for this form when it was tried).
         let got = w.pull_many(max, move |i, e| {
             debug_assert!(i < max);
             if i < max {
