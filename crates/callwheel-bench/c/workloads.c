@@ -2,8 +2,8 @@
  * W1-W4 of docs/workloads.md written in C against the C API (cw_wheel_*), as a C program
  * drives the wheel: no adapter between the loop and the library, an event loop's pulls
  * (cw_wheel_advance to the time, then cw_wheel_get_many while batches come back full), and the
- * wheel's own wake-up query (cw_wheel_next_wakeup). Each function runs one repetition with a fresh wheel
- * and a generator seeded with `seed`, times only the region the workload marks timed
+ * wheel's own wake-up query (cw_wheel_next_wakeup). Each function runs one repetition with a
+ * fresh wheel and a generator seeded with `seed`, times only the region the workload marks timed
  * (CLOCK_MONOTONIC, the clock Rust's Instant reads), and reports what the Rust workloads
  * report; the Rust side (c_driver.rs) repeats them, checks the counts and builds the outcomes.
  *
