@@ -1,7 +1,7 @@
 //! The timer schemes a callout table can run on.
 
 use callwheel::Wheel;
-use callwheel::{Error, Scheme};
+use callwheel::{Error, Scheme, Tick};
 use callwheel_schemes::balanced_tree::BalancedTree;
 use callwheel_schemes::binary_heap::BinaryHeap;
 use callwheel_schemes::calendar_queue::CalendarQueue;
@@ -39,6 +39,16 @@ pub trait Backing: Scheme<u32> + Sized {
     /// (the old `calltodo`'s insert); 0 for a scheme whose start walks nothing.
     fn entries_skipped(&self) -> u64 {
         0
+    }
+
+    /// The earliest deadline among the scheme's timers, exactly (or the scheme's own time when
+    /// its `advance` has work there): what the table reports as its next event and uses to
+    /// decide whether `softclock` has work. The default is
+    /// [`Timers::next_expiry`](callwheel::Timers::next_expiry), exact on every scheme but the
+    /// hashed wheels, whose busy buckets may hold only later rotations' timers, and the
+    /// production wheel after stops (earlier than needed, never later).
+    fn earliest(&mut self) -> Option<Tick> {
+        self.next_expiry()
     }
 
     /// How many pending timers this scheme holds before its costs start to grow with their
@@ -114,6 +124,10 @@ macro_rules! hashed_backing {
         /// far the pool grows (up to `2^MAX_BITS` buckets). A wheel made `with_capacity` is
         /// replaced by a growing one: the table's pool is what bounds the callouts.
         impl Backing for $ty<u32> {
+            fn earliest(&mut self) -> Option<Tick> {
+                $ty::earliest(self)
+            }
+
             fn load_limit(&self) -> usize {
                 if self.size() >= 1usize << $ty::<u32>::MAX_BITS {
                     usize::MAX

@@ -339,7 +339,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             return Some((self.ticks, self.ticks));
         }
         let direct = self.direct_front().map(|(deadline, _)| deadline);
-        let first = match (self.scheme.next_expiry(), direct) {
+        let first = match (self.scheme.earliest(), direct) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }?;
@@ -366,17 +366,20 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.ticks = target;
         let nothing_due = self.batch.is_empty()
             && self.drains_ready.is_empty()
-            && self.scheme.next_expiry().is_none_or(|e| e > target)
+            && self.scheme.earliest().is_none_or(|e| e > target)
             && self
                 .direct_front()
                 .is_none_or(|(deadline, _)| deadline > target);
         if nothing_due {
             // Nothing is due up to `target` (a scheme with work left over from a budgeted
-            // advance answers its cursor): `softclock` would only move the scheme's cursor,
-            // which the next advance does anyway, as after `hardclock`'s fast path.
+            // advance answers its cursor): no `softclock` is needed. The scheme's clock is
+            // brought along (a few steps, firing nothing), so that its range and its searches
+            // count from the table's tick rather than from wherever it last stopped.
             self.softticks = target;
+            self.advance_scheme();
+            return !self.batch.is_empty();
         }
-        !nothing_due
+        true
     }
 
     /// [`Callouts::callout_process`], then runs every due `C_DIRECT_EXEC` callout through
@@ -486,27 +489,15 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                     return Next::Run(self.take_ready(idx));
                 }
             }
-            if self.softticks >= self.ticks {
+            // Caught up, unless the scheme holds a callout due by now: one armed at or before
+            // the current tick (an absolute time already passed, which at the last tick no
+            // later interrupt would reach).
+            if self.softticks >= self.ticks && self.scheme.earliest().is_none_or(|e| e > self.ticks)
+            {
                 return Next::Idle;
             }
-            let Callouts {
-                scheme,
-                pool,
-                batch,
-                ticks,
-                max_steps,
-                ..
-            } = self;
-            // Every step fires at most one timer: a budget no larger than the batch's room
-            // never makes it allocate.
-            let room = (batch.capacity() - batch.len()).max(1) as u64;
-            let budget = Budget::steps((*max_steps).min(room));
-            let progress = scheme.advance(*ticks, budget, |_, expired| {
-                pool.records[expired.value].sched = Sched::Due;
-                batch.push_back(expired.value);
-            });
-            self.stats.steps += progress.steps;
-            if progress.complete {
+            let complete = self.advance_scheme();
+            if complete {
                 self.softticks = self.ticks;
             } else {
                 // The scheme may stop inside its cursor's tick, so only the tick before it is
@@ -519,6 +510,29 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 }
             }
         }
+    }
+
+    /// One scheme advance towards `ticks`, of at most `max_softclock_steps` steps, queueing
+    /// what fires in the batch; whether it reached `ticks`.
+    fn advance_scheme(&mut self) -> bool {
+        let Callouts {
+            scheme,
+            pool,
+            batch,
+            ticks,
+            max_steps,
+            ..
+        } = self;
+        // Every step fires at most one timer: a budget no larger than the batch's room
+        // never makes it allocate.
+        let room = (batch.capacity() - batch.len()).max(1) as u64;
+        let budget = Budget::steps((*max_steps).min(room));
+        let progress = scheme.advance(*ticks, budget, |_, expired| {
+            pool.records[expired.value].sched = Sched::Due;
+            batch.push_back(expired.value);
+        });
+        self.stats.steps += progress.steps;
+        progress.complete
     }
 
     /// Marks a handed-out persistent callout as no longer running, and queues the drain call a
@@ -645,8 +659,14 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// The tick `n` ticks from now, `n <= 0` counting as 1.
-    pub(crate) fn deadline_in(&self, n: i64) -> Tick {
-        self.ticks.saturating_add(n.max(1) as u64)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PastEndOfTime`] when that tick would come after `u64::MAX`.
+    pub(crate) fn deadline_in(&self, n: i64) -> Result<Tick, Error> {
+        self.ticks
+            .checked_add(n.max(1) as u64)
+            .ok_or(Error::PastEndOfTime)
     }
 
     /// Queues record `idx` for `deadline` without touching the record, so a refusal changes
@@ -905,8 +925,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     fn oneshot(&mut self, call: C, ticks: i64) -> Result<u32, Error> {
+        let deadline = self.deadline_in(ticks)?;
         let idx = self.pool.alloc(Kind::OneShot, Some(call))?;
-        let deadline = self.deadline_in(ticks);
         match self.schedule(idx, deadline, 0, false) {
             Ok(sched) => {
                 self.pool.records[idx].sched = sched;

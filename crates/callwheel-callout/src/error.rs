@@ -38,6 +38,9 @@ pub enum Error {
     /// `softclock` is already running on another thread; one thread processes a table at a
     /// time, as one software-interrupt thread did per CPU.
     SoftclockBusy,
+    /// The deadline would come after the last tick (`u64::MAX`): a table's tick never wraps,
+    /// so nothing can be set to run past it. Nothing changed.
+    PastEndOfTime,
     /// A construction parameter is out of range (the reason says which).
     Config {
         /// What is wrong.
@@ -62,6 +65,7 @@ impl fmt::Display for Error {
             ),
             Error::Busy => f.write_str("the callout's handler is running"),
             Error::SoftclockBusy => f.write_str("softclock is already running on another thread"),
+            Error::PastEndOfTime => f.write_str("the deadline is after the table's last tick"),
             Error::Config { reason } => write!(f, "invalid callout configuration: {reason}"),
         }
     }

@@ -74,9 +74,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`.
     ///
     /// - `sbt` is relative to the current tick's time, or absolute (time since tick 0) with
-    ///   [`C_ABSOLUTE`]. It is rounded up to a tick; a relative time of 0 or less, or an
-    ///   absolute time already passed, means the next tick (as `ticks <= 0` does for
-    ///   `callout_reset`).
+    ///   [`C_ABSOLUTE`]. It is rounded up to a tick (the exact ceiling of `sbt * hz / 2^32`);
+    ///   a relative time of 0 or less means the next tick (as `ticks <= 0` does for
+    ///   `callout_reset`), and an absolute time already passed runs at the next `softclock`.
     /// - The callout may run up to `precision` late, or `interval / 2^n` with `C_PREL(n)`
     ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; the tolerance goes to schemes
     ///   that coalesce (the production wheel), rounded down to whole ticks.
@@ -117,33 +117,48 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// The deadline, tolerance and direct-execution flag `when` means on this table now.
-    pub(crate) fn arming(&self, when: When) -> (Tick, Tick, bool) {
+    ///
+    /// A time is converted to the first tick at or after it: the exact ceiling of
+    /// `sbt * hz / 2^32` (a relative time counted from the current tick, at least one tick
+    /// ahead). An absolute time already passed is due now: it runs at the next `softclock`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::PastEndOfTime`] for a deadline after the last tick, `u64::MAX`.
+    pub(crate) fn arming(&self, when: When) -> Result<(Tick, Tick, bool), Error> {
         let (sbt, precision, flags) = match when {
-            When::Ticks(n) => return (self.deadline_in(n), 0, false),
+            When::Ticks(n) => return Ok((self.deadline_in(n)?, 0, false)),
             When::Sbt {
                 sbt,
                 precision,
                 flags,
             } => (sbt, precision, flags),
         };
-        let now = Sbt::from_ticks(self.ticks(), self.hz).unwrap_or(Sbt::MAX);
         let (deadline, interval) = if flags & C_ABSOLUTE != 0 {
-            let next = self.ticks().saturating_add(1);
-            (self.ticks_ceil(sbt).max(next), sbt.saturating_sub(now))
+            // The table's time as an sbt; a table past 2^31 s has every absolute time behind it.
+            let now = Sbt::from_ticks(self.ticks(), self.hz).unwrap_or(Sbt::MAX);
+            (
+                self.ticks_ceil(sbt).max(self.ticks()),
+                sbt.saturating_sub(now),
+            )
         } else {
             let ahead = self.ticks_ceil(sbt).max(1);
-            (self.ticks().saturating_add(ahead), sbt)
+            let deadline = self
+                .ticks()
+                .checked_add(ahead)
+                .ok_or(Error::PastEndOfTime)?;
+            (deadline, sbt)
         };
-        (
+        Ok((
             deadline,
             self.ticks_floor(slack(interval, precision, flags)),
             flags & C_DIRECT_EXEC != 0,
-        )
+        ))
     }
 
     /// (Re)arms persistent record `idx` here for `when` (see [`Callouts::arming`]).
     pub(crate) fn arm_at(&mut self, idx: u32, when: When, call: C) -> Result<bool, Error> {
-        let (deadline, tolerance, direct) = self.arming(when);
+        let (deadline, tolerance, direct) = self.arming(when)?;
         self.rearm(idx, deadline, tolerance, direct, call)
     }
 
@@ -336,17 +351,19 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         Ok(was)
     }
 
-    /// Ticks in `t`, rounded up, counted in whole nanoseconds: `Sbt::from_millis(2)` and
-    /// `2 * SBT_1MS` (which differ by a fraction of a nanosecond) both take 2 ticks at 1000 Hz.
+    /// The ticks `t` takes at this table's `hz`, rounded up exactly: the smallest `n` with
+    /// `n / hz >= t` (a negative `t` takes none). FreeBSD's `SBT_1MS` and its multiples are
+    /// truncated, so `2 * SBT_1MS` takes 2 ticks at 1000 Hz, while `Sbt::from_millis(2)`,
+    /// rounded up to the next 2^-32 s, takes 3.
     fn ticks_ceil(&self, t: Sbt) -> Tick {
-        let ns = t.max(Sbt::ZERO).to_nanos() as u128;
-        (ns * self.hz as u128).div_ceil(1_000_000_000) as Tick
+        // `hz` is never 0 here (the configuration refuses it), and a non-negative time fits.
+        t.max(Sbt::ZERO).to_ticks_ceil(self.hz).unwrap_or(Tick::MAX)
     }
 
     /// Whole ticks in `t`, rounded down (a tolerance never widens past what was asked).
     fn ticks_floor(&self, t: Sbt) -> Tick {
-        let ns = t.max(Sbt::ZERO).to_nanos() as u128;
-        (ns * self.hz as u128 / 1_000_000_000) as Tick
+        let raw = t.max(Sbt::ZERO).as_raw() as u128;
+        ((raw * u128::from(self.hz)) >> 32) as Tick
     }
 }
 

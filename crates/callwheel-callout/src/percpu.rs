@@ -120,7 +120,8 @@ impl Directory {
 /// let set = PerCpuCallouts::new(tables)?;
 ///
 /// let c = set.callout_init(0)?;
-/// set.callout_reset_sbt_on(c, Sbt::from_millis(2), Sbt::ZERO, "flush", 1, 0)?;
+/// // 2 ms as FreeBSD writes it (2 * SBT_1MS, truncated): exactly 2 ticks at 1000 Hz.
+/// set.callout_reset_sbt_on(c, Sbt::MILLISECOND.saturating_mul(2), Sbt::ZERO, "flush", 1, 0)?;
 /// let mut ran = Vec::new();
 /// for _ in 0..2 {
 ///     for cpu in 0..ncpu {

@@ -109,7 +109,7 @@ fn a_direct_handler_s_drain_runs_from_the_same_interrupt() {
     let c = t.callout_init().unwrap();
     t.callout_reset_sbt_on(
         c,
-        callwheel::time::Sbt::from_millis(1),
+        callwheel::time::Sbt::MILLISECOND,
         callwheel::time::Sbt::ZERO,
         3,
         -1,

@@ -23,8 +23,10 @@ fn set(ncpu: usize) -> Set {
     PerCpuCallouts::new(tables).unwrap()
 }
 
+/// `n` milliseconds as FreeBSD writes them, `n * SBT_1MS` (truncated): exactly `n` ticks at
+/// 1000 Hz, where `Sbt::from_millis(n)`, rounded up past the tick, would take one more.
 fn ms(n: i64) -> Sbt {
-    Sbt::from_millis(n)
+    Sbt::MILLISECOND.saturating_mul(n)
 }
 
 /// `n` ticks of CPU `cpu` (hardclock, then softclock), logging (cpu, tick, call) per call.

@@ -133,7 +133,7 @@ fn direct_handlers_run_in_hardclock_without_the_lock() {
     table
         .callout_reset_sbt_on(
             c,
-            callwheel::time::Sbt::from_millis(1),
+            callwheel::time::Sbt::MILLISECOND,
             callwheel::time::Sbt::ZERO,
             5,
             0,

@@ -56,9 +56,10 @@ fn run(n: usize, precision: impl Fn(Sbt) -> (Sbt, u32), flags: impl Fn(usize) ->
         assert!(!t
             .callout_reset_sbt_on(h, sbt, explicit, i, -1, flags)
             .unwrap());
-        // The window the documentation promises: the deadline rounded up to a tick, the
-        // precision (or interval / 2^n for C_PREL(n), if larger) rounded down.
-        let deadline = start + (sbt.to_nanos() as Tick).max(1);
+        // The window the documentation promises: the deadline rounded up to a tick (the exact
+        // ceiling of sbt * hz / 2^32), the precision (or interval / 2^n for C_PREL(n), if
+        // larger) rounded down.
+        let deadline = start + sbt.to_ticks_ceil(HZ).unwrap().max(1);
         let mut slack = explicit;
         if let Some(n) = callwheel_callout::flags::c_prelget(flags) {
             slack = slack.max(Sbt::from_raw(sbt.as_raw() >> n));
@@ -66,7 +67,7 @@ fn run(n: usize, precision: impl Fn(Sbt) -> (Sbt, u32), flags: impl Fn(usize) ->
         let tolerance = if flags & C_DIRECT_EXEC != 0 {
             0
         } else {
-            slack.to_nanos() as Tick
+            ((slack.as_raw() as u128 * u128::from(HZ)) >> 32) as Tick
         };
         windows.push((deadline, deadline + tolerance));
     }
@@ -161,15 +162,17 @@ fn direct_callouts_run_at_their_deadline_from_the_interrupt() {
 fn an_interrupt_with_nothing_due_moves_the_clock_and_asks_for_no_softclock() {
     let mut t = table();
     let h = t.callout_init().unwrap();
+    // 10 us is no whole number of 2^-32 s: `from_micros` rounds it up, to a time a fraction
+    // of a nanosecond past tick 10,000, so the callout is due at tick 10,001.
     t.callout_reset_sbt_on(h, Sbt::from_micros(10), Sbt::ZERO, 1, 0, 0)
         .unwrap();
-    assert_eq!(t.next_event(), Some((10_000, 10_000)));
-    assert!(!t.callout_process(9_999));
-    assert_eq!((t.ticks(), t.softticks()), (9_999, 9_999));
+    assert_eq!(t.next_event(), Some((10_001, 10_001)));
+    assert!(!t.callout_process(10_000));
+    assert_eq!((t.ticks(), t.softticks()), (10_000, 10_000));
     // Time never goes back.
     assert!(!t.callout_process(5));
-    assert_eq!(t.ticks(), 9_999);
-    assert!(t.callout_process(10_000));
+    assert_eq!(t.ticks(), 10_000);
+    assert!(t.callout_process(10_001));
     let mut ran = Vec::new();
     assert_eq!(t.softclock(|_, c| ran.push(c)), 1);
     assert_eq!(ran, [1]);

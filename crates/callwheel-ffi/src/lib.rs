@@ -479,6 +479,7 @@ fn error_code(e: Error) -> c_int {
         Error::Scheme(_) => CW_ERANGE,
         Error::InvalidCpu(_) | Error::InvalidFlags(_) | Error::Config { .. } => CW_EINVAL,
         Error::WouldDeadlock => CW_EDEADLK,
+        Error::PastEndOfTime => CW_ERANGE,
         Error::Busy | Error::SoftclockBusy => CW_EBUSY,
         _ => CW_EINVAL,
     }

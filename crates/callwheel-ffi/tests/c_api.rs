@@ -232,6 +232,41 @@ fn wheel_c_program_against_the_shared_library() {
     expect_shared(&exe);
 }
 
+/// The callout contract (`tests/c/test_callout_contract.c`): every backing and both per-CPU
+/// forms at table ticks near 0, 2^32, 2^40, 2^63 and the last tick, at hz from 100 to 10^9:
+/// next event in ticks, one step to any tick, the end of time, exact rounding of sbt.
+#[test]
+fn callout_contract_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callout_contract_static");
+    let stdout = build_and_run("test_callout_contract", &exe, &static_link(&dir), &[]);
+    expect_every_contract_check(&stdout);
+    expect_static(&exe);
+}
+
+#[test]
+fn callout_contract_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_callout_contract_shared");
+    let env = [("LD_LIBRARY_PATH", dir.as_path())];
+    let stdout = build_and_run("test_callout_contract", &exe, &shared_link(&dir), &env);
+    expect_every_contract_check(&stdout);
+    expect_shared(&exe);
+}
+
+fn expect_every_contract_check(stdout: &str) {
+    for form in ["table", "per-CPU"] {
+        for backing in ["list", "hashed", "wheel"] {
+            assert!(
+                stdout.contains(&format!("test_callout_contract: ok {form} {backing}\n")),
+                "no result for the {form} form on {backing}:\n{stdout}"
+            );
+        }
+    }
+    assert!(stdout.contains("checks passed"), "{stdout}");
+    print!("{stdout}");
+}
+
 /// Sleeping with precision from C (`tests/c/test_sleep.c`): cw_sleep_sbt and the condition
 /// variable, every documented error included.
 #[test]

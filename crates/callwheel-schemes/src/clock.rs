@@ -165,6 +165,14 @@ pub(crate) trait TickDriven<T>: Timers<T> + Sized {
         (core.structure_len() > 0).then(|| core.cursor.saturating_add(1))
     }
 
+    /// [`TickDriven::next_work`] for a walk that goes no further than `target`: a scheme may
+    /// spend work here to answer closer to the truth (a hashed wheel skips the rotations in
+    /// which nothing is due).
+    fn next_work_until(&mut self, target: Tick) -> Option<Tick> {
+        let _ = target;
+        self.next_work()
+    }
+
     /// Whether a timer in the structure may have its deadline at tick `t` (after the cursor):
     /// `false` only when none does. Defaults to `next_work() <= t`; a hashed wheel answers
     /// from `t`'s busy mark alone.
@@ -455,7 +463,7 @@ where
                 let next = if s.core().overdue > 0 {
                     cursor + 1
                 } else {
-                    match s.next_work() {
+                    match s.next_work_until(target) {
                         Some(t) => t.clamp(cursor + 1, target),
                         None => target,
                     }

@@ -64,6 +64,31 @@ impl<T> HashedWheel<T> {
     pub fn size(&self) -> usize {
         self.table.size()
     }
+
+    /// The earliest deadline among the pending timers, exactly (or the wheel's own time when
+    /// `advance` has work at it), where [`Timers::next_expiry`](callwheel::Timers::next_expiry)
+    /// may answer a bucket whose timers belong to a later rotation. O(1) expected when the
+    /// next busy bucket holds a timer due this rotation; otherwise one look at every timer,
+    /// which also makes later answers O(1) until the earliest one fires. `None` when nothing
+    /// is pending.
+    pub fn earliest(&mut self) -> Option<Tick> {
+        if self.core.arena.len() == 0 {
+            return None;
+        }
+        if self.core.pending_now() {
+            return Some(self.core.cursor);
+        }
+        self.table.earliest(&self.core, |list, t| {
+            let mut i = self.core.arena.first(list);
+            while i != NIL {
+                if self.core.arena.node(i).expiry == t {
+                    return true;
+                }
+                i = self.core.arena.node(i).next;
+            }
+            false
+        })
+    }
 }
 
 impl<T> TickDriven<T> for HashedWheel<T> {
@@ -77,9 +102,11 @@ impl<T> TickDriven<T> for HashedWheel<T> {
 
     #[inline]
     fn place(&mut self, idx: u32) {
-        let list = self.table.list_of(self.core.arena.node(idx).expiry);
+        let expiry = self.core.arena.node(idx).expiry;
+        let list = self.table.list_of(expiry);
         self.core.arena.push_back(list, idx);
-        self.table.mark(list);
+        let alone = self.core.structure_len() == 1;
+        self.table.mark(list, expiry, alone);
     }
 
     #[inline]
@@ -91,6 +118,10 @@ impl<T> TickDriven<T> for HashedWheel<T> {
 
     fn next_work(&self) -> Option<Tick> {
         self.table.next_busy(&self.core)
+    }
+
+    fn next_work_until(&mut self, target: Tick) -> Option<Tick> {
+        self.table.next_work_until(&self.core, target)
     }
 
     fn work_at(&self, t: Tick) -> bool {
@@ -119,6 +150,7 @@ impl<T> TickDriven<T> for HashedWheel<T> {
         }
         if self.core.arena.node(idx).expiry == tick {
             self.detach(idx);
+            self.table.fired_at(tick);
             Step::Fire(idx)
         } else {
             Step::Worked

@@ -59,6 +59,25 @@ impl<T> HashedWheelSorted<T> {
     pub fn size(&self) -> usize {
         self.table.size()
     }
+
+    /// The earliest deadline among the pending timers, exactly (or the wheel's own time when
+    /// `advance` has work at it), where [`Timers::next_expiry`](callwheel::Timers::next_expiry)
+    /// may answer a bucket whose timers belong to a later rotation. O(1) expected when the
+    /// next busy bucket holds a timer due this rotation; otherwise one look at every timer,
+    /// which also makes later answers O(1) until the earliest one fires. `None` when nothing
+    /// is pending.
+    pub fn earliest(&mut self) -> Option<Tick> {
+        if self.core.arena.len() == 0 {
+            return None;
+        }
+        if self.core.pending_now() {
+            return Some(self.core.cursor);
+        }
+        self.table.earliest(&self.core, |list, t| {
+            let head = self.core.arena.first(list);
+            head != NIL && self.core.arena.node(head).expiry == t
+        })
+    }
 }
 
 impl<T> TickDriven<T> for HashedWheelSorted<T> {
@@ -71,9 +90,11 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
     }
 
     fn place(&mut self, idx: u32) {
-        let list = self.table.list_of(self.core.arena.node(idx).expiry);
+        let expiry = self.core.arena.node(idx).expiry;
+        let list = self.table.list_of(expiry);
         self.core.arena.insert_sorted(list, idx);
-        self.table.mark(list);
+        let alone = self.core.structure_len() == 1;
+        self.table.mark(list, expiry, alone);
     }
 
     fn detach(&mut self, idx: u32) {
@@ -84,6 +105,10 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
 
     fn next_work(&self) -> Option<Tick> {
         self.table.next_busy(&self.core)
+    }
+
+    fn next_work_until(&mut self, target: Tick) -> Option<Tick> {
+        self.table.next_work_until(&self.core, target)
     }
 
     fn work_at(&self, t: Tick) -> bool {
@@ -100,6 +125,7 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
         let head = self.core.arena.first(self.table.list_of(tick));
         if head != NIL && self.core.arena.node(head).expiry == tick {
             self.detach(head);
+            self.table.fired_at(tick);
             Step::Fire(head)
         } else {
             Step::TickDone

@@ -2,7 +2,7 @@
 //! (Regression tests for defects found in review.)
 
 use callwheel::Wheel;
-use callwheel::{Budget, Error, Scheme, Timers};
+use callwheel::{Budget, Error, Scheme, Tick, Timers};
 use callwheel_schemes::balanced_tree::BalancedTree;
 use callwheel_schemes::basic_wheel::BasicWheel;
 use callwheel_schemes::binary_heap::BinaryHeap;
@@ -148,4 +148,49 @@ fn basic_wheel_checks_its_invariants_at_the_end_of_time() {
     );
     w.start(u64::MAX, 1).unwrap();
     w.check_invariants().unwrap();
+}
+
+/// A hashed wheel moved to a far tick in one call costs steps per timer fired, not per
+/// rotation of the jump: two timers due 2^40 ticks apart, far past the wheel's 256 buckets,
+/// fire in a handful of steps from any starting tick (walked rotation by rotation, the second
+/// would take 2^32 steps).
+#[test]
+fn hashed_wheels_jump_any_distance_in_steps_per_timer() {
+    fn jump<S: Scheme<u32>>(mut s: S, base: Tick) {
+        let far = 1u64 << 40;
+        let _ = s.advance(base, Budget::UNLIMITED, |_, _| panic!("nothing is due"));
+        s.start(base + 5, 1).unwrap();
+        s.start(base + far, 2).unwrap();
+        let mut fired = Vec::new();
+        let p = s.advance(base + far + 1, Budget::steps(64), |_, e| {
+            fired.push(e.value)
+        });
+        assert!(p.complete, "{} steps were not enough", p.steps);
+        assert_eq!(fired, [1, 2]);
+        s.check_invariants().unwrap();
+    }
+    for base in [0, 1 << 32, 1 << 62] {
+        jump(HashedWheel::new(8).unwrap(), base);
+        jump(HashedWheelSorted::new(8).unwrap(), base);
+    }
+}
+
+/// `earliest` is the earliest deadline exactly, where `next_expiry` may name a bucket whose
+/// timers belong to a later rotation; after the earliest timer is stopped too.
+#[test]
+fn hashed_wheels_know_their_earliest_deadline() {
+    let mut s = HashedWheel::new(8).unwrap();
+    let a = s.start(300, 'a').unwrap(); // bucket 44
+    s.start(10_044, 'b').unwrap(); // bucket 60, a later rotation than 300
+    s.start(2 * 256 + 50, 'c').unwrap(); // bucket 50
+    assert_eq!(s.earliest(), Some(300));
+    s.stop(a);
+    // The next busy bucket (50, tick 50) holds only a later rotation's timer.
+    assert_eq!(s.earliest(), Some(562));
+    let mut t = HashedWheelSorted::new(8).unwrap();
+    t.start(1_000_000, 'x').unwrap();
+    let y = t.start(7, 'y').unwrap();
+    t.stop(y);
+    assert_eq!(t.earliest(), Some(1_000_000));
+    assert_eq!(HashedWheel::<u8>::new(8).unwrap().earliest(), None);
 }

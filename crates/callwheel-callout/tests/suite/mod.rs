@@ -388,8 +388,15 @@ pub fn direct_exec_runs_from_hardclock<S: Backing>(make: Make<S>) {
     let c = t.callout_init().unwrap();
     let d = t.callout_init().unwrap();
     t.callout_reset(d, 2, 20).unwrap();
-    t.callout_reset_sbt_on(c, Sbt::from_millis(2), Sbt::ZERO, 10, 0, C_DIRECT_EXEC)
-        .unwrap();
+    t.callout_reset_sbt_on(
+        c,
+        Sbt::MILLISECOND.saturating_mul(2),
+        Sbt::ZERO,
+        10,
+        0,
+        C_DIRECT_EXEC,
+    )
+    .unwrap();
     let mut direct = Vec::new();
     let mut soft = Vec::new();
     for _ in 0..3 {
@@ -400,14 +407,14 @@ pub fn direct_exec_runs_from_hardclock<S: Backing>(make: Make<S>) {
     assert_eq!(soft, [(2, 20)]);
     assert_eq!(t.stats().direct, 1);
     // Without hardclock_with, a direct callout runs first thing in softclock.
-    t.callout_reset_sbt_on(c, Sbt::from_millis(1), Sbt::ZERO, 11, 0, C_DIRECT_EXEC)
+    t.callout_reset_sbt_on(c, Sbt::MILLISECOND, Sbt::ZERO, 11, 0, C_DIRECT_EXEC)
         .unwrap();
     t.callout_reset(d, 1, 21).unwrap();
     t.hardclock();
     t.softclock(|t, k| soft.push((t.ticks(), k)));
     assert_eq!(soft, [(2, 20), (4, 11), (4, 21)]);
     // Stopping a direct callout removes it from the direct queue.
-    t.callout_reset_sbt_on(c, Sbt::from_millis(1), Sbt::ZERO, 12, 0, C_DIRECT_EXEC)
+    t.callout_reset_sbt_on(c, Sbt::MILLISECOND, Sbt::ZERO, 12, 0, C_DIRECT_EXEC)
         .unwrap();
     assert_eq!(t.callout_stop(c), Ok(true));
     t.hardclock_with(|_, k| direct.push((0, k)));
