@@ -53,7 +53,7 @@ use std::collections::HashMap;
 use callwheel_ffi::{
     cw_c_prel, cw_callout_active, cw_callout_deactivate, cw_callout_drain, cw_callout_free,
     cw_callout_init, cw_callout_pending, cw_callout_reset, cw_callout_reset_sbt_on,
-    cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_new, cw_func, cw_hardclock,
+    cw_callout_next_event, cw_callout_process, cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_new, cw_func, cw_hardclock,
     cw_handle, cw_setcallout, cw_softclock, cw_softticks, cw_strerror, cw_ticks, cw_timeout,
     cw_unsetcallout, cw_untimeout, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE,
     CW_C_DIRECT_EXEC, CW_C_HARDCLOCK, CW_EBUSY, CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE,
@@ -273,6 +273,12 @@ fn check(s: &State<'_>, table: usize) {
     assert!(soft <= ticks);
     assert!(ticks >= s.last_ticks[table].get(), "time went back");
     s.last_ticks[table].set(ticks);
+    let (mut first, mut last) = (0, 0);
+    // SAFETY: as above.
+    if unsafe { cw_callout_next_event(s.tables[table], &mut first, &mut last) } == 1 {
+        assert!(first >= ticks, "the next event is a tick already passed");
+        assert!(last >= first, "the event window ends before it starts");
+    }
 }
 
 fn expect_bool(rc: c_int, expected: bool, what: &str) {
@@ -360,8 +366,14 @@ fn op(s: &State<'_>) {
     // are locals, and the handlers passed accept any argument built by `arg`.
     match code {
         0 | 1 => {
-            // Run what it found due right away, or let it pile up for a later softclock.
-            if hardclock(s, t) == 1 && s.bytes.below(2) == 0 {
+            // A clock tick or a tickless interrupt; run what it found due right away, or let
+            // it pile up for a later softclock.
+            let rc = if s.bytes.below(4) == 0 {
+                process(s, t)
+            } else {
+                hardclock(s, t)
+            };
+            if rc == 1 && s.bytes.below(2) == 0 {
                 softclock(s, t);
             }
         }
@@ -505,6 +517,30 @@ fn hardclock(s: &State<'_>, t: usize) -> c_int {
         assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
     } else {
         assert!(rc == 0 || rc == 1, "hardclock: {rc}");
+    }
+    rc
+}
+
+/// cw_callout_process to a tick drawn across the whole range (a step ahead, anywhere, the last
+/// ticks, or now): CW_EBUSY while this table's handlers run (the clock still moves), else
+/// whether softclock has work.
+fn process(s: &State<'_>, t: usize) -> c_int {
+    let now = s.last_ticks[t].get();
+    let to = match s.bytes.below(4) {
+        0 => now.saturating_add(u64::from(s.bytes.u8())),
+        1 => s.bytes.u64(),
+        2 => u64::MAX - u64::from(s.bytes.u8()),
+        _ => now,
+    };
+    let busy = s.running[t].get() > 0;
+    s.running[t].set(s.running[t].get() + 1);
+    // SAFETY: `t` names a live table.
+    let rc = unsafe { cw_callout_process(s.tables[t], to) };
+    s.running[t].set(s.running[t].get() - 1);
+    if busy {
+        assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
+    } else {
+        assert!(rc == 0 || rc == 1, "callout_process: {rc}");
     }
     rc
 }
@@ -726,7 +762,11 @@ fn new_table(bytes: &Bytes<'_>) -> *mut cw_callouts {
         [CW_BACKING_LIST, CW_BACKING_HASHED, CW_BACKING_WHEEL, 3][bytes.below(4) as usize];
     let calloutsize = usize::from(bytes.below(16));
     let fixed = c_int::from(bytes.below(2));
-    let hz = [1, 100, 1000, 1 << 16, u32::MAX, 0][bytes.below(6) as usize];
+    // Rates across the whole range: the usual ones, the edges, or any.
+    let hz = match bytes.below(8) {
+        6 | 7 => (bytes.u64() as u32).max(1),
+        k => [1, 100, 1000, 1_000_000_000, u32::MAX, 0][k as usize],
+    };
     let mut cw = null_mut();
     // SAFETY: `&mut cw` is valid for writing a pointer.
     let rc = unsafe { cw_callouts_new(backing, calloutsize, fixed, hz, &mut cw) };
@@ -741,6 +781,15 @@ fn new_table(bytes: &Bytes<'_>) -> *mut cw_callouts {
         assert_eq!(rc, CW_OK);
     }
     assert!(!cw.is_null());
+    // The table's clock starts anywhere: near 0, 2^32, 2^40, 2^63, the last tick, or any tick
+    // (a nanosecond clock's reading is such a value).
+    let start = match bytes.below(6) {
+        5 => bytes.u64(),
+        k => [0, 1 << 32, 1 << 40, 1 << 63, u64::MAX][k as usize]
+            .wrapping_sub(u64::from(bytes.below(4))),
+    };
+    // SAFETY: `cw` is a live table with nothing armed: no handler can run.
+    assert_eq!(unsafe { cw_callout_process(cw, start) }, 0);
     cw
 }
 
@@ -763,6 +812,9 @@ fn run(data: &[u8]) {
     };
     // The handlers find the state here; it is cleared before `state` goes away.
     STATE.with(|p| p.set((&state as *const State<'_>).cast()));
+    for t in 0..2 {
+        check(&state, t);
+    }
     let mut ops = 0;
     while !state.bytes.done() && ops < 2000 {
         op(&state);

@@ -440,20 +440,21 @@ fn reset(s: &State<'_>, owner: usize, h: cw_handle, arm: Arm, a: *mut c_void, cp
     }
 }
 
-/// The earliest tick an arming made at tick `now` may run at (a tick early for sbt times,
-/// which are rounded to the table's hz from the current tick's time).
+/// The earliest tick an arming made at tick `now` may run at: sbt times are rounded up to
+/// the exact ceiling of `sbt * hz / 2^32` (relative ones at least a tick ahead; an absolute
+/// time already passed is due now).
 fn not_before(arm: Arm, now: u64, hz: u32) -> u64 {
     match arm {
         Arm::Ticks(t) => now.saturating_add(t.max(1) as u64),
         Arm::Sbt { sbt, flags, .. } => {
-            let whole = |sbt: i64| {
-                let t = (sbt.max(0) as u128 * u128::from(hz)) >> 32;
-                u64::try_from(t).unwrap_or(u64::MAX).saturating_sub(1)
+            let ceil = |sbt: i64| {
+                let t = (sbt.max(0) as u128 * u128::from(hz)).div_ceil(1 << 32);
+                u64::try_from(t).unwrap_or(u64::MAX)
             };
             if flags & CW_C_ABSOLUTE as u32 != 0 {
-                whole(sbt)
+                ceil(sbt).max(now)
             } else {
-                now.saturating_add(whole(sbt).max(1))
+                now.saturating_add(ceil(sbt).max(1))
             }
         }
     }
@@ -579,8 +580,11 @@ fn process(s: &State<'_>, owner: usize) {
     let valid = (0..s.ncpu[owner] as c_int).contains(&cpu);
     let now = if valid {
         let t = ticks(s, owner, cpu as usize);
-        match s.bytes.below(4) {
+        // Mostly a few ticks either way; sometimes anywhere, or the last ticks.
+        match s.bytes.below(8) {
             0 => t.saturating_sub(u64::from(s.bytes.u8())),
+            1 => s.bytes.u64(),
+            2 => u64::MAX - u64::from(s.bytes.u8()),
             _ => t.saturating_add(u64::from(s.bytes.u8())),
         }
     } else {
@@ -1161,7 +1165,10 @@ fn settings(bytes: &Bytes<'_>) -> (c_int, usize, bool, u32) {
     let backing = [CW_BACKING_LIST, CW_BACKING_HASHED, CW_BACKING_WHEEL][bytes.below(3) as usize];
     let calloutsize = usize::from(bytes.below(8)) + 1;
     let fixed = bytes.below(2) == 0;
-    let hz = [1, 100, 1000, 1 << 16][bytes.below(4) as usize];
+    let hz = match bytes.below(6) {
+        4 | 5 => (bytes.u64() as u32).max(1),
+        k => [1, 100, 1000, 1_000_000_000][k as usize],
+    };
     (backing, calloutsize, fixed, hz)
 }
 

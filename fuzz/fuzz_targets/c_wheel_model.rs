@@ -48,7 +48,7 @@ use callwheel_ffi::{
     cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
     cw_wheel_advance, cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire,
     cw_wheel_free, cw_wheel_get, cw_wheel_get_many, cw_wheel_info, cw_wheel_new,
-    cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in,
+    cw_wheel_next_pending, cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in,
     cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_MISSED_BURST,
     CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
 };
@@ -491,6 +491,20 @@ fn check(s: &State<'_>, t: usize) {
         "wheel {t}: added, deleted, reset, fired"
     );
     assert!(i.bytes > 0);
+    // The walk sees exactly the pending timers, each once, with its deadline and value.
+    let mut walked = BTreeMap::new();
+    let mut cursor = 0usize;
+    let mut e = cw_expiry::default();
+    // SAFETY: the wheel is live; the cursor and `e` are locals.
+    while unsafe { cw_wheel_next_pending(s.w(t), &mut cursor, &mut e) } == 1 {
+        assert!(
+            walked.insert(key(e.handle), (e.deadline, e.value)).is_none(),
+            "wheel {t}: the walk saw a timer twice"
+        );
+    }
+    let pending: BTreeMap<Key, (u64, u64)> =
+        m.timers.iter().map(|(&k, tm)| (k, (tm.deadline, tm.value))).collect();
+    assert_eq!(walked, pending, "wheel {t}: the walk and the pending timers");
 }
 
 /// A timer the wheel accepted: its handle is new, carries the wheel's owner, and no other

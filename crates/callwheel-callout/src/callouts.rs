@@ -347,6 +347,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(first),
         };
+        // A callout due at a tick already passed (its interrupt came, its softclock has not)
+        // is due now: never name a tick in the past.
+        let first = first.max(self.ticks);
         Some((first, last.max(first)))
     }
 

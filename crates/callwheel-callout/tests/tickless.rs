@@ -179,3 +179,16 @@ fn an_interrupt_with_nothing_due_moves_the_clock_and_asks_for_no_softclock() {
     assert_eq!(t.next_event(), None);
     assert_eq!(t.stats().events, 3);
 }
+
+/// A callout whose tick came by `hardclock` while its `softclock` has not run yet is due now:
+/// the event window names the current tick, never the tick already passed.
+#[test]
+fn work_left_by_an_interrupt_is_due_now_not_in_the_past() {
+    let mut t = table();
+    let h = t.callout_init().unwrap();
+    t.callout_reset(h, 2, 1).unwrap();
+    for _ in 0..5 {
+        t.hardclock();
+    }
+    assert_eq!(t.next_event(), Some((5, 5)));
+}

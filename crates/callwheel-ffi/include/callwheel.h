@@ -1,71 +1,66 @@
 /*
- * callwheel's C API: the BSD kernel's callout interfaces (timeout/untimeout,
- * setcallout/unsetcallout and FreeBSD's callout_reset_sbt_on family) for C programs.
+ * callwheel's C library: timers for C programs, on callwheel's production wheel.
  *
- * A table (cw_callouts) is one CPU's callout queue on one of three timer schemes:
- * CW_BACKING_LIST, the old BSD callout (a differential list: O(n) to set a callout, and
- * cw_untimeout searches it from its head, O(n));
- * CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel of 2^bits
- * buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one bucket per
- * pending callout whenever they outnumber the buckets twice, so a tick costs O(1) however far
- * the pool grows); and CW_BACKING_WHEEL, callwheel's production hierarchical wheel, which
- * also uses the precision of callout_reset_sbt_on to coalesce callouts.
+ * - The caller-driven wheel (cw_wheel_*): timers in nanoseconds on your own clock, driven by
+ *   your event loop, with no thread, no lock and no global state (wahern/timeout's and
+ *   libuv's use). Start here.
+ * - Timer sets (cw_timerset_*, cw_timer_*): many real-time timers owned by one set, reaped
+ *   through an eventfd, a callback or a signal; with the setitimer-shaped ITIMER_MULTIREAL
+ *   surface of Costello and Varghese.
+ * - Sleeping with precision (cw_sleep_sbt, cw_cv_*): calloutng's pause_sbt and
+ *   cv_timedwait_sbt.
+ * - Callout tables (cw_callouts, cw_percpu): the BSD and FreeBSD kernels' callout
+ *   interfaces, for code ported from a kernel or reproducing its behaviour.
  *
- * Conventions:
+ * Conventions, for every interface:
  *
- * - Every function returns int: 0, or a non-negative result (1/0 for "was it pending", a
- *   count), on success; a negative CW_E* code on failure. cw_strerror describes a code.
- *   A failed call changes nothing, except that cw_hardclock advances the clock even when it
- *   reports CW_EBUSY.
+ * - Every function returns int: 0, or a non-negative result (1/0 for a yes/no answer, a
+ *   count), on success; a negative CW_E* code on failure, and then nothing changed (the
+ *   exceptions are documented where they are: cw_hardclock's clock still moves).
+ *   cw_strerror describes a code; cw_wheel_strerror, cw_timerset_strerror,
+ *   cw_sleep_strerror and cw_callout_strerror describe it in the words of one interface.
  * - Pointer arguments are checked for NULL (CW_EINVAL), and so are function pointers. Any
- *   other pointer must be valid: a table from cw_callouts_new not yet freed, out-pointers
- *   to writable, aligned storage.
- * - Time moves by cw_hardclock, one tick per call, or (the tickless mode) by
- *   cw_callout_process(cw, now) to any later tick, at a time inside the window
- *   cw_callout_next_event names. A callout set for n ticks at tick t runs in the first
- *   cw_softclock after the interrupt that reaches tick t + n; n <= 0 counts as 1, as in BSD.
- *   Equal expiries run in the order they were set.
- * - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
- *   callouts) with the table unlocked, so a handler may call any function on its own table
- *   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
- *   time (another gets CW_EBUSY). func(arg) must be safe to call on that thread.
- * - Handles (cw_handle, two uint64_t: id and owner) name a callout record, its generation
- *   and the table that issued it: a handle kept after its callout fired or was freed, or
- *   given to another table, gets CW_ESTALE and changes nothing. Copy them by value; their
- *   fields are opaque numbers (compare both to tell two handles apart).
- * - A growing table that needs memory the allocator refuses returns CW_ENOMEM, as a full
- *   fixed pool does; every callout set before stays pending.
+ *   other pointer must be valid: an object from its _new function not yet freed,
+ *   out-pointers to writable, aligned storage.
+ * - Handles (cw_handle, two uint64_t: id and owner) name one timer or callout, its
+ *   generation and the object that issued it: a handle kept after its timer fired or was
+ *   deleted, or given to another object, gets CW_ESTALE and changes nothing. Copy them by
+ *   value; their fields are opaque numbers (compare both to tell two handles apart).
+ * - An object that needs memory the allocator refuses returns CW_ENOMEM; everything set
+ *   before stays pending.
  * - No Rust panic crosses this boundary: should one happen inside the library, the call
- *   returns CW_EPANIC. A handler must return normally: a C++ exception or a longjmp out of
- *   a handler crosses Rust frames, which is undefined behaviour.
+ *   returns CW_EPANIC. A callback must return normally: a C++ exception or a longjmp out of
+ *   a callback crosses Rust frames, which is undefined behaviour.
+ * - CW_VERSION_MAJOR, CW_VERSION_MINOR and CW_VERSION_PATCH are the header's version;
+ *   cw_version() (CW_VERSION's packing) and cw_version_string() are the library's.
  *
- * Example:
+ * The caller-driven wheel (cw_wheel): callwheel's production wheel in nanoseconds on the
+ * caller's clock; one thread at a time per wheel, safe across fork. cw_wheel_new (growing,
+ * or a fixed capacity) and cw_wheel_reserve (exact room); cw_wheel_add / cw_wheel_add_in
+ * (absolute or relative deadline, a tolerance, a uint64_t value), cw_wheel_add_periodic,
+ * cw_wheel_del, cw_wheel_reset / cw_wheel_reset_in, cw_wheel_pending; cw_wheel_update(w, now)
+ * or cw_wheel_step(w, delta), then cw_wheel_get (one expired timer), cw_wheel_get_many (a
+ * batch) or cw_wheel_expire (a callback per timer), or cw_wheel_advance (the update and a
+ * batch in one call); cw_wheel_expired (is one due and not pulled?); cw_wheel_next_wakeup
+ * (absolute) and cw_wheel_timeout (relative): the earliest window end, to sleep until;
+ * cw_wheel_period / cw_wheel_set_period (a periodic timer's period); cw_wheel_next_pending
+ * or CW_WHEEL_FOREACH (every pending timer); cw_wheel_counts; cw_wheel_check (the
+ * invariants).
  *
  * ```c
- * #include <stdio.h>
- * #include "callwheel.h"
- *
- * static void retransmit(void *arg) { printf("retransmit %s\n", (const char *)arg); }
- *
- * int main(void) {
- *     cw_callouts *cw;
- *     int rc = cw_callouts_new(CW_BACKING_HASHED, 1024, 0, 1000, &cw);
- *     if (rc < 0) { fprintf(stderr, "%s\n", cw_strerror(rc)); return 1; }
- *
- *     cw_timeout(cw, retransmit, "segment 7", 3);         // by (func, arg)
- *     cw_handle keepalive;
- *     cw_callout_init(cw, &keepalive);                    // FreeBSD's struct callout
- *     cw_callout_reset_sbt_on(cw, keepalive, 2 * CW_SBT_1S, 0, retransmit, "keepalive",
- *                             -1, CW_C_PREL(3));
- *
- *     for (int i = 0; i < 3000; i++)
- *         if (cw_hardclock(cw) > 0)                        // the clock interrupt
- *             cw_softclock(cw);                            // runs due handlers
- *
- *     cw_callout_drain(cw, keepalive);
- *     cw_callout_free(cw, keepalive);
- *     cw_callouts_free(cw);
- *     return 0;
+ * cw_wheel *w;
+ * cw_wheel_new(0, now_ns(), &w);
+ * cw_handle h;
+ * cw_wheel_add_in(w, 250000000, 5000000, (uint64_t)(uintptr_t)conn, &h);  // 250 ms, 5 ms slack
+ * for (;;) {
+ *     uint64_t ns;
+ *     int ms = cw_wheel_timeout(w, &ns) == 1 ? (int)((ns + 999999) / 1000000) : -1;
+ *     int n = epoll_wait(ep, events, 64, ms);
+ *     handle(events, n);
+ *     cw_wheel_update(w, now_ns());
+ *     cw_expiry e;
+ *     while (cw_wheel_get(w, &e) == 1)
+ *         expire((struct conn *)(uintptr_t)e.value);
  * }
  * ```
  *
@@ -80,9 +75,9 @@
  *   cw_timer_create, cw_timer_reset, cw_timer_cancel, cw_timer_get, cw_timer_reap (1, or 0
  *   when the queue is empty), cw_timer_set_missed, cw_timer_overruns, cw_timerset_fd,
  *   cw_timerset_wait, cw_timerset_set_callback, cw_timerset_set_signal, cw_timerset_counts.
- *   Same conventions as above: CW_EINVAL for NULL, bad arguments and any handle that names
- *   none of the set's timers (another set's, a destroyed timer's, a made-up number: nothing
- *   changes); CW_ENOSPC past the set's quota.
+ *   CW_EINVAL for NULL, bad arguments and any handle that names none of the set's timers
+ *   (another set's, a destroyed timer's, a made-up number: nothing changes); CW_ENOSPC past
+ *   the set's quota.
  * - The paper's exact surface: cw_setitimer / cw_getitimer with CW_ITIMER_MULTIREAL and the
  *   libc struct itimerval (other `which` values go to libc), on a process-wide set
  *   (cw_multireal_set, cw_multireal_fd, cw_multireal_signal), or on any set with the _on
@@ -107,36 +102,6 @@
  *         handle(label);
  * ```
  *
- * The caller-driven wheel (cw_wheel, wahern/timeout's use): callwheel's production wheel
- * in nanoseconds on the caller's clock, with no thread, no lock and no global state (safe
- * across fork; one thread at a time per wheel). cw_wheel_new (growing, or a fixed capacity)
- * and cw_wheel_reserve (exact room), cw_wheel_add / cw_wheel_add_in (absolute or relative
- * deadline, a tolerance, a uint64_t value), cw_wheel_add_periodic, cw_wheel_del,
- * cw_wheel_reset / cw_wheel_reset_in, cw_wheel_pending; cw_wheel_update(w, now) then
- * cw_wheel_get (pull one expired timer), cw_wheel_get_many (pull a batch) or
- * cw_wheel_expire (a callback per timer), or cw_wheel_advance (the update and a batch in one
- * call);
- * cw_wheel_next_wakeup (absolute) and cw_wheel_timeout (relative): the earliest window end,
- * to sleep until; cw_wheel_counts;
- * cw_wheel_check (the invariants). Handles are cw_handle, checked as for callouts.
- *
- * ```c
- * cw_wheel *w;
- * cw_wheel_new(0, now_ns(), &w);
- * cw_handle h;
- * cw_wheel_add_in(w, 250000000, 5000000, (uint64_t)(uintptr_t)conn, &h);  // 250 ms, 5 ms slack
- * for (;;) {
- *     uint64_t ns;
- *     int ms = cw_wheel_timeout(w, &ns) == 1 ? (int)((ns + 999999) / 1000000) : -1;
- *     int n = epoll_wait(ep, events, 64, ms);
- *     handle(events, n);
- *     cw_wheel_update(w, now_ns());
- *     cw_expiry e;
- *     while (cw_wheel_get(w, &e) == 1)
- *         expire((struct conn *)(uintptr_t)e.value);
- * }
- * ```
- *
  * Sleeping with precision (calloutng's pause_sbt and cv_timedwait_sbt), on the same
  * process-wide runtime: cw_sleep_sbt(sbt, precision, flags) blocks the calling thread until
  * sbt has passed (relative, or CLOCK_MONOTONIC with CW_C_ABSOLUTE), never earlier and up to
@@ -153,6 +118,52 @@
  * pthread_mutex_unlock(&m);
  * ```
  *
+ * Callout tables: the BSD kernel's callout interfaces (timeout/untimeout,
+ * setcallout/unsetcallout and FreeBSD's callout_reset_sbt_on family). A table (cw_callouts)
+ * is one CPU's callout queue on one of three timer schemes: CW_BACKING_LIST, the old BSD
+ * callout (a differential list: O(n) to set a callout, and cw_untimeout searches it from its
+ * head, O(n)); CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel
+ * of 2^bits buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one
+ * bucket per pending callout whenever they outnumber the buckets twice); and
+ * CW_BACKING_WHEEL, callwheel's production hierarchical wheel, which also uses the precision
+ * of callout_reset_sbt_on to coalesce callouts. Every backing keeps one contract:
+ *
+ * - Time is the table's tick, 0 to UINT64_MAX, moved by cw_hardclock (one tick per call) or,
+ *   tickless, by cw_callout_process(cw, now) to any later tick in one step, at a time inside
+ *   the window cw_callout_next_event names. The cost of a tick, of a jump and of a softclock
+ *   step does not grow with the tick's value (a nanosecond clock's reading works as a tick).
+ * - cw_callout_next_event's first value is the earliest deadline in ticks, never a tick
+ *   already passed (the current tick when work is due now).
+ * - A callout set for n ticks at tick t runs in the first cw_softclock after the interrupt
+ *   that reaches tick t + n; n <= 0 counts as 1, as in BSD. Equal expiries run in the order
+ *   they were set. An sbt time is rounded up to a tick exactly (the ceiling of
+ *   sbt * hz / 2^32); an absolute time already passed runs at the next cw_softclock.
+ * - A deadline after the last tick (UINT64_MAX) is CW_ERANGE on every call that sets one,
+ *   with nothing changed.
+ * - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
+ *   callouts) with the table unlocked, so a handler may call any function on its own table
+ *   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
+ *   time (another gets CW_EBUSY). func(arg) must be safe to call on that thread.
+ *
+ * ```c
+ * static void retransmit(void *arg) { printf("retransmit %s\n", (const char *)arg); }
+ *
+ * cw_callouts *cw;
+ * int rc = cw_callouts_new(CW_BACKING_HASHED, 1024, 0, 1000, &cw);
+ * if (rc < 0) { fprintf(stderr, "%s\n", cw_callout_strerror(rc)); return 1; }
+ * cw_timeout(cw, retransmit, "segment 7", 3);         // by (func, arg)
+ * cw_handle keepalive;
+ * cw_callout_init(cw, &keepalive);                    // FreeBSD's struct callout
+ * cw_callout_reset_sbt_on(cw, keepalive, 2 * CW_SBT_1S, 0, retransmit, "keepalive",
+ *                         -1, CW_C_PREL(3));
+ * for (int i = 0; i < 3000; i++)
+ *     if (cw_hardclock(cw) > 0)                        // the clock interrupt
+ *         cw_softclock(cw);                            // runs due handlers
+ * cw_callout_drain(cw, keepalive);
+ * cw_callout_free(cw, keepalive);
+ * cw_callouts_free(cw);
+ * ```
+ *
  * cw_callout_async_drain(cw, h, drain) is FreeBSD's callout_async_drain: it stops a callout
  * without waiting; if its handler is running, drain(arg) is called once, on the handler's
  * thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
@@ -161,13 +172,14 @@
  * Per-CPU callouts (cw_percpu, FreeBSD's per-CPU callwheels): cw_percpu_new makes one table
  * per CPU, each with its own lock, processed on its own by whoever drives that CPU
  * (cw_percpu_hardclock / cw_percpu_softclock, or cw_percpu_callout_next_event /
- * cw_percpu_callout_process, each for one cpu). A callout from cw_percpu_callout_init is
- * bound to one CPU's table and runs only when that table is processed;
- * cw_percpu_callout_reset_sbt_on(set, h, sbt, precision, func, arg, cpu, flags) arms it on
- * CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout whose handler is running is
- * deferred until the handler returns (FreeBSD's deferred migration); cw_percpu_callout_cpu
- * says where a callout is. Its handle stays valid across moves. A CPU outside the set is
- * CW_EINVAL; a handle of another set or table, a freed or made-up one, CW_ESTALE.
+ * cw_percpu_callout_process, each for one cpu), under the same contract. A callout from
+ * cw_percpu_callout_init is bound to one CPU's table and runs only when that table is
+ * processed; cw_percpu_callout_reset_sbt_on(set, h, sbt, precision, func, arg, cpu, flags)
+ * arms it on CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout whose handler is
+ * running is deferred until the handler returns (FreeBSD's deferred migration);
+ * cw_percpu_callout_cpu says where a callout is. Its handle stays valid across moves. A CPU
+ * outside the set is CW_EINVAL; a handle of another set or table, a freed or made-up one,
+ * CW_ESTALE.
  *
  * ```c
  * cw_percpu *set;
@@ -180,8 +192,12 @@
  *     cw_percpu_softclock(set, 3);
  * ```
  *
- * Linking: the static library libcallwheel_ffi.a needs -lpthread -ldl -lm (glibc); the
- * shared library libcallwheel_ffi.so needs nothing more.
+ * Linking (after `make install`): the shared library, `cc app.c $(pkg-config --cflags --libs
+ * callwheel)`; the static library linked in, with what it needs from the system,
+ * `cc app.c $(pkg-config --cflags --libs callwheel-static)`; a program with nothing shared,
+ * `cc -static app.c $(pkg-config --static --cflags --libs callwheel)`. The files installed:
+ * callwheel.h, libcallwheel.so (with its versioned soname), libcallwheel.a, callwheel.pc and
+ * callwheel-static.pc.
  *
  * Generated from crates/callwheel-ffi by cbindgen (build.rs): do not edit.
  */
@@ -199,6 +215,33 @@
  */
 #define CW_C_PREL(n) ((int)((((unsigned)(n) + 1u) & 0x7fu) << 1))
 
+/**
+ * Walks every pending timer of the wheel w (wahern/timeout's TIMEOUTS_FOREACH): the body
+ * runs once per timer with e (a cw_expiry lvalue) holding it, cursor (a size_t this declares)
+ * the walk's position. Storage order, not deadline order; see cw_wheel_next_pending.
+ *
+ *     cw_expiry e;
+ *     CW_WHEEL_FOREACH(w, at, e)
+ *         close_idle((struct conn *)(uintptr_t)e.value);
+ */
+#define CW_WHEEL_FOREACH(w, cursor, e) \
+    for (size_t cursor = 0; cw_wheel_next_pending((w), &(cursor), &(e)) == 1;)
+
+
+// The major version of the header: a program can test it at compile time (cw_version()
+// gives the library's at run time).
+#define CW_VERSION_MAJOR 0
+
+// The minor version of the header. Before 1.0, a new minor version may change the ABI (the
+// shared library's soname carries it).
+#define CW_VERSION_MINOR 1
+
+// The patch version of the header.
+#define CW_VERSION_PATCH 0
+
+// The header's version as one number, `MAJOR * 65536 + MINOR * 256 + PATCH`, to compare
+// with cw_version().
+#define CW_VERSION (((CW_VERSION_MAJOR << 16) | (CW_VERSION_MINOR << 8)) | CW_VERSION_PATCH)
 
 // Backing scheme: the old BSD callout, a differential list (setting a callout is O(n), and
 // cw_untimeout searches the list from its head, O(n), as 4.4BSD's untimeout did).
@@ -211,49 +254,6 @@
 // Backing scheme: callwheel's production hierarchical wheel (coalesces callouts within the
 // precision given to cw_callout_reset_sbt_on).
 #define CW_BACKING_WHEEL 2
-
-// Success.
-#define CW_OK 0
-
-// Invalid argument: a NULL table, set, out-pointer or function; an unknown backing; unknown
-// flag bits; a cpu other than 0 or -1 for a table, or outside 0 to ncpu - 1 (and -1 where
-// a callout is named) for a per-CPU set; a handle of the wrong kind (a cw_setcallout handle
-// given to a cw_callout_* function or the other way round); hz of 0, a fixed pool of 0
-// records, or an ncpu outside 1 to CW_PERCPU_MAX. Equal to -EINVAL on Linux.
-#define CW_EINVAL (0 - 22)
-
-// Out of callout records: a fixed pool is exhausted (the 1995 kernel panicked here), or a
-// growing table needed memory and the allocator refused it (also when cw_callouts_new
-// cannot reserve calloutsize records). Nothing changed: every callout set before is still
-// pending. Equal to -ENOMEM on Linux.
-#define CW_ENOMEM (0 - 12)
-
-// The handle names no live callout: it already fired (cw_setcallout), was cancelled or
-// freed, or was never issued by this table (another table's handle included). Equal to
-// -ESTALE on Linux.
-#define CW_ESTALE (0 - 116)
-
-// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-// handler: waiting for the handler would never return; or a cw_sleep_sbt or
-// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
-// own timer. Nothing changed.
-// Equal to -EDEADLK on Linux.
-#define CW_EDEADLK (0 - 35)
-
-// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
-// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
-// record is in use by its running handler; or a cw_callout_async_drain already waits for
-// the running handler. Equal to -EBUSY on Linux.
-#define CW_EBUSY (0 - 16)
-
-// The backing scheme refused the deadline (it is beyond the range the scheme can hold).
-// Equal to -ERANGE on Linux.
-#define CW_ERANGE (0 - 34)
-
-// A bug inside callwheel: a Rust panic was caught at the boundary. The table is still
-// usable (every change is complete before any code that can panic runs), but the failing
-// call's effect is unknown. Not an errno value.
-#define CW_EPANIC (0 - 1000)
 
 // Flag for cw_callout_reset_sbt_on: run the handler from cw_hardclock itself (the clock
 // interrupt) instead of from cw_softclock.
@@ -299,6 +299,46 @@
 // byte count) fails at once instead of reserving tens of gigabytes; a growing table still
 // grows past it on demand (up to 2^32 - 2 records).
 #define CW_CALLOUTSIZE_MAX (1 << 26)
+
+// Success.
+#define CW_OK 0
+
+// Invalid argument: a NULL object, out-pointer or function, or a value the call does not
+// accept (each function says which). Equal to -EINVAL on Linux.
+#define CW_EINVAL (0 - 22)
+
+// Out of room: a fixed capacity (a wheel's, a callout table's pool) is full, or the object
+// needed memory and the allocator refused it. Nothing changed: every timer or callout set
+// before is still pending. Equal to -ENOMEM on Linux.
+#define CW_ENOMEM (0 - 12)
+
+// The handle names nothing live here: its timer or callout already fired (one-shot),
+// was deleted, cancelled or freed, or it was issued by another wheel or table, or made up.
+// Nothing changed. Equal to -ESTALE on Linux.
+#define CW_ESTALE (0 - 116)
+
+// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
+// handler: waiting for the handler would never return; or a cw_sleep_sbt or
+// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
+// own timer. Nothing changed.
+// Equal to -EDEADLK on Linux.
+#define CW_EDEADLK (0 - 35)
+
+// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
+// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
+// record is in use by its running handler; or a cw_callout_async_drain already waits for
+// the running handler. Equal to -EBUSY on Linux.
+#define CW_EBUSY (0 - 16)
+
+// A time out of range: before a wheel's time, after the last tick (UINT64_MAX) of a wheel or
+// callout table, or beyond what a callout table's backing can hold. Nothing changed. Equal
+// to -ERANGE on Linux.
+#define CW_ERANGE (0 - 34)
+
+// A bug inside callwheel: a Rust panic was caught at the boundary. The object is still
+// usable (every change is complete before any code that can panic runs), but the failing
+// call's effect is unknown. Not an errno value.
+#define CW_EPANIC (0 - 1000)
 
 // The `which` of cw_setitimer and cw_getitimer for the paper's multiple real-time timers.
 // Not a kernel timer number (ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF are 0, 1 and 2, and
@@ -424,6 +464,13 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+// The version of the library linked, as CW_VERSION packs it: compare with CW_VERSION to
+// detect a program built against another header.
+int cw_version(void);
+
+// The version of the library linked, as a static NUL-terminated string ("0.1.0").
+const char *cw_version_string(void);
 
 // Creates a callout table.
 //
@@ -757,9 +804,27 @@ int cw_callout_deactivate(cw_callouts *cw,
 // cw_callout_reset_sbt_on refuses as a flag. The macro CW_C_PREL(n) is the same for valid n.
 int cw_c_prel(int n);
 
-// A static, NUL-terminated description of a code returned by this library (any
-// non-negative value is a success). Never NULL; unknown codes get a generic text.
+// A static, NUL-terminated description of a code returned by any function of this library,
+// in words that fit every interface (any non-negative value is a success). Never NULL;
+// unknown codes get a generic text. The interface's own function (cw_wheel_strerror, ...)
+// says more.
 const char *cw_strerror(int code);
+
+// cw_strerror in the caller-driven wheel's words (cw_wheel_*), for the codes its calls
+// return.
+const char *cw_wheel_strerror(int code);
+
+// cw_strerror in the callout tables' words (cw_callout*, cw_timeout, cw_setcallout,
+// cw_hardclock, cw_softclock, cw_percpu_*), for the codes their calls return.
+const char *cw_callout_strerror(int code);
+
+// cw_strerror in the timer sets' words (cw_timerset_*, cw_timer_*, cw_multireal_*), for the
+// codes their calls return (the setitimer-shaped calls report errno instead).
+const char *cw_timerset_strerror(int code);
+
+// cw_strerror in the words of sleeping with precision (cw_sleep_sbt, cw_cv_*), for the codes
+// their calls return.
+const char *cw_sleep_strerror(int code);
 
 // setitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 6). With any other `which`
 // this is the libc setitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
@@ -1498,11 +1563,9 @@ void cw_wheel_free(cw_wheel *w);
 // Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
 // tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
 // significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
-// later), carrying `value` (a `(uint64_t)(uintptr_t)`
-// pointer, an index, anything). A deadline at or before the wheel's time fires at the next
-// cw_wheel_get. `out` receives its handle: point it where the handle is kept (`&conn->timer`).
-// Copied there from a local just after the call, it may stall the CPU: gcc -O2 copies the 16
-// bytes in one load, which cannot be forwarded from the two 8-byte stores that wrote them.
+// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). A
+// deadline at or before the wheel's time fires at the next cw_wheel_get. `out` receives its
+// handle: point it where the handle is kept (`&conn->timer`), the fastest way to keep it.
 //
 // Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
 // allocator refused to grow the wheel: nothing changed).
@@ -1744,6 +1807,81 @@ int cw_wheel_counts(const cw_wheel *w,
 int cw_wheel_check(const cw_wheel *w,
                    char *buf,
                    size_t len);
+
+// The period and missed-period policy of a periodic timer.
+//
+// Returns 1 with `period` (nanoseconds) and `missed_policy` (CW_MISSED_*) filled, each when
+// not NULL; 0 for a pending one-shot timer (nothing written); CW_ESTALE when `handle` names no
+// pending timer of this wheel; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `period` and
+// `missed_policy` are NULL or valid for writing.
+int cw_wheel_period(const cw_wheel *w,
+                    cw_handle handle,
+                    uint64_t *period,
+                    int *missed_policy);
+
+// Changes a periodic timer's period, from its next firing on: the deadline it is armed for
+// now stays (libuv's `uv_timer_set_repeat`). A one-shot timer cannot be made periodic here
+// (delete it and add it with cw_wheel_add_periodic): the wheel keeps a schedule only for
+// timers added periodic.
+//
+// Returns 0; CW_EINVAL (NULL `w`, a zero period, or `handle` names a one-shot timer; nothing
+// changes); CW_ESTALE when `handle` names no pending timer of this wheel.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_set_period(cw_wheel *w,
+                        cw_handle handle,
+                        uint64_t period);
+
+// Walks the pending timers: stores the first pending timer at or after position `*cursor`
+// in `out` (its handle, value and deadline; for a periodic timer, the periods its latest
+// firing missed) and moves `*cursor` past it. Start with `*cursor` = 0 and call until it
+// returns 0; or use CW_WHEEL_FOREACH. The walk is in the wheel's storage order, not by
+// deadline. A timer that stays pending throughout the walk is seen exactly once; one added
+// during it may or may not be; one deleted or fired is not seen after that. Timers due but not
+// yet pulled are pending.
+//
+// Returns 1 with `out` filled; 0 past the last pending timer; CW_EINVAL for NULL `w`,
+// `cursor` or `out`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `cursor` is
+// NULL or valid for reading and writing a size_t; `out` is NULL or valid for writing a
+// cw_expiry.
+int cw_wheel_next_pending(const cw_wheel *w,
+                          size_t *cursor,
+                          cw_expiry *out);
+
+// Moves the wheel's time `delta` nanoseconds forward (wahern/timeout's `timeouts_step`):
+// cw_wheel_update to the wheel's time plus `delta`.
+//
+// Returns 0; CW_ERANGE when that passes the end of time, UINT64_MAX (nothing changes);
+// CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_step(cw_wheel *w,
+                  uint64_t delta);
+
+// Whether a timer is due at the wheel's time and not yet pulled (wahern/timeout's
+// `timeouts_expired`): never 0 while one is, and 0 after a pull that found nothing (until
+// the time moves or a timer is armed). Between those it may answer 1 with nothing left due
+// (after deletes or resets, or before a round of pulls is complete): the next pull then
+// returns 0.
+//
+// Returns 1 or 0; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress.
+int cw_wheel_expired(const cw_wheel *w);
 
 #ifdef __cplusplus
 }  // extern "C"

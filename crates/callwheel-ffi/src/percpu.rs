@@ -11,9 +11,10 @@ use callwheel_callout::{Backing, Callouts, Config, Error, PerCpuCallouts};
 use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 
+use crate::callout::{drain_code, error_code, hashed_bits, CCall};
 use crate::{
-    cw_func, cw_handle, drain_code, error_code, flag, guard, hashed_bits, need, CCall,
-    CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_EINVAL, CW_ENOMEM, CW_OK,
+    cw_func, cw_handle, flag, guard, need, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL,
+    CW_EINVAL, CW_ENOMEM, CW_OK,
 };
 
 /// The most CPUs cw_percpu_new accepts.

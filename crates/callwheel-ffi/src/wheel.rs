@@ -24,13 +24,13 @@ pub const CW_EINVARIANT: c_int = 0 - 1001;
 /// A caller-driven timer wheel (opaque). One thread at a time may call into a wheel (it has
 /// no lock); different wheels are independent, on any threads.
 pub struct cw_wheel {
-    wheel: Wheel<u64>,
+    pub(crate) wheel: Wheel<u64>,
     /// The time of the latest cw_wheel_update, cw_wheel_advance or cw_wheel_expire (or
     /// creation): what relative times count from and what cw_wheel_get fires up to.
     now: u64,
     /// A pull found nothing (else) due at `now`, and nothing has been armed since: the wake-up
     /// query need not ask again whether a timer is due (an event loop's every turn ends so).
-    dry: bool,
+    pub(crate) dry: bool,
 }
 
 /// One expired timer, as cw_wheel_get returns it and cw_wheel_expire passes it.
@@ -89,7 +89,7 @@ fn wheel_code(e: Error) -> c_int {
 ///
 /// `w` is NULL or a wheel from [`cw_wheel_new`], not freed, with no other call on it in
 /// progress during `'a`.
-unsafe fn wheel_mut<'a>(w: *mut cw_wheel) -> Result<&'a mut cw_wheel, c_int> {
+pub(crate) unsafe fn wheel_mut<'a>(w: *mut cw_wheel) -> Result<&'a mut cw_wheel, c_int> {
     // SAFETY: by this function's contract, a non-NULL `w` is a live wheel used by this call
     // alone, so a unique reference to it is sound for `'a`.
     unsafe { w.as_mut() }.ok_or(CW_EINVAL)
@@ -100,7 +100,7 @@ unsafe fn wheel_mut<'a>(w: *mut cw_wheel) -> Result<&'a mut cw_wheel, c_int> {
 /// # Safety
 ///
 /// As for [`wheel_mut`].
-unsafe fn wheel_ref<'a>(w: *const cw_wheel) -> Result<&'a cw_wheel, c_int> {
+pub(crate) unsafe fn wheel_ref<'a>(w: *const cw_wheel) -> Result<&'a cw_wheel, c_int> {
     // SAFETY: as in `wheel_mut`; the reference is shared and nothing mutates the wheel while
     // it lives.
     unsafe { w.as_ref() }.ok_or(CW_EINVAL)
@@ -111,7 +111,7 @@ unsafe fn wheel_ref<'a>(w: *const cw_wheel) -> Result<&'a cw_wheel, c_int> {
 /// # Safety
 ///
 /// `out` is NULL or valid for writes of a `T`.
-unsafe fn write_opt<T>(out: *mut T, v: T) {
+pub(crate) unsafe fn write_opt<T>(out: *mut T, v: T) {
     if !out.is_null() {
         // SAFETY: non-NULL and, by this function's contract, valid for writes.
         unsafe { out.write(v) };
@@ -147,7 +147,7 @@ fn count(n: u64) -> c_int {
 
 impl cw_wheel {
     /// The absolute deadline `delay` after the wheel's time, or CW_ERANGE past the end of time.
-    fn after(&self, delay: u64) -> Result<u64, c_int> {
+    pub(crate) fn after(&self, delay: u64) -> Result<u64, c_int> {
         self.now.checked_add(delay).ok_or(CW_ERANGE)
     }
 
@@ -191,7 +191,7 @@ impl cw_wheel {
 
     /// Moves the wheel's time to `now`; CW_ERANGE (nothing changed) when it would go back.
     #[inline(always)]
-    fn set_now(&mut self, now: u64) -> Result<(), c_int> {
+    pub(crate) fn set_now(&mut self, now: u64) -> Result<(), c_int> {
         if now < self.now {
             return Err(CW_ERANGE);
         }
@@ -205,7 +205,7 @@ impl cw_wheel {
     /// Whether a timer may be due at the wheel's time: exact, and a few instructions, once the
     /// pulls have brought the core there; before that, from the core's earliest deadline
     /// (early after deletes and resets, never late).
-    fn due_now(&self) -> bool {
+    pub(crate) fn due_now(&self) -> bool {
         self.wheel.may_expire_at(self.now)
     }
 
@@ -371,11 +371,9 @@ pub unsafe extern "C" fn cw_wheel_free(w: *mut cw_wheel) {
 /// Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
 /// tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
 /// significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
-/// later), carrying `value` (a `(uint64_t)(uintptr_t)`
-/// pointer, an index, anything). A deadline at or before the wheel's time fires at the next
-/// cw_wheel_get. `out` receives its handle: point it where the handle is kept (`&conn->timer`).
-/// Copied there from a local just after the call, it may stall the CPU: gcc -O2 copies the 16
-/// bytes in one load, which cannot be forwarded from the two 8-byte stores that wrote them.
+/// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). A
+/// deadline at or before the wheel's time fires at the next cw_wheel_get. `out` receives its
+/// handle: point it where the handle is kept (`&conn->timer`), the fastest way to keep it.
 ///
 /// Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
 /// allocator refused to grow the wheel: nothing changed).

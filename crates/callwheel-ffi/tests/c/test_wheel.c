@@ -686,6 +686,101 @@ static void test_against_model(void) {
     cw_wheel_free(other);
 }
 
+/* What users of libuv and wahern/timeout look for: a periodic timer's period read and changed,
+ * every pending timer walked, a relative step, whether a timer is due and not yet pulled. */
+static void test_periods_walks_and_steps(void) {
+    cw_wheel *w = make(0, 1000), *other = make(0, 0);
+    cw_handle p, o, gone;
+    uint64_t period = 0;
+    int policy = -1;
+    EQ(cw_wheel_add_periodic(w, 1100, 50, 0, CW_MISSED_DELAY, 1, &p), CW_OK);
+    EQ(cw_wheel_add(w, 1300, 0, 2, &o), CW_OK);
+    EQ(cw_wheel_add(w, 1200, 0, 3, &gone), CW_OK);
+    EQ(cw_wheel_del(w, gone, NULL), CW_OK);
+    /* The period: read, changed from the next firing on, refused for a one-shot. */
+    EQ(cw_wheel_period(w, p, &period, &policy), 1);
+    CHECK(period == 50 && policy == CW_MISSED_DELAY);
+    EQ(cw_wheel_period(w, p, NULL, NULL), 1);
+    EQ(cw_wheel_period(w, o, &period, &policy), 0);
+    EQ(cw_wheel_period(w, gone, &period, &policy), CW_ESTALE);
+    EQ(cw_wheel_period(NULL, p, &period, &policy), CW_EINVAL);
+    EQ(cw_wheel_set_period(w, p, 0), CW_EINVAL);
+    EQ(cw_wheel_set_period(w, o, 10), CW_EINVAL);
+    EQ(cw_wheel_set_period(w, gone, 10), CW_ESTALE);
+    EQ(cw_wheel_set_period(NULL, p, 10), CW_EINVAL);
+    EQ(cw_wheel_set_period(w, p, 200), CW_OK);
+    EQ(cw_wheel_period(w, p, &period, NULL), 1);
+    EQ(period, 200);
+    uint64_t at;
+    EQ(cw_wheel_pending(w, p, &at), 1);
+    EQ(at, 1100); /* the pending deadline stays */
+    /* The walk: each pending timer once, with its value and deadline; none deleted. */
+    size_t cursor = 0;
+    cw_expiry e;
+    int seen = 0;
+    uint64_t values = 0;
+    while (cw_wheel_next_pending(w, &cursor, &e) == 1) {
+        seen++;
+        values += e.value;
+        CHECK((e.value == 1 && e.deadline == 1100) || (e.value == 2 && e.deadline == 1300));
+        EQ(cw_wheel_pending(w, e.handle, NULL), 1);
+    }
+    CHECK(seen == 2 && values == 3);
+    EQ(cw_wheel_next_pending(w, &cursor, &e), 0); /* stays at the end */
+    EQ(cw_wheel_next_pending(NULL, &cursor, &e), CW_EINVAL);
+    EQ(cw_wheel_next_pending(w, NULL, &e), CW_EINVAL);
+    EQ(cw_wheel_next_pending(w, &cursor, NULL), CW_EINVAL);
+    seen = 0;
+    CW_WHEEL_FOREACH(w, pos, e)
+        seen++;
+    EQ(seen, 2);
+    CW_WHEEL_FOREACH(other, pos, e)
+        CHECK(0); /* an empty wheel: the body never runs */
+    /* A step, then what is due and not yet pulled. */
+    EQ(cw_wheel_expired(w), 0);
+    EQ(cw_wheel_step(w, 100), CW_OK);
+    cw_wheel_info info;
+    EQ(cw_wheel_counts(w, &info), CW_OK);
+    EQ(info.now, 1100);
+    EQ(cw_wheel_expired(w), 1);
+    EQ(cw_wheel_get(w, &e), 1);
+    CHECK(e.value == 1 && e.deadline == 1100);
+    EQ(cw_wheel_get(w, &e), 0);
+    EQ(cw_wheel_expired(w), 0); /* exact once a pull found nothing */
+    EQ(cw_wheel_pending(w, p, &at), 1);
+    EQ(at, 1300); /* re-armed with the new period */
+    EQ(cw_wheel_step(w, UINT64_MAX), CW_ERANGE); /* past the end of time: nothing changes */
+    EQ(cw_wheel_counts(w, &info), CW_OK);
+    EQ(info.now, 1100);
+    EQ(cw_wheel_step(NULL, 1), CW_EINVAL);
+    EQ(cw_wheel_expired(NULL), CW_EINVAL);
+    /* Another wheel's handle names nothing there. */
+    EQ(cw_wheel_period(other, p, &period, &policy), CW_ESTALE);
+    EQ(cw_wheel_set_period(other, p, 10), CW_ESTALE);
+    expect_valid(w);
+    cw_wheel_free(w);
+    cw_wheel_free(other);
+}
+
+/* The version macros and functions agree, and each error text fits the interface. */
+static void test_version_and_texts(void) {
+    EQ(cw_version(), CW_VERSION);
+    EQ(CW_VERSION, CW_VERSION_MAJOR * 65536 + CW_VERSION_MINOR * 256 + CW_VERSION_PATCH);
+    char expected[32];
+    snprintf(expected, sizeof expected, "%d.%d.%d", CW_VERSION_MAJOR, CW_VERSION_MINOR,
+             CW_VERSION_PATCH);
+    CHECK(strcmp(cw_version_string(), expected) == 0);
+    CHECK(strstr(cw_wheel_strerror(CW_ENOMEM), "wheel") != NULL);
+    CHECK(strstr(cw_wheel_strerror(CW_ENOMEM), "callout") == NULL);
+    CHECK(strstr(cw_wheel_strerror(CW_ERANGE), "wheel's time") != NULL);
+    CHECK(strstr(cw_callout_strerror(CW_ENOMEM), "callout") != NULL);
+    CHECK(strstr(cw_strerror(CW_ENOMEM), "callout") == NULL);
+    CHECK(strstr(cw_strerror(CW_ESTALE), "callout handle") == NULL);
+    CHECK(strstr(cw_timerset_strerror(CW_ENOSPC), "quota") != NULL);
+    CHECK(strstr(cw_sleep_strerror(CW_ETIMEDOUT), "condition variable") != NULL);
+    CHECK(cw_wheel_strerror(-123456) != NULL);
+}
+
 int main(void) {
     test_null_arguments();
     test_order_and_windows();
@@ -704,6 +799,8 @@ int main(void) {
 #endif
     test_event_loop();
     test_against_model();
+    test_periods_walks_and_steps();
+    test_version_and_texts();
     printf("test_wheel: all %ld checks passed\n", (long)atomic_load(&checks));
     return 0;
 }

@@ -45,6 +45,74 @@ impl<T> Wheel<T> {
         self.periodic.get(idx).map(|p| (p.period, p.policy))
     }
 
+    /// Changes the period of the live periodic timer `handle` names, from its next firing on
+    /// (the pending deadline stays); returns the previous period. `None` for a one-shot
+    /// timer, a stale handle or a zero period, and nothing changes: a one-shot timer becomes
+    /// periodic only by starting it again with [`Wheel::start_periodic`] (its slot keeps no
+    /// schedule).
+    ///
+    /// ```
+    /// use callwheel::{Missed, Wheel};
+    ///
+    /// let mut wheel = Wheel::new();
+    /// let h = wheel.start_periodic(10, 10, 0, Missed::Burst, "tick")?;
+    /// assert_eq!(wheel.set_period(h, 25), Some(10));
+    /// assert_eq!(wheel.schedule(h), Some((25, Missed::Burst)));
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn set_period(&mut self, handle: Handle, period: Tick) -> Option<Tick> {
+        let idx = self.resolve(handle)?;
+        if period == 0 || !self.timer(idx).window.periodic() {
+            return None;
+        }
+        let p = self.periodic.get_mut(idx)?;
+        Some(core::mem::replace(&mut p.period, period))
+    }
+
+    /// The first pending timer at or after position `from` of the wheel's storage, with its
+    /// position: `(position, handle, deadline, value)`. Pass `position + 1` to get the next;
+    /// `None` past the last. Positions are the storage's order, not the deadlines'. A walk
+    /// sees every timer that stays pending throughout it exactly once; one started during
+    /// the walk may or may not be seen. A timer due but not yet taken by `advance` or
+    /// `poll_expired` is still pending. [`Wheel::iter`] is the same walk as an iterator.
+    pub fn pending_from(&self, from: usize) -> Option<(usize, Handle, Tick, &T)> {
+        let at = from.min(self.nodes.len());
+        self.nodes[at..]
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| match e {
+                super::storage::Entry::Live(t) => {
+                    let idx = at + i;
+                    let handle = self.owner.handle(idx as u32, t.generation.get());
+                    Some((idx, handle, t.deadline, &t.value))
+                }
+                super::storage::Entry::Free { .. } => None,
+            })
+    }
+
+    /// Every pending timer, as `(handle, deadline, value)`, in storage order (not by
+    /// deadline): wahern/timeout's `TIMEOUTS_FOREACH`.
+    ///
+    /// ```
+    /// use callwheel::{Timers, Wheel};
+    ///
+    /// let mut wheel = Wheel::new();
+    /// wheel.start(30, 'b')?;
+    /// wheel.start(10, 'a')?;
+    /// let mut seen: Vec<_> = wheel.iter().map(|(_, deadline, &v)| (deadline, v)).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, [(10, 'a'), (30, 'b')]);
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (Handle, Tick, &T)> + '_ {
+        let mut from = 0;
+        core::iter::from_fn(move || {
+            let (at, handle, deadline, value) = self.pending_from(from)?;
+            from = at + 1;
+            Some((handle, deadline, value))
+        })
+    }
+
     /// The value of the live timer `handle` names, to read or replace in place (an async
     /// driver keeps a future's waker there and swaps it when the future moves to another
     /// task). `None` for a stale handle. The timer's place in the wheel does not change.

@@ -1,6 +1,7 @@
 //! The extern functions called directly, as C would (and as Miri can check).
 
 use super::*;
+use crate::*;
 use core::cell::{Cell, RefCell};
 use core::ptr::{null, null_mut, without_provenance_mut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
