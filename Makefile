@@ -45,12 +45,12 @@ all: lib
 # static library's system libraries only when it links: a build with nothing to do keeps the
 # list saved before, and a missing list makes the library link again.
 lib:
+	@mkdir -p $(BUILT)
 	@if [ ! -s $(NATIVE_LIBS_FILE) ]; then touch crates/callwheel-ffi/src/lib.rs; fi
 	$(CARGO) rustc --release -p callwheel-ffi --lib --crate-type staticlib,cdylib -- \
 		-C link-arg=-Wl,-soname,$(SONAME) --print native-static-libs 2> $(BUILT).rustc-log \
 		|| { cat $(BUILT).rustc-log; exit 1; }
 	@cat $(BUILT).rustc-log
-	@mkdir -p $(BUILT)
 	@libs=$$(sed -n 's/.*native-static-libs: //p' $(BUILT).rustc-log | tail -n 1); \
 	if [ -n "$$libs" ]; then echo "$$libs" > $(NATIVE_LIBS_FILE); fi; \
 	test -s $(NATIVE_LIBS_FILE) || { echo "rustc reported no native-static-libs"; exit 1; }
@@ -76,29 +76,28 @@ uninstall:
 		"$(DESTDIR)$(PCDIR)/callwheel-static.pc"
 
 # Each example is built three ways through pkg-config and run: against the shared library
-# (found through the rpath given here), with libcallwheel.a linked in (run while the shared
-# library is moved away, as on a machine that lacks it), and fully static (-static, where the C
-# library's static archive is installed).
+# (found through the rpath given here), with libcallwheel.a linked in (checked to load no
+# libcallwheel.so, then run from a directory of its own, as on a machine without the shared
+# library), and fully static (-static, where the C library's static archive is installed).
 C_EXAMPLES := quick_start event_loop
 C_OUT := target/c-examples
 CFLAGS_EX := -std=c11 -Wall -Wextra -Werror
 c-examples:
 	mkdir -p $(C_OUT)
 	set -e; export PKG_CONFIG_PATH="$(PCDIR)$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}"; \
+	alone=$$(mktemp -d); \
 	for ex in $(C_EXAMPLES); do \
 		$(CC) $(CFLAGS_EX) -o $(C_OUT)/$$ex examples/c/$$ex.c \
 			$$(pkg-config --cflags --libs callwheel) -Wl,-rpath,$(LIBDIR); \
-		$(CC) $(CFLAGS_EX) -o $(C_OUT)/$$ex-static examples/c/$$ex.c \
+		$(CC) $(CFLAGS_EX) -o $$alone/$$ex-static examples/c/$$ex.c \
 			$$(pkg-config --cflags --libs callwheel-static); \
 		echo "== $$ex (shared)"; ./$(C_OUT)/$$ex; \
+		if readelf -d $$alone/$$ex-static | grep -q 'NEEDED.*libcallwheel'; then \
+			echo "$$ex-static needs libcallwheel.so"; exit 1; fi; \
+		echo "== $$ex (libcallwheel.a linked in, run with no shared library beside it)"; \
+		(cd $$alone && env -u LD_LIBRARY_PATH ./$$ex-static); \
 	done; \
-	hidden=$$(mktemp -d); mv "$(LIBDIR)"/libcallwheel.so* "$$hidden"/; \
-	trap 'mv "$$hidden"/* "$(LIBDIR)"/; rmdir "$$hidden"' EXIT; \
-	status=0; for ex in $(C_EXAMPLES); do \
-		echo "== $$ex (libcallwheel.a, no shared library installed)"; \
-		./$(C_OUT)/$$ex-static || status=1; \
-	done; \
-	test $$status -eq 0; \
+	rm -rf $$alone; \
 	if echo 'int main(void){return 0;}' | $(CC) -static -x c - -o $(C_OUT)/probe 2>/dev/null; then \
 		for ex in $(C_EXAMPLES); do \
 			$(CC) $(CFLAGS_EX) -static -o $(C_OUT)/$$ex-full-static examples/c/$$ex.c \

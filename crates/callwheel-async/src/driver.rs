@@ -20,11 +20,12 @@ use callwheel_rt::{
     Clock, ClockId, Lead, ManualClock, Margin, Plan, SystemClock, Tolerance, Waiter, Wake,
 };
 
+use crate::reactor::ReactorAlarm;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// Expiries a driver takes per hold of its shard's lock: the bound on how long a registration
 /// can wait for the lock behind a mass expiry (the papers' bounded lock-out).
-const BUDGET: u64 = 256;
+pub(crate) const BUDGET: u64 = 256;
 
 /// The most shards a driver accepts.
 pub const MAX_SHARDS: usize = 256;
@@ -38,10 +39,30 @@ struct State {
     lead: Lead,
 }
 
+/// How a shard's driver is woken early (a registration whose window ends before its plan, or
+/// the shutdown).
+#[derive(Debug)]
+pub(crate) enum Wakeup {
+    /// A thread of the driver's own sleeps on this waiter.
+    Thread(Box<dyn Waiter>),
+    /// A task of an executor awaits this alarm's readiness in the executor's reactor.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    Reactor(Arc<ReactorAlarm>),
+}
+
+impl Wakeup {
+    fn wake(&self) {
+        match self {
+            Wakeup::Thread(w) => w.wake(),
+            Wakeup::Reactor(a) => a.wake_now(),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Shard {
     state: Mutex<State>,
-    waiter: Box<dyn Waiter>,
+    waiter: Wakeup,
     /// Sleeps that ended at their planned instant (not early for a registration).
     wakeups: AtomicU64,
     /// Futures woken because their deadline passed.
@@ -49,6 +70,19 @@ struct Shard {
 }
 
 impl Shard {
+    fn new(waiter: Wakeup) -> Shard {
+        Shard {
+            state: Mutex::new(State {
+                wheel: Wheel::new(),
+                plan: Plan::Awake,
+                lead: Lead::ZERO,
+            }),
+            waiter,
+            wakeups: AtomicU64::new(0),
+            fired: AtomicU64::new(0),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A waker that panicked is caught outside the lock: a poisoned lock can only come from
         // a bug here, and the wheel is consistent at every unlock, so carry on with it.
@@ -62,6 +96,13 @@ impl Shard {
 pub(crate) enum Link {
     Global(&'static Inner),
     Own(Arc<Inner>),
+}
+
+impl Link {
+    /// Whether this is the process-wide driver.
+    pub(crate) fn is_global(&self) -> bool {
+        matches!(self, Link::Global(_))
+    }
 }
 
 impl std::ops::Deref for Link {
@@ -116,6 +157,32 @@ pub(crate) struct Entry {
     handle: Handle,
 }
 
+/// The deadline `duration` from now, as an `Instant` and in `CLOCK_MONOTONIC` nanoseconds (one
+/// clock read: an `Instant` is such a reading); `Duration::MAX`, or any duration past the
+/// `Instant`'s range, never comes (`u64::MAX`).
+pub(crate) fn monotonic_deadline_after(duration: Duration) -> (Instant, u64) {
+    let now = Instant::now();
+    let at = now
+        .checked_add(duration)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
+    let ns = if at - now == duration {
+        monotonic_ns(at)
+    } else {
+        u64::MAX
+    };
+    (at, ns)
+}
+
+/// `at` in `CLOCK_MONOTONIC` nanoseconds (exact, no clock read).
+pub(crate) fn monotonic_ns(at: Instant) -> u64 {
+    SystemClock::new(ClockId::Monotonic).ns_at(at)
+}
+
+/// The `CLOCK_MONOTONIC` reading now.
+pub(crate) fn monotonic_now() -> u64 {
+    SystemClock::new(ClockId::Monotonic).now()
+}
+
 /// Threads take shards by a number drawn once per thread, so one thread's futures share a
 /// shard (and its cache lines) and threads spread over the shards.
 fn thread_number() -> usize {
@@ -143,21 +210,17 @@ impl Inner {
     /// clock read on the monotonic clock; a reading of the driver's own clock otherwise, so
     /// that a simulated clock's deadlines are exact).
     pub(crate) fn deadline_after(&self, duration: Duration) -> (Instant, u64) {
+        if self.monotonic {
+            return monotonic_deadline_after(duration);
+        }
         let now = Instant::now();
         let at = now
             .checked_add(duration)
             .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
-        let ns = if self.monotonic {
-            if at - now == duration {
-                self.clock.ns_at(at)
-            } else {
-                u64::MAX
-            }
-        } else {
-            self.clock
-                .now()
-                .saturating_add(callwheel_rt::saturating_ns(duration))
-        };
+        let ns = self
+            .clock
+            .now()
+            .saturating_add(callwheel_rt::saturating_ns(duration));
         (at, ns)
     }
 
@@ -271,7 +334,7 @@ impl Inner {
             match next {
                 Next::Exit => return,
                 Next::Again => {}
-                Next::Sleep(until) => match self.shards[i].waiter.wait(until) {
+                Next::Sleep(until) => match self.thread_waiter(i).wait(until) {
                     Ok(Wake::Deadline) => {
                         self.shards[i].wakeups.fetch_add(1, Ordering::Relaxed);
                         planned = until;
@@ -284,6 +347,26 @@ impl Inner {
                 },
             }
         }
+    }
+
+    /// The waiter of shard `i`'s thread (a thread driver's shards all have one).
+    fn thread_waiter(&self, i: usize) -> &dyn Waiter {
+        match &self.shards[i].waiter {
+            Wakeup::Thread(w) => w.as_ref(),
+            Wakeup::Reactor(_) => unreachable!("a reactor's shard has no thread"),
+        }
+    }
+
+    /// Counts a sleep of shard `i` that ended at its planned instant.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn woke_as_planned(&self, i: usize) {
+        self.shards[i].wakeups.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The clock's reading, for a driver's loop (the lateness it trains its lead on).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn clock_now(&self) -> u64 {
+        self.clock.now()
     }
 
     /// One look of shard `i`'s thread at its wheel: takes what is due (at most [`BUDGET`]
@@ -334,18 +417,7 @@ impl Inner {
         tolerance: Tolerance,
     ) -> io::Result<Inner> {
         let shards = (0..shards)
-            .map(|_| {
-                Ok(Shard {
-                    state: Mutex::new(State {
-                        wheel: Wheel::new(),
-                        plan: Plan::Awake,
-                        lead: Lead::ZERO,
-                    }),
-                    waiter: clock.waiter()?,
-                    wakeups: AtomicU64::new(0),
-                    fired: AtomicU64::new(0),
-                })
-            })
+            .map(|_| Ok(Shard::new(Wakeup::Thread(clock.waiter()?))))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Inner {
             clock,
@@ -355,6 +427,20 @@ impl Inner {
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
         })
+    }
+
+    /// The shared state of a driver with one shard on the monotonic clock, woken through
+    /// `alarm` by an executor's reactor (exact timers by default, as the process-wide one).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn reactor(alarm: Arc<ReactorAlarm>) -> Inner {
+        Inner {
+            clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
+            monotonic: true,
+            shards: vec![Shard::new(Wakeup::Reactor(alarm))].into_boxed_slice(),
+            tolerance: Tolerance::EXACT,
+            shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(1),
+        }
     }
 
     pub(crate) fn shut_down(&self) {

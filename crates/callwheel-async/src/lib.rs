@@ -44,7 +44,8 @@
 //! can be started, or the wheel cannot grow, a sleep falls back to polling itself until its
 //! deadline (it still completes, at a CPU cost); a sleep on a driver that was shut down
 //! completes at once. Nothing here panics on any input.
-#![forbid(unsafe_code)]
+// One block: the registration of a driver's timerfd with tokio's I/O driver (tokio_reactor.rs).
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod delay_queue;
@@ -52,9 +53,14 @@ mod driver;
 mod interval;
 #[cfg(all(test, callwheel_loom))]
 mod loom_tests;
+// Used by the executors' drivers (the `tokio` feature).
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+mod reactor;
 mod sleep;
 mod sync;
 mod timeout;
+#[cfg(feature = "tokio")]
+mod tokio_reactor;
 
 pub use callwheel::Missed;
 pub use callwheel_rt::{Clock, ManualClock, Tolerance};

@@ -10,7 +10,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::driver::{Driver, Entry, Inner, Link, Refused};
+use crate::driver::{
+    monotonic_deadline_after, monotonic_now, monotonic_ns, Driver, Entry, Inner, Link, Refused,
+};
 
 pub(crate) use callwheel_rt::saturating_ns as nanos;
 
@@ -39,8 +41,10 @@ enum Registration {
 #[derive(Debug)]
 #[must_use = "a sleep does nothing unless polled"]
 pub struct Sleep {
-    /// `None` when no driver could be started: the sleep then polls itself until its
-    /// deadline (a degraded mode that never loses the wake-up).
+    /// `None` before a sleep that follows its context is registered (its times are then
+    /// `CLOCK_MONOTONIC` readings, which every driver it may go to reads), or when no driver
+    /// could be started: the sleep then polls itself until its deadline (a degraded mode that
+    /// never loses the wake-up).
     driver: Option<Link>,
     /// The deadline as the caller gave it (or as `now + duration`).
     deadline: Instant,
@@ -49,6 +53,11 @@ pub struct Sleep {
     /// The tolerance asked for, or `None` for the driver's default.
     tolerance: Option<Duration>,
     registration: Registration,
+    /// Made by the free functions, for whichever driver serves the context it is registered
+    /// in: the executor's own (a tokio runtime's, with the `tokio` feature) or the
+    /// process-wide one, chosen at registration. Made on a [`Driver`] of the caller's, it
+    /// stays there.
+    follows_context: bool,
 }
 
 /// A future that completes `duration` from now, on the process-wide driver (see
@@ -63,13 +72,13 @@ pub struct Sleep {
 /// # });
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::after(Driver::global_link(), duration)
+    Sleep::after(None, duration)
 }
 
 /// A future that completes at `deadline` (at once when it has passed, including an `Instant`
 /// from before the process started), on the process-wide driver.
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::at(Driver::global_link(), deadline)
+    Sleep::at(None, deadline)
 }
 
 impl Driver {
@@ -89,12 +98,15 @@ impl Driver {
 }
 
 impl Sleep {
+    /// A sleep for `duration` on `driver`, or (`None`) on the driver of the context it is
+    /// registered in.
     pub(crate) fn after(driver: Option<Link>, duration: Duration) -> Sleep {
         let (deadline, deadline_ns) = match &driver {
             Some(d) => d.deadline_after(duration),
-            None => (instant_after(duration), 0),
+            None => monotonic_deadline_after(duration),
         };
         Sleep {
+            follows_context: driver.is_none(),
             driver,
             deadline,
             deadline_ns,
@@ -103,14 +115,35 @@ impl Sleep {
         }
     }
 
+    /// [`Sleep::after`] with a deadline.
     pub(crate) fn at(driver: Option<Link>, deadline: Instant) -> Sleep {
         Sleep {
-            deadline_ns: driver.as_ref().map_or(0, |d| d.ns_at(deadline)),
+            deadline_ns: driver
+                .as_ref()
+                .map_or(monotonic_ns(deadline), |d| d.ns_at(deadline)),
+            follows_context: driver.is_none(),
             driver,
             deadline,
             tolerance: None,
             registration: Registration::Idle,
         }
+    }
+
+    /// The reading of the clock this sleep counts on: its driver's, or `CLOCK_MONOTONIC`
+    /// before it is registered; `None` in the degraded mode (no driver at all).
+    fn clock_now(&self) -> Option<u64> {
+        match &self.driver {
+            Some(d) => Some(d.now()),
+            None if self.follows_context => Some(monotonic_now()),
+            None => None,
+        }
+    }
+
+    /// `at` on this sleep's clock.
+    fn clock_ns_at(&self, at: Instant) -> u64 {
+        self.driver
+            .as_ref()
+            .map_or_else(|| monotonic_ns(at), |d| d.ns_at(at))
     }
 
     /// This sleep may complete up to `tolerance` after its deadline (never before): sleeps
@@ -130,9 +163,9 @@ impl Sleep {
 
     /// Whether the deadline has passed (on the driver's clock).
     pub fn is_elapsed(&self) -> bool {
-        match (&self.registration, &self.driver) {
+        match (&self.registration, self.clock_now()) {
             (Registration::Done, _) => true,
-            (_, Some(d)) => d.now() >= self.deadline_ns,
+            (_, Some(now)) => now >= self.deadline_ns,
             (_, None) => Instant::now() >= self.deadline,
         }
     }
@@ -141,7 +174,7 @@ impl Sleep {
     /// becomes pending again. The timer keeps its place in the driver when it is still
     /// registered (no new registration).
     pub fn reset(&mut self, deadline: Instant) {
-        let ns = self.driver.as_ref().map_or(0, |d| d.ns_at(deadline));
+        let ns = self.clock_ns_at(deadline);
         self.set_deadline(deadline, ns);
     }
 
@@ -149,7 +182,7 @@ impl Sleep {
     pub(crate) fn reset_after(&mut self, duration: Duration) {
         let (at, ns) = match &self.driver {
             Some(d) => d.deadline_after(duration),
-            None => (instant_after(duration), 0),
+            None => monotonic_deadline_after(duration),
         };
         self.set_deadline(at, ns);
     }
@@ -162,7 +195,7 @@ impl Sleep {
 
     /// The driver's clock now, if there is a driver.
     pub(crate) fn driver_now(&self) -> Option<u64> {
-        self.driver.as_ref().map(|d| d.now())
+        self.clock_now()
     }
 
     /// The deadline in the driver's nanoseconds.
@@ -172,7 +205,7 @@ impl Sleep {
 
     /// Resets to a deadline given in the driver's nanoseconds.
     pub(crate) fn reset_ns(&mut self, ns: u64) {
-        let now = self.driver.as_ref().map_or(0, |d| d.now());
+        let now = self.clock_now().unwrap_or(0);
         let ahead = Duration::from_nanos(ns.saturating_sub(now));
         self.set_deadline(instant_after(ahead), ns);
     }
@@ -212,6 +245,11 @@ impl Sleep {
     }
 
     fn poll_with(&mut self, cx: &mut Context<'_>, check: bool) -> Poll<()> {
+        if self.driver.is_none() && self.follows_context {
+            // Not yet registered: the driver of the context it is polled in takes it.
+            self.driver = context_link().or_else(Driver::global_link);
+            self.follows_context = self.driver.is_some();
+        }
         let Some(d) = self.driver.clone() else {
             // No driver: check the clock and ask to be polled again.
             if Instant::now() >= self.deadline {
@@ -225,37 +263,66 @@ impl Sleep {
             Registration::Done => Poll::Ready(()),
             Registration::Armed(entry) => {
                 if d.still_pending(entry, cx.waker()) {
-                    Poll::Pending
-                } else {
+                    return Poll::Pending;
+                }
+                if self.follows_context && d.is_shut_down() && d.now() < self.deadline_ns {
+                    // Its driver went away with its executor (a runtime shut down), not due
+                    // yet: it registers again where it is polled now.
+                    self.registration = Registration::Idle;
+                    self.driver = None;
+                    return self.poll_with(cx, false);
+                }
+                self.registration = Registration::Done;
+                Poll::Ready(())
+            }
+            Registration::Idle => self.register(cx, d, check),
+        }
+    }
+
+    /// The first registration (or the first after a reset, or after its driver went away):
+    /// with the driver of the context for a sleep that follows it.
+    fn register(&mut self, cx: &mut Context<'_>, d: Link, check: bool) -> Poll<()> {
+        if check && d.now() >= self.deadline_ns {
+            self.registration = Registration::Done;
+            return Poll::Ready(());
+        }
+        let tolerance = self.tolerance_ns(&d);
+        match d.register(self.deadline_ns, tolerance, cx.waker()) {
+            Ok(entry) => {
+                self.registration = Registration::Armed(entry);
+                Poll::Pending
+            }
+            Err(Refused::ShutDown) => match Driver::global_link() {
+                // A context's driver shut down under it (its runtime is going away): the
+                // process-wide one takes it.
+                Some(global) if self.follows_context && !d.is_global() => {
+                    self.driver = Some(global.clone());
+                    self.register(cx, global, false)
+                }
+                _ => {
                     self.registration = Registration::Done;
                     Poll::Ready(())
                 }
-            }
-            Registration::Idle => {
-                if check && d.now() >= self.deadline_ns {
-                    self.registration = Registration::Done;
-                    return Poll::Ready(());
-                }
-                let tolerance = self.tolerance_ns(&d);
-                match d.register(self.deadline_ns, tolerance, cx.waker()) {
-                    Ok(entry) => {
-                        self.registration = Registration::Armed(entry);
-                        Poll::Pending
-                    }
-                    Err(Refused::ShutDown) => {
-                        self.registration = Registration::Done;
-                        Poll::Ready(())
-                    }
-                    Err(Refused::NoMemory) => {
-                        // The wheel could not grow: poll again until the deadline rather
-                        // than lose the wake-up.
-                        cx.waker().wake_by_ref();
-                        Poll::Pending
-                    }
-                }
+            },
+            Err(Refused::NoMemory) => {
+                // The wheel could not grow: poll again until the deadline rather than lose
+                // the wake-up.
+                cx.waker().wake_by_ref();
+                Poll::Pending
             }
         }
     }
+}
+
+/// The driver of the executor the caller runs on, when it has one of its own.
+#[cfg(feature = "tokio")]
+fn context_link() -> Option<Link> {
+    crate::tokio_reactor::context_link()
+}
+
+#[cfg(not(feature = "tokio"))]
+fn context_link() -> Option<Link> {
+    None
 }
 
 impl Future for Sleep {

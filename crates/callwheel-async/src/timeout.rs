@@ -66,12 +66,12 @@ pin_project_lite::pin_project! {
 /// # });
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout::new(Driver::global_link(), When::After(duration), future)
+    Timeout::new(None, When::After(duration), future)
 }
 
 /// [`timeout`] with a deadline instead of a duration.
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout::new(Driver::global_link(), When::At(deadline), future)
+    Timeout::new(None, When::At(deadline), future)
 }
 
 impl Driver {

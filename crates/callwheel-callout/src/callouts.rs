@@ -492,11 +492,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                     return Next::Run(self.take_ready(idx));
                 }
             }
-            // Caught up, unless the scheme holds a callout due by now: one armed at or before
-            // the current tick (an absolute time already passed, which at the last tick no
-            // later interrupt would reach).
-            if self.softticks >= self.ticks && self.scheme.earliest().is_none_or(|e| e > self.ticks)
-            {
+            if self.softticks >= self.ticks {
                 return Next::Idle;
             }
             let complete = self.advance_scheme();

@@ -75,8 +75,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///
     /// - `sbt` is relative to the current tick's time, or absolute (time since tick 0) with
     ///   [`C_ABSOLUTE`]. It is rounded up to a tick (the exact ceiling of `sbt * hz / 2^32`);
-    ///   a relative time of 0 or less means the next tick (as `ticks <= 0` does for
-    ///   `callout_reset`), and an absolute time already passed runs at the next `softclock`.
+    ///   a relative time of 0 or less, or an absolute time already passed, means the next tick
+    ///   (as `ticks <= 0` does for `callout_reset`). A deadline after the last tick is
+    ///   [`Error::PastEndOfTime`].
     /// - The callout may run up to `precision` late, or `interval / 2^n` with `C_PREL(n)`
     ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; the tolerance goes to schemes
     ///   that coalesce (the production wheel), rounded down to whole ticks.
@@ -119,12 +120,14 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// The deadline, tolerance and direct-execution flag `when` means on this table now.
     ///
     /// A time is converted to the first tick at or after it: the exact ceiling of
-    /// `sbt * hz / 2^32` (a relative time counted from the current tick, at least one tick
-    /// ahead). An absolute time already passed is due now: it runs at the next `softclock`.
+    /// `sbt * hz / 2^32` (a relative time counted from the current tick), and at least the
+    /// next tick (an absolute time already passed runs at the next tick, as FreeBSD's runs at
+    /// the next interrupt).
     ///
     /// # Errors
     ///
-    /// [`Error::PastEndOfTime`] for a deadline after the last tick, `u64::MAX`.
+    /// [`Error::PastEndOfTime`] for a deadline after the last tick, `u64::MAX` (at the last
+    /// tick there is no next one).
     pub(crate) fn arming(&self, when: When) -> Result<(Tick, Tick, bool), Error> {
         let (sbt, precision, flags) = match when {
             When::Ticks(n) => return Ok((self.deadline_in(n)?, 0, false)),
@@ -137,10 +140,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         let (deadline, interval) = if flags & C_ABSOLUTE != 0 {
             // The table's time as an sbt; a table past 2^31 s has every absolute time behind it.
             let now = Sbt::from_ticks(self.ticks(), self.hz).unwrap_or(Sbt::MAX);
-            (
-                self.ticks_ceil(sbt).max(self.ticks()),
-                sbt.saturating_sub(now),
-            )
+            let next = self.ticks().checked_add(1).ok_or(Error::PastEndOfTime)?;
+            (self.ticks_ceil(sbt).max(next), sbt.saturating_sub(now))
         } else {
             let ahead = self.ticks_ceil(sbt).max(1);
             let deadline = self

@@ -106,6 +106,7 @@ pub fn measure(intervals: u64, percent: u64, run_ms: u64) -> Result<Coalescing, 
         .build()
         .map_err(|e| format!("cannot start a driver: {e}"))?;
     let executor = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .map_err(|e| format!("cannot start tokio: {e}"))?;
     let mut rng = SplitMix64::new(SEED);

@@ -225,12 +225,12 @@ async fn timed(source: Source, d: Duration) -> u64 {
 impl Executors {
     fn new() -> Result<Executors, String> {
         let current = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
+            .enable_all()
             .build()
             .map_err(|e| format!("cannot start tokio: {e}"))?;
         let multi = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
-            .enable_time()
+            .enable_all()
             .on_thread_start(least_slack)
             .build()
             .map_err(|e| format!("cannot start tokio: {e}"))?;

@@ -132,14 +132,18 @@
  *   tickless, by cw_callout_process(cw, now) to any later tick in one step, at a time inside
  *   the window cw_callout_next_event names. The cost of a tick, of a jump and of a softclock
  *   step does not grow with the tick's value (a nanosecond clock's reading works as a tick).
+ *   A hashed table costs O(1) expected per callout fired while deadlines lie within one turn
+ *   of its buckets (2^bits ticks); a callout further out costs one look at every pending
+ *   callout when it becomes the earliest.
  * - cw_callout_next_event's first value is the earliest deadline in ticks, never a tick
- *   already passed (the current tick when work is due now).
+ *   already passed (the current tick when work is due now); on CW_BACKING_WHEEL, after
+ *   callouts were stopped or re-armed it may be earlier than that deadline, never later.
  * - A callout set for n ticks at tick t runs in the first cw_softclock after the interrupt
  *   that reaches tick t + n; n <= 0 counts as 1, as in BSD. Equal expiries run in the order
  *   they were set. An sbt time is rounded up to a tick exactly (the ceiling of
- *   sbt * hz / 2^32); an absolute time already passed runs at the next cw_softclock.
+ *   sbt * hz / 2^32); an absolute time already passed runs at the next tick.
  * - A deadline after the last tick (UINT64_MAX) is CW_ERANGE on every call that sets one,
- *   with nothing changed.
+ *   with nothing changed; so is an absolute time already passed at the last tick.
  * - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
  *   callouts) with the table unlocked, so a handler may call any function on its own table
  *   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
@@ -264,7 +268,7 @@
 #define CW_C_HARDCLOCK 256
 
 // Flag for cw_callout_reset_sbt_on: the time is absolute (since tick 0), not relative to
-// the current tick. A time already passed runs at the next cw_softclock.
+// the current tick. A time already passed runs at the next tick.
 #define CW_C_ABSOLUTE 512
 
 // The largest n accepted by cw_c_prel and CW_C_PREL.
@@ -695,8 +699,9 @@ int cw_callout_reset(cw_callouts *cw,
 //
 // - `sbt` (32.32 fixed-point seconds, see CW_SBT_1S) is relative to the current tick's
 //   time, or absolute (since tick 0) with CW_C_ABSOLUTE. It is rounded up to a tick at the
-//   table's hz; a relative time of 0 or less means the next tick, an absolute time already
-//   passed runs at the next cw_softclock.
+//   table's hz (exactly: the ceiling of sbt * hz / 2^32); a relative time of 0 or less, or
+//   an absolute time already passed, means the next tick. A deadline after UINT64_MAX is
+//   CW_ERANGE.
 // - The callout may run up to `precision` late, or the interval divided by 2^n with
 //   CW_C_PREL(n) if that is larger (rounded down to whole ticks; only CW_BACKING_WHEEL
 //   uses it).

@@ -34,7 +34,7 @@ pub const CW_C_DIRECT_EXEC: c_int = 0x0001;
 /// to the table's ticks.
 pub const CW_C_HARDCLOCK: c_int = 0x0100;
 /// Flag for cw_callout_reset_sbt_on: the time is absolute (since tick 0), not relative to
-/// the current tick. A time already passed runs at the next cw_softclock.
+/// the current tick. A time already passed runs at the next tick.
 pub const CW_C_ABSOLUTE: c_int = 0x0200;
 /// The largest n accepted by cw_c_prel and CW_C_PREL.
 pub const CW_C_PREL_MAX: c_int = 126;
@@ -645,8 +645,9 @@ pub unsafe extern "C" fn cw_callout_reset(
 ///
 /// - `sbt` (32.32 fixed-point seconds, see CW_SBT_1S) is relative to the current tick's
 ///   time, or absolute (since tick 0) with CW_C_ABSOLUTE. It is rounded up to a tick at the
-///   table's hz; a relative time of 0 or less means the next tick, an absolute time already
-///   passed runs at the next cw_softclock.
+///   table's hz (exactly: the ceiling of sbt * hz / 2^32); a relative time of 0 or less, or
+///   an absolute time already passed, means the next tick. A deadline after UINT64_MAX is
+///   CW_ERANGE.
 /// - The callout may run up to `precision` late, or the interval divided by 2^n with
 ///   CW_C_PREL(n) if that is larger (rounded down to whole ticks; only CW_BACKING_WHEEL
 ///   uses it).

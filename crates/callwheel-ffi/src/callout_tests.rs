@@ -692,7 +692,7 @@ fn freebsd_flags_direct_exec_absolute_and_prel() {
         assert_eq!(take_log(), [1]);
         assert_eq!(t.ticks(), (5, 5));
 
-        // An absolute time already passed runs at the next softclock.
+        // An absolute time already passed runs at the next tick.
         assert_eq!(t.reset_sbt(h, CW_SBT_1MS, 0, tag(3), 0, CW_C_ABSOLUTE), 0);
         assert_eq!(t.run(1), 1);
         assert_eq!(take_log(), [3]);

@@ -78,6 +78,7 @@ fn describe(interface: Interface, code: c_int) -> &'static CStr {
         (Sleep, CW_EINVAL) => c"invalid argument: a NULL condition variable or mutex, a negative or out-of-range time, or unknown flags",
         (Sleep, CW_EDEADLK) => c"the wait would deadlock: it runs on the runtime's driver thread, which would wait for its own timer",
         (Sleep, CW_EBUSY) => c"busy: a thread still waits on the condition variable",
+        (Sleep, CW_ENOMEM) => c"out of memory: the sleep's timer or the runtime could not get memory",
         (Sleep, CW_ETIMEDOUT) => c"the wait's timeout came before a signal of the condition variable",
         (_, CW_EINVAL) => c"invalid argument: a NULL pointer or function, or a value the call does not accept",
         (_, CW_ENOMEM) => c"out of room: a fixed capacity is full, or memory to grow was refused",
@@ -160,7 +161,7 @@ mod tests {
         ),
         (
             Interface::Sleep,
-            &[CW_EINVAL, CW_EDEADLK, CW_EBUSY, CW_ETIMEDOUT],
+            &[CW_EINVAL, CW_ENOMEM, CW_EDEADLK, CW_EBUSY, CW_ETIMEDOUT],
         ),
     ];
 

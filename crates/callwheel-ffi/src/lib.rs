@@ -131,14 +131,18 @@
 //!   tickless, by cw_callout_process(cw, now) to any later tick in one step, at a time inside
 //!   the window cw_callout_next_event names. The cost of a tick, of a jump and of a softclock
 //!   step does not grow with the tick's value (a nanosecond clock's reading works as a tick).
+//!   A hashed table costs O(1) expected per callout fired while deadlines lie within one turn
+//!   of its buckets (2^bits ticks); a callout further out costs one look at every pending
+//!   callout when it becomes the earliest.
 //! - cw_callout_next_event's first value is the earliest deadline in ticks, never a tick
-//!   already passed (the current tick when work is due now).
+//!   already passed (the current tick when work is due now); on CW_BACKING_WHEEL, after
+//!   callouts were stopped or re-armed it may be earlier than that deadline, never later.
 //! - A callout set for n ticks at tick t runs in the first cw_softclock after the interrupt
 //!   that reaches tick t + n; n <= 0 counts as 1, as in BSD. Equal expiries run in the order
 //!   they were set. An sbt time is rounded up to a tick exactly (the ceiling of
-//!   sbt * hz / 2^32); an absolute time already passed runs at the next cw_softclock.
+//!   sbt * hz / 2^32); an absolute time already passed runs at the next tick.
 //! - A deadline after the last tick (UINT64_MAX) is CW_ERANGE on every call that sets one,
-//!   with nothing changed.
+//!   with nothing changed; so is an absolute time already passed at the last tick.
 //! - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
 //!   callouts) with the table unlocked, so a handler may call any function on its own table
 //!   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a

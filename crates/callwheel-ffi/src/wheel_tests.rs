@@ -285,3 +285,41 @@ fn advance_pulls_what_an_update_and_batches_pull_and_refuses_going_back() {
         cw_wheel_free(v);
     }
 }
+
+#[test]
+fn the_walk_the_period_and_the_step_write_only_through_their_pointers() {
+    let w = new_wheel(0, 10);
+    add(w, 50, 5);
+    let mut p = cw_handle::default();
+    let (mut period, mut policy) = (0u64, -1);
+    let mut cursor = 0usize;
+    let mut e = cw_expiry::default();
+    let mut seen = Vec::new();
+    // SAFETY: a live wheel; every pointer is a local of the right type, or NULL.
+    unsafe {
+        assert_eq!(
+            cw_wheel_add_periodic(w, 20, 7, 0, crate::CW_MISSED_SKIP, 2, &mut p),
+            CW_OK
+        );
+        assert_eq!(cw_wheel_period(w, p, &mut period, &mut policy), 1);
+        assert_eq!((period, policy), (7, crate::CW_MISSED_SKIP));
+        assert_eq!(cw_wheel_period(w, p, null_mut(), null_mut()), 1);
+        assert_eq!(cw_wheel_set_period(w, p, 9), CW_OK);
+        while cw_wheel_next_pending(w, &mut cursor, &mut e) == 1 {
+            seen.push((e.value, e.deadline));
+        }
+        assert_eq!(cw_wheel_next_pending(w, null_mut(), &mut e), CW_EINVAL);
+        assert_eq!(cw_wheel_expired(w), 0);
+        assert_eq!(cw_wheel_step(w, 10), CW_OK);
+        assert_eq!(cw_wheel_expired(w), 1);
+        assert_eq!(cw_wheel_get(w, &mut e), 1);
+        assert_eq!((e.value, e.deadline), (2, 20));
+        let mut next = 0;
+        assert_eq!(cw_wheel_pending(w, p, &mut next), 1);
+        assert_eq!(next, 29);
+        assert_eq!(cw_wheel_step(w, u64::MAX), CW_ERANGE);
+        cw_wheel_free(w);
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, [(2, 20), (5, 50)]);
+}

@@ -96,6 +96,7 @@ compile_error!(
      core crate `callwheel` is portable"
 );
 
+mod alarm;
 mod bases;
 pub mod clock;
 mod clock_sets;
@@ -136,6 +137,7 @@ mod step_tests;
 #[cfg(test)]
 mod test_clock;
 
+pub use alarm::Alarm;
 pub use callwheel::Missed;
 pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};
 pub use condvar::Condvar;

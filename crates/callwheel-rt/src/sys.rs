@@ -135,6 +135,21 @@ impl TimerFd {
         Ok(())
     }
 
+    /// Disarms it: it fires no more until armed again.
+    pub(crate) fn disarm(&self) -> io::Result<()> {
+        let spec = Itimerspec {
+            it_interval: timespec(0),
+            it_value: timespec(0),
+        };
+        rustix::time::timerfd_settime(&self.0, TimerfdTimerFlags::empty(), &spec)?;
+        Ok(())
+    }
+
+    /// The file descriptor, for a reactor to poll.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+
     /// Consumes an expiry, if any.
     pub(crate) fn read(&self) -> io::Result<TimerRead> {
         let mut v = [0u8; 8];

@@ -37,7 +37,7 @@ pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String>
         .collect::<Result<Vec<_>, _>>()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .enable_time()
+        .enable_all()
         .build()
         .map_err(|e| format!("cannot start tokio: {e}"))?;
     let mut churn_cells = Vec::new();

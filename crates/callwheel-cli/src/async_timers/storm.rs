@@ -151,7 +151,7 @@ pub(super) fn storm_here(case: StormCase, n: u64, span_ms: u64) -> StormResult {
         StormCase::TokioTokio | StormCase::TokioCallwheel | StormCase::TokioNone => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
-                .enable_time()
+                .enable_all()
                 .build()
                 .expect("a tokio runtime starts");
             // tokio's sleeps are made inside the runtime, which owns their wheel.

@@ -49,7 +49,7 @@ impl Sleepers {
             })
             .map_err(|e| fail("making the timer", e))?;
         let tokio = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
+            .enable_all()
             .build()
             .map_err(|e| fail("starting tokio", e))?;
         Ok(Sleepers {

@@ -1,0 +1,125 @@
+//! Timers fired by a tokio runtime itself (the cargo feature `tokio`): a timer made inside a
+//! runtime registers on a wheel of the thread it is made on, for that runtime, whose alarm
+//! tokio's own I/O driver watches (`AsyncFd`) and whose firing is a task on that runtime. No
+//! thread of callwheel's runs, and a sleep ends with no hand-off from another thread.
+//!
+//! One wheel per (thread, runtime): the workers of a multi-thread runtime each register on a
+//! wheel of their own, so registrations on different workers share no lock; a drop or reset
+//! from another thread takes that wheel's lock, which only its own driving task shares
+//! otherwise. A thread keeps its wheels in a thread-local list, looked up by the runtime's id;
+//! a runtime that shut down has shut its drivers down, and the list forgets them.
+//!
+//! The runtime must have its I/O driver enabled (`enable_io` or `enable_all`, as
+//! `#[tokio::main]` and `#[tokio::test]` do). Without it tokio refuses the alarm with a panic,
+//! which is caught here once per runtime; that runtime's timers then use the process-wide
+//! driver.
+
+use std::cell::RefCell;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+use tokio::runtime::{Handle, Id};
+
+use crate::driver::{Inner, Link};
+use crate::reactor::{drive, Reactor, ReactorAlarm};
+
+/// The alarm as tokio's `AsyncFd` wants it: something with a descriptor.
+struct Fd(Arc<ReactorAlarm>);
+
+impl AsRawFd for Fd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.alarm.as_raw_fd()
+    }
+}
+
+struct Tokio(AsyncFd<Fd>);
+
+impl Reactor for Tokio {
+    async fn readable(&mut self) -> io::Result<()> {
+        let mut guard = self.0.readable().await?;
+        // The driver reads the alarm itself; what tokio keeps is its own readiness flag.
+        guard.clear_ready();
+        Ok(())
+    }
+
+    async fn yield_now(&mut self) {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// What a thread knows of the runtimes it has made timers in.
+enum Known {
+    /// This runtime's wheel for this thread.
+    Driver(Arc<Inner>),
+    /// This runtime has no I/O driver: its timers use the process-wide driver.
+    NoIo,
+}
+
+thread_local! {
+    static DRIVERS: RefCell<Vec<(Id, Known)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The driver for a timer registered now: this thread's wheel for the tokio runtime it runs
+/// in, made on first use; `None` outside a runtime (or on a runtime without I/O, or when the
+/// alarm cannot be made), for the process-wide driver.
+pub(crate) fn context_link() -> Option<Link> {
+    let handle = Handle::try_current().ok()?;
+    let id = handle.id();
+    DRIVERS
+        .try_with(|drivers| {
+            let mut drivers = drivers.borrow_mut();
+            drivers.retain(|(_, k)| !matches!(k, Known::Driver(inner) if inner.is_shut_down()));
+            match drivers.iter().find(|(i, _)| *i == id) {
+                Some((_, Known::Driver(inner))) => return Some(Link::Own(Arc::clone(inner))),
+                Some((_, Known::NoIo)) => return None,
+                None => {}
+            }
+            match start(&handle) {
+                Ok(inner) => {
+                    drivers.push((id, Known::Driver(Arc::clone(&inner))));
+                    Some(Link::Own(inner))
+                }
+                Err(Start::NoIo) => {
+                    drivers.push((id, Known::NoIo));
+                    None
+                }
+                Err(Start::Failed) => None,
+            }
+        })
+        .ok()
+        .flatten()
+}
+
+/// The alarm registered with the current runtime's I/O driver, for readiness to read.
+#[allow(unsafe_code)]
+fn register(fd: Fd) -> io::Result<AsyncFd<Fd>> {
+    // SAFETY: tokio asks that the descriptor stay open, and be the same one, for as long as
+    // the `AsyncFd` lives. `Fd` holds the alarm by an `Arc` whose timerfd is closed only when
+    // the alarm is dropped, which the `AsyncFd` (owning this `Arc`) prevents; and
+    // `as_raw_fd` always returns that one timerfd.
+    unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }.map_err(io::Error::from)
+}
+
+enum Start {
+    NoIo,
+    Failed,
+}
+
+/// A driver for this thread on `handle`'s runtime: its alarm registered with the runtime's
+/// I/O driver, its task spawned there.
+fn start(handle: &Handle) -> Result<Arc<Inner>, Start> {
+    let alarm = Arc::new(ReactorAlarm::new().map_err(|_| Start::Failed)?);
+    // tokio panics when the runtime has no I/O driver; nothing else in the registration does.
+    let registered = std::panic::catch_unwind(|| register(Fd(Arc::clone(&alarm))));
+    let fd = match registered {
+        Ok(Ok(fd)) => fd,
+        Ok(Err(_)) => return Err(Start::Failed),
+        Err(_) => return Err(Start::NoIo),
+    };
+    let inner = Arc::new(Inner::reactor(Arc::clone(&alarm)));
+    handle.spawn(drive(Arc::clone(&inner), alarm, Tokio(fd)));
+    Ok(inner)
+}

@@ -1,0 +1,92 @@
+//! Timers made inside a tokio runtime are fired by that runtime (the `tokio` feature): no
+//! thread of callwheel's is started, sleeps end at their deadlines, a runtime without an I/O
+//! driver falls back to the process-wide driver, and a sleep whose runtime shut down completes
+//! at its deadline where it is polled next, never earlier.
+//!
+//! Its own test binary: the process must not have started the process-wide driver before.
+
+use std::time::{Duration, Instant};
+
+use callwheel_async::{sleep, timeout, DelayQueue};
+use futures::StreamExt;
+
+const MS: Duration = Duration::from_millis(1);
+
+/// The names of this process's threads that are callwheel's own drivers.
+fn driver_threads() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| name.starts_with("callwheel"))
+        .collect()
+}
+
+async fn timers() {
+    let start = Instant::now();
+    sleep(2 * MS).await;
+    assert!(start.elapsed() >= 2 * MS, "a sleep ended early");
+    assert!(timeout(MS, sleep(Duration::from_secs(60))).await.is_err());
+    let mut q = DelayQueue::new();
+    q.insert(2, 2 * MS);
+    q.insert(1, MS);
+    let made = Instant::now();
+    let first = q.next().await.unwrap();
+    assert!(Instant::now() >= first.deadline());
+    assert_eq!(first.into_inner(), 1);
+    assert_eq!(q.next().await.unwrap().into_inner(), 2);
+    assert!(made.elapsed() >= MS);
+}
+
+#[test]
+fn a_runtime_fires_its_own_timers_and_one_without_io_falls_back_and_one_shut_down_hands_over() {
+    // Both flavours with I/O: the runtime's own drivers, no thread of callwheel's.
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    current.block_on(timers());
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    multi.block_on(async {
+        let tasks: Vec<_> = (0..8).map(|_| tokio::spawn(timers())).collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(
+        driver_threads(),
+        Vec::<String>::new(),
+        "a callwheel thread ran"
+    );
+    // Without an I/O driver there is no reactor to wake: the process-wide driver serves.
+    let no_io = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    no_io.block_on(timers());
+    assert!(!driver_threads().is_empty(), "no fallback driver");
+    a_sleep_outliving_its_runtime_ends_at_its_deadline_elsewhere();
+}
+
+/// (Run by the test above, after it: it starts the process-wide driver.)
+fn a_sleep_outliving_its_runtime_ends_at_its_deadline_elsewhere() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let mut s = Box::pin(sleep(30 * MS));
+    // Registered on the runtime's driver, then the runtime goes away with it.
+    rt.block_on(async {
+        tokio::select! {
+            _ = &mut s => panic!("ended early"),
+            _ = tokio::task::yield_now() => {}
+        }
+    });
+    drop(rt);
+    futures::executor::block_on(s);
+    assert!(start.elapsed() >= 30 * MS, "completed before its deadline");
+}
