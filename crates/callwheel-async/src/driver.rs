@@ -46,7 +46,7 @@ pub(crate) enum Wakeup {
     /// A thread of the driver's own sleeps on this waiter.
     Thread(Box<dyn Waiter>),
     /// A task of an executor awaits this alarm's readiness in the executor's reactor.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
     Reactor(Arc<ReactorAlarm>),
 }
 
@@ -358,13 +358,13 @@ impl Inner {
     }
 
     /// Counts a sleep of shard `i` that ended at its planned instant.
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
     pub(crate) fn woke_as_planned(&self, i: usize) {
         self.shards[i].wakeups.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The clock's reading, for a driver's loop (the lateness it trains its lead on).
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
     pub(crate) fn clock_now(&self) -> u64 {
         self.clock.now()
     }
@@ -431,7 +431,7 @@ impl Inner {
 
     /// The shared state of a driver with one shard on the monotonic clock, woken through
     /// `alarm` by an executor's reactor (exact timers by default, as the process-wide one).
-    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
     pub(crate) fn reactor(alarm: Arc<ReactorAlarm>) -> Inner {
         Inner {
             clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
@@ -599,10 +599,25 @@ impl Driver {
         if let Some(d) = GLOBAL.get() {
             return Ok(d);
         }
-        // One shard per CPU (at most 8): threads registering at once then rarely share a lock.
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let driver = Driver::builder().shards(cpus.min(8)).build()?;
+        let driver = Driver::start_global()?;
         Ok(GLOBAL.get_or_init(|| driver))
+    }
+
+    /// The process-wide driver's start: on async-io's reactor with the `async-io` feature,
+    /// else threads of its own.
+    fn start_global() -> io::Result<Driver> {
+        #[cfg(feature = "async-io")]
+        {
+            let inner = crate::async_io_reactor::AsyncIoDriver::start()?;
+            Ok(Driver { inner })
+        }
+        #[cfg(not(feature = "async-io"))]
+        {
+            // One shard per CPU (at most 8): threads registering at once then rarely share a
+            // lock.
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Driver::builder().shards(cpus.min(8)).build()
+        }
     }
 
     /// A one-shard driver on a [`ManualClock`] starting at 0, for tests: time moves only when

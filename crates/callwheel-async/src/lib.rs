@@ -48,13 +48,15 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "async-io")]
+mod async_io_reactor;
 mod delay_queue;
 mod driver;
 mod interval;
 #[cfg(all(test, callwheel_loom))]
 mod loom_tests;
-// Used by the executors' drivers (the `tokio` feature).
-#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+// Used by the executors' drivers (the `tokio` and `async-io` features).
+#[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
 mod reactor;
 mod sleep;
 mod sync;

@@ -317,3 +317,41 @@ fn loom_registration_races_shutdown() {
         assert!(poll(&mut sleep, &wa).is_ready());
     });
 }
+
+/// A driver with no thread (a reactor's) sets its alarm for its plan while a registration asks
+/// for an earlier look (`ReactorAlarm`'s mark): the early look is never lost. Either the driver
+/// sees the mark and turns its wheel again, or the registration's setting (a time already
+/// passed) is the one that stands.
+#[test]
+fn loom_a_reactor_drivers_plan_never_overwrites_an_early_wake_up() {
+    use crate::reactor::{Armed, ReactorAlarm, SetAlarm};
+
+    /// The alarm's last setting (0 for disarmed). A timerfd's settings are made under the
+    /// timer's lock in the kernel, so they are totally ordered and each one sees what was
+    /// written before the one it replaces: a read-modify-write (acquire and release), not a
+    /// plain store, models that.
+    #[derive(Default)]
+    struct ModelAlarm(AtomicU64);
+
+    impl SetAlarm for ModelAlarm {
+        fn set(&self, at: Option<u64>) -> io::Result<()> {
+            self.0.swap(at.unwrap_or(0), Ordering::AcqRel);
+            Ok(())
+        }
+    }
+
+    loom::model(|| {
+        let alarm = Arc::new(ReactorAlarm::with(ModelAlarm::default()));
+        let registrar = {
+            let alarm = Arc::clone(&alarm);
+            loom::thread::spawn(move || alarm.wake_now())
+        };
+        let armed = alarm.arm(Some(100));
+        registrar.join().unwrap();
+        let last = alarm.alarm.0.load(Ordering::SeqCst);
+        assert!(
+            armed == Armed::Look || last == 1,
+            "the driver waits for its plan ({last}) and missed the early wake-up"
+        );
+    });
+}

@@ -23,8 +23,10 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::runtime::{Handle, Id};
 
-use crate::driver::{Inner, Link};
-use crate::reactor::{drive, Reactor, ReactorAlarm};
+use std::task::Waker;
+
+use crate::driver::{Inner, Link, Next, BUDGET};
+use crate::reactor::{Armed, ReactorAlarm};
 
 /// The alarm as tokio's `AsyncFd` wants it: something with a descriptor.
 struct Fd(Arc<ReactorAlarm>);
@@ -32,21 +34,6 @@ struct Fd(Arc<ReactorAlarm>);
 impl AsRawFd for Fd {
     fn as_raw_fd(&self) -> RawFd {
         self.0.alarm.as_raw_fd()
-    }
-}
-
-struct Tokio(AsyncFd<Fd>);
-
-impl Reactor for Tokio {
-    async fn readable(&mut self) -> io::Result<()> {
-        let mut guard = self.0.readable().await?;
-        // The driver reads the alarm itself; what tokio keeps is its own readiness flag.
-        guard.clear_ready();
-        Ok(())
-    }
-
-    async fn yield_now(&mut self) {
-        tokio::task::yield_now().await;
     }
 }
 
@@ -120,6 +107,66 @@ fn start(handle: &Handle) -> Result<Arc<Inner>, Start> {
         Err(_) => return Err(Start::NoIo),
     };
     let inner = Arc::new(Inner::reactor(Arc::clone(&alarm)));
-    handle.spawn(drive(Arc::clone(&inner), alarm, Tokio(fd)));
+    handle.spawn(drive(Arc::clone(&inner), alarm, fd));
     Ok(inner)
+}
+
+/// Shuts the driver down when its task ends or is dropped (the runtime shut down): every
+/// future still registered is woken and, polled again, registers elsewhere or completes.
+struct ShutDownOnDrop(Arc<Inner>);
+
+impl Drop for ShutDownOnDrop {
+    fn drop(&mut self) {
+        self.0.shut_down();
+    }
+}
+
+/// The driving task of a reactor-driven driver (one shard).
+async fn drive(inner: Arc<Inner>, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
+    let _shut_down = ShutDownOnDrop(Arc::clone(&inner));
+    let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
+    // As a driver thread: the instant the wait that just ended was planned for, and how late
+    // after it the turn it served woke its futures (it trains the lead).
+    let mut planned: Option<u64> = None;
+    let mut late: Option<u64> = None;
+    loop {
+        let next = inner.turn(0, &mut due, late.take());
+        if let Some(at) = planned.take() {
+            late = Some(inner.clock_now().saturating_sub(at));
+        }
+        match next {
+            Next::Exit => return,
+            Next::Again => tokio::task::yield_now().await,
+            Next::Sleep(until) => {
+                if alarm.arm(until) == Armed::Look {
+                    // Let the executor run the registering task before looking again.
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                loop {
+                    match fd.readable().await {
+                        // The driver reads the alarm itself; tokio keeps a readiness flag.
+                        Ok(mut guard) => guard.clear_ready(),
+                        // The reactor refused the descriptor: nothing will wake this task
+                        // again, so hand every registration back (they complete or move).
+                        Err(_) => return,
+                    }
+                    let early = alarm.take_woken();
+                    match alarm.alarm.clear() {
+                        Ok(true) => {
+                            if !early {
+                                inner.woke_as_planned(0);
+                                planned = until;
+                            }
+                            break;
+                        }
+                        // Readiness already used, or the setting moved later: wait on, unless
+                        // a registration asked for a look.
+                        Ok(false) if !early => {}
+                        _ => break,
+                    }
+                }
+            }
+        }
+    }
 }

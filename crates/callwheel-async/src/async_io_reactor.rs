@@ -1,0 +1,144 @@
+//! The process-wide driver on async-io's reactor (the cargo feature `async-io`): the wheel's
+//! alarm is a source of async-io's poller, and the alarm's readiness wakes a waker that fires
+//! the wheel right there, on the thread that runs the reactor (smol's and async-std's runner
+//! threads in their `block_on`, or async-io's own fallback thread) — as async-io fires its own
+//! `Timer`s. No thread of callwheel's runs.
+//!
+//! There is no task: the driver is the waker. A wake-up runs turns of the wheel until it is
+//! asleep ([`Inner::turn`]), sets the alarm to the planned instant, and hands the same waker
+//! back to the reactor for the alarm's next readiness. One thread turns the wheel at a time; a
+//! wake-up that finds another turning asks it to go round once more.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use async_io::Async;
+
+use crate::driver::{Inner, Next, BUDGET};
+use crate::reactor::{Armed, ReactorAlarm};
+
+/// The alarm as async-io wants it: something with a descriptor.
+struct Fd(Arc<ReactorAlarm>);
+
+impl AsFd for Fd {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.0.alarm.as_fd()
+    }
+}
+
+/// The driver: the wheel, its alarm in async-io's reactor, and who is turning it.
+pub(crate) struct AsyncIoDriver {
+    inner: Arc<Inner>,
+    alarm: Arc<ReactorAlarm>,
+    source: Async<Fd>,
+    turning: AtomicBool,
+    again: AtomicBool,
+    /// The instant the alarm was last set to (0: none), and whether it fired there rather than
+    /// for an early wake-up: how late the reactor reported it trains the wheel's lead, as a
+    /// driver thread's lateness does.
+    planned: AtomicU64,
+    fired_as_planned: AtomicBool,
+}
+
+impl AsyncIoDriver {
+    /// A driver on async-io's reactor, its first look at the wheel taken (which registers the
+    /// alarm's readiness).
+    pub(crate) fn start() -> io::Result<Arc<Inner>> {
+        let alarm = Arc::new(ReactorAlarm::new()?);
+        let inner = Arc::new(Inner::reactor(Arc::clone(&alarm)));
+        let driver = Arc::new(AsyncIoDriver {
+            inner: Arc::clone(&inner),
+            source: Async::new(Fd(Arc::clone(&alarm)))?,
+            alarm,
+            turning: AtomicBool::new(false),
+            again: AtomicBool::new(false),
+            planned: AtomicU64::new(0),
+            fired_as_planned: AtomicBool::new(false),
+        });
+        driver.run();
+        Ok(inner)
+    }
+
+    /// Turns the wheel until it is asleep and the alarm's readiness is registered again; or
+    /// leaves that to the thread already doing it.
+    fn run(self: &Arc<Self>) {
+        loop {
+            if self.turning.swap(true, Ordering::SeqCst) {
+                // Another thread turns: it goes round once more after this.
+                self.again.store(true, Ordering::SeqCst);
+                if self.turning.load(Ordering::SeqCst) {
+                    return;
+                }
+                // It finished between the two looks: take over.
+                continue;
+            }
+            self.again.store(false, Ordering::SeqCst);
+            let registered = self.turn_and_register();
+            self.turning.store(false, Ordering::SeqCst);
+            if !registered {
+                return;
+            }
+            if !self.again.swap(false, Ordering::SeqCst) {
+                return;
+            }
+        }
+    }
+
+    /// One round: the wheel's turns until it plans a sleep, then the alarm set and its
+    /// readiness registered with this driver's waker. `false` once the driver has shut down
+    /// (or the reactor refused the alarm, which would leave nothing to wake it: it then shuts
+    /// down, handing every registration back).
+    fn turn_and_register(self: &Arc<Self>) -> bool {
+        let mut due = Vec::with_capacity(BUDGET as usize);
+        let planned = self.planned.swap(0, Ordering::SeqCst);
+        let mut late = None;
+        if planned != 0 && self.fired_as_planned.swap(false, Ordering::SeqCst) {
+            self.inner.woke_as_planned(0);
+            late = Some(self.inner.clock_now().saturating_sub(planned));
+        }
+        loop {
+            match self.inner.turn(0, &mut due, late.take()) {
+                Next::Exit => return false,
+                Next::Again => continue,
+                Next::Sleep(until) => {
+                    if self.alarm.arm(until) == Armed::Look {
+                        continue;
+                    }
+                    let waker = Waker::from(Arc::clone(self));
+                    match self.source.poll_readable(&mut Context::from_waker(&waker)) {
+                        Poll::Pending => {
+                            self.planned.store(until.unwrap_or(0), Ordering::SeqCst);
+                            return true;
+                        }
+                        Poll::Ready(Ok(())) => {
+                            // Already readable: take the expiry (if it is one) and look again.
+                            let _ = self.alarm.alarm.clear();
+                        }
+                        Poll::Ready(Err(_)) => {
+                            self.inner.shut_down();
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Wake for AsyncIoDriver {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // The alarm fired (or a registration set it to fire): its expiry is taken here so
+        // that the reactor does not report it again.
+        if matches!(self.alarm.alarm.clear(), Ok(true)) && !self.alarm.is_woken() {
+            self.fired_as_planned.store(true, Ordering::SeqCst);
+        }
+        self.run();
+    }
+}

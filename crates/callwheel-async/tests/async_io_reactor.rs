@@ -1,0 +1,65 @@
+//! With the `async-io` feature the process-wide driver is fired by async-io's reactor: timers
+//! on smol, on `futures::executor` and on a plain thread's `async_io::block_on` all complete at
+//! their deadlines, in order, and no thread of callwheel's is started.
+//!
+//! Its own test binary: the process must not have started a driver thread before.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use callwheel_async::{interval, sleep, timeout, Driver};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn driver_threads() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .filter(|name| name.starts_with("callwheel"))
+        .collect()
+}
+
+async fn timers() {
+    let start = Instant::now();
+    sleep(2 * MS).await;
+    assert!(start.elapsed() >= 2 * MS, "a sleep ended early");
+    assert!(timeout(MS, sleep(Duration::from_secs(60))).await.is_err());
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let sleeps = [4u64, 1, 3, 2].map(|i| {
+        let done = Arc::clone(&done);
+        async move {
+            let s = sleep(Duration::from_millis(3 * i));
+            let deadline = s.deadline();
+            s.await;
+            assert!(Instant::now() >= deadline, "sleep {i} ended early");
+            done.lock().unwrap().push(i);
+        }
+    });
+    futures::future::join_all(sleeps).await;
+    assert_eq!(done.lock().unwrap().len(), 4);
+    let mut every = interval(MS);
+    let first = every.tick().await;
+    let second = every.tick().await;
+    assert_eq!(second - first, MS);
+}
+
+#[test]
+fn async_io_fires_the_process_wide_driver_on_every_executor() {
+    smol::block_on(timers());
+    let ex = smol::Executor::new();
+    let tasks: Vec<_> = (0..8).map(|_| ex.spawn(timers())).collect();
+    smol::block_on(ex.run(futures::future::join_all(tasks)));
+    // Executors that do not drive async-io's reactor: its own thread does.
+    futures::executor::block_on(timers());
+    std::thread::spawn(|| futures::executor::block_on(timers()))
+        .join()
+        .unwrap();
+    assert_eq!(
+        driver_threads(),
+        Vec::<String>::new(),
+        "a callwheel thread ran"
+    );
+    let stats = Driver::global().unwrap().stats();
+    assert!(stats.fired > 0 && stats.wakeups > 0, "{stats:?}");
+}
