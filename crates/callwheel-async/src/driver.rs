@@ -1,5 +1,6 @@
-//! The driver: the threads that wake sleeping futures. Each shard is one production wheel
-//! whose values are the futures' wakers, behind a mutex, with one thread that fires what is
+//! The driver: what wakes sleeping futures (threads of its own here; an executor's reactor
+//! in `reactor.rs`, `tokio_reactor.rs` and `async_io_reactor.rs`). Each shard is one
+//! production wheel whose values are the futures' wakers, behind a mutex, with one thread that fires what is
 //! due, wakes the wakers with the lock released, and sleeps until the wheel's next wake-up
 //! (the earliest window end), woken early only by a registration whose window ends before
 //! that.

@@ -18,23 +18,33 @@
 //!
 //! # How it works, and what precision to expect
 //!
-//! A [`Driver`] is one or more threads, each with a wheel whose values are the wakers of the
-//! futures waiting on it. A future registers at its first pending poll (one that completes
-//! first — a [`timeout`] whose future is ready — never registers), its waker goes into a slab
-//! slot of the wheel (no allocation per sleep once the slab has grown), and dropping it
-//! cancels in O(1). The driver sleeps until the earliest window end among its timers
-//! (`[deadline, deadline + tolerance]`), with the kernel's timer slack set to its minimum, and
-//! wakes every waker whose deadline has passed. A sleep therefore ends at its deadline plus
-//! the kernel's wake-up latency (tens of microseconds on an idle virtual machine, a few on
-//! bare metal) plus the tolerance it allows — where tokio's timer rounds every sleep up to
-//! the next millisecond. Nothing here depends on an executor: the drivers only call
-//! `Waker::wake`, so the same futures run on tokio, smol, `futures::executor` or a
-//! hand-written loop.
+//! A [`Driver`] is one or more wheels whose values are the wakers of the futures waiting on
+//! them. A future registers at its first pending poll (one that completes first — a
+//! [`timeout`] whose future is ready — never registers), its waker goes into a slab slot of the
+//! wheel (no allocation per sleep once the slab has grown), and dropping it cancels in O(1).
+//! The driver wakes at the earliest window end among its timers (`[deadline, deadline +
+//! tolerance]`) and wakes every waker whose deadline has passed. A sleep therefore ends at its
+//! deadline plus the kernel's wake-up latency plus the tolerance it allows — where tokio's
+//! timer rounds every sleep up to the next millisecond. The futures only need `Waker::wake`,
+//! so they run on tokio, smol, `futures::executor` or a hand-written loop.
 //!
-//! The free functions use a process-wide driver ([`Driver::global`]), started by the first
-//! timer; [`Driver::builder`] makes others (another clock, shards, default tolerance), and
-//! [`Driver::manual`] one on a simulated clock that moves only when a test moves it (by
-//! hand, or to the driver's next wake-up whenever it is idle), for tests.
+//! Who wakes the driver:
+//!
+//! - With the cargo feature `tokio`, a timer made by the free functions inside a tokio runtime
+//!   registers on a wheel of its thread for that runtime, fired by the runtime itself: a
+//!   timerfd in tokio's own I/O driver and a task on the runtime. No thread of callwheel's, no
+//!   hand-off, and no lock shared between workers on the registration path. The runtime needs
+//!   its I/O driver (`enable_all`, as `#[tokio::main]` does); without it its timers use the
+//!   process-wide driver.
+//! - With the feature `async-io`, the process-wide driver is fired by async-io's reactor (the
+//!   thread in smol's or async-std's `block_on`, or async-io's own), as async-io's `Timer` is.
+//! - Otherwise the process-wide driver ([`Driver::global`], started by the first timer) is
+//!   threads of its own, with the kernel's timer slack at its minimum, which wake the task's
+//!   thread (one hand-off more).
+//!
+//! [`Driver::builder`] makes drivers with threads of their own (another clock, shards, default
+//! tolerance), and [`Driver::manual`] one on a simulated clock that moves only when a test
+//! moves it (by hand, or to the driver's next wake-up whenever it is idle), for tests.
 //!
 //! # Edges
 //!
@@ -42,8 +52,9 @@
 //! process started included) completes at the first poll; a zero interval period is taken as
 //! one nanosecond; polling a completed [`Sleep`] returns `Ready` again. When no driver thread
 //! can be started, or the wheel cannot grow, a sleep falls back to polling itself until its
-//! deadline (it still completes, at a CPU cost); a sleep on a driver that was shut down
-//! completes at once. Nothing here panics on any input.
+//! deadline (it still completes, at a CPU cost); a sleep on a [`Driver`] that was shut down
+//! completes at once, and one made by the free functions whose tokio runtime shut down
+//! registers again where it is polled next. Nothing here panics on any input.
 // One block: the registration of a driver's timerfd with tokio's I/O driver (tokio_reactor.rs).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -1,7 +1,9 @@
 //! One suite of timer behaviour, run unchanged on every executor the crate supports: tokio's
 //! current-thread and multi-thread runtimes, smol, `futures::executor::block_on` and
 //! `LocalPool`, and a minimal hand-written executor. The futures need nothing from the
-//! executor but a waker, so each run must give the same results.
+//! executor but a waker, so each run must give the same results. With the `tokio` and
+//! `async-io` features (on in the workspace's test run) the free functions' timers are fired by
+//! tokio's runtimes and by async-io's reactor; without them, by the driver's threads.
 
 use std::future::Future;
 use std::pin::pin;
@@ -109,6 +111,7 @@ fn run_both(
 #[test]
 fn on_tokio_current_thread() {
     let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
         .build()
         .unwrap();
     run_both("tokio current-thread", |f| rt.block_on(f));
@@ -118,6 +121,7 @@ fn on_tokio_current_thread() {
 fn on_tokio_multi_thread() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .enable_all()
         .build()
         .unwrap();
     run_both("tokio multi-thread", |f| rt.block_on(f));
