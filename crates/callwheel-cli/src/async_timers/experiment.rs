@@ -121,6 +121,18 @@ fn async_timers(plan: &AsyncPlan, out: &Path) -> Section {
                 .figure("async", &structure, &case, "last_wake_after_ms", ms);
         }
     }
+    for &(workers, tokio, callwheel) in &report.scaling.measured {
+        let case = format!("start + cancel, {workers} workers");
+        done.figures
+            .figure("async", "tokio::time::sleep", &case, "ops_per_sec", tokio);
+        done.figures.figure(
+            "async",
+            "callwheel_async::sleep",
+            &case,
+            "ops_per_sec",
+            callwheel,
+        );
+    }
     done.markdown
         .push_str("\n| verdict | result |\n|---|---|\n");
     for v in verdicts(&report) {

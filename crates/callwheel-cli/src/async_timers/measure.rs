@@ -4,6 +4,7 @@ use std::process::Command;
 
 use super::churn::{churn, ChurnCell, Timer};
 use super::plan::{AsyncPlan, COALESCING_PERCENT};
+use super::scaling::{self, Scaling};
 use super::storm::{StormCase, StormResult};
 use crate::async_coalescing::{self, Coalescing};
 use crate::async_precision::{self, Precision};
@@ -21,6 +22,8 @@ pub struct AsyncReport {
     pub churn: Vec<ChurnCell>,
     /// The storms.
     pub storms: Vec<StormResult>,
+    /// Registration scaling, measured and modelled.
+    pub scaling: Scaling,
 }
 
 /// Runs every measurement.
@@ -54,6 +57,7 @@ pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String>
         }
     }
     drop(runtime);
+    let scaling = scaling::measure(plan.ops)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let mut storms = Vec::new();
     for case in StormCase::ALL {
@@ -85,5 +89,6 @@ pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String>
         coalescing,
         churn: churn_cells,
         storms,
+        scaling,
     })
 }

@@ -29,7 +29,7 @@
 //! no timer (each counts its first poll and waits for ever): what spawning and polling cost on
 //! each executor, which bounds how much faster any timer can make the storm.
 
-// The submodules depend on one another in one direction only (plan, churn and storm, measure,
+// The submodules depend on one another in one direction only (plan, churn, scaling and storm, measure,
 // verdicts, render, then the experiment); this file only gathers them and runs the command,
 // which is also the storm child's entry.
 mod churn;
@@ -37,6 +37,7 @@ mod experiment;
 mod measure;
 mod plan;
 mod render;
+mod scaling;
 mod storm;
 mod verdicts;
 

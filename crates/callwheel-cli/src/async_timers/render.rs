@@ -97,5 +97,6 @@ pub fn render(report: &AsyncReport) -> String {
                 .map_or_else(|| "–".to_string(), |ms| format!("{ms:.2}"))
         );
     }
+    out.push_str(&super::scaling::render(&report.scaling));
     out
 }
