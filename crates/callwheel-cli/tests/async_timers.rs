@@ -58,6 +58,10 @@ fn the_tiny_run_reports_every_cell_and_storm() {
     let churn: Vec<&Figure> = json.metric("async", "ops_per_sec").collect();
     assert_eq!(churn.len(), 18);
     assert!(churn.iter().all(|f| f.value > 0.0));
+    // Start + cancel from 1 and 2 workers, on tokio's timer and callwheel's.
+    let scaling: Vec<&Figure> = json.metric("async", "start_cancel_per_sec").collect();
+    assert_eq!(scaling.len(), 4);
+    assert!(scaling.iter().all(|f| f.value > 0.0));
     // Four timers and the two executors' no-timer floors; only the timers wake.
     let storms: Vec<&Figure> = json.metric("async", "register_s").collect();
     assert_eq!(storms.len(), 6);
