@@ -10,17 +10,11 @@ use std::time::{Duration, Instant};
 use callwheel_async::{sleep, timeout, DelayQueue};
 use futures::StreamExt;
 
-const MS: Duration = Duration::from_millis(1);
+mod common;
 
-/// The names of this process's threads that are callwheel's own drivers.
-fn driver_threads() -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .map(|name| name.trim().to_string())
-        .filter(|name| name.starts_with("callwheel"))
-        .collect()
-}
+use common::driver_threads;
+
+const MS: Duration = Duration::from_millis(1);
 
 async fn timers() {
     let start = Instant::now();

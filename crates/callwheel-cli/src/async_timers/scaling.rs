@@ -101,13 +101,18 @@ async fn start_cancel(callwheel: bool) {
     }
 }
 
-/// Start + cancel per second from `workers` tasks on as many workers.
-fn rate(workers: u64, callwheel: bool, ops: u64) -> Result<f64, String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// A multi-thread runtime with `workers` workers, its I/O and time drivers on.
+fn runtime(workers: u64) -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers as usize)
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start tokio: {e}"))?;
+        .map_err(|e| format!("cannot start tokio: {e}"))
+}
+
+/// Start + cancel per second from `workers` tasks on as many workers.
+fn rate(workers: u64, callwheel: bool, ops: u64) -> Result<f64, String> {
+    let runtime = runtime(workers)?;
     let per_task = ops.div_ceil(workers);
     // One warm-up round: each worker's wheel and tokio's timer are made before the clock runs.
     let run = |n: u64| {
@@ -135,11 +140,7 @@ fn rate(workers: u64, callwheel: bool, ops: u64) -> Result<f64, String> {
 /// `tokio::runtime::Handle::try_current()` lookups per second from `workers` tasks on as many
 /// workers.
 fn lookup_rate(workers: u64, ops: u64) -> Result<f64, String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers as usize)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start tokio: {e}"))?;
+    let runtime = runtime(workers)?;
     let per_task = ops.div_ceil(workers);
     let start = Instant::now();
     runtime.block_on(async {
