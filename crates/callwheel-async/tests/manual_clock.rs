@@ -273,3 +273,38 @@ fn a_burst_of_expiries_reports_deadlines_exactly_apart() {
         assert_eq!(pair[1] - pair[0], Duration::from_nanos(d[1] - d[0]));
     }
 }
+
+/// A manual clock moved while nothing is registered on its driver wakes no thread; with a
+/// sleep registered, moves short of its deadline wake none either, and the move past it fires
+/// it.
+#[test]
+fn moving_the_manual_clock_wakes_the_driver_only_for_a_deadline() {
+    let (driver, clock) = Driver::manual().unwrap();
+    clock.wait_idle(1);
+    let before = clock.thread_wakeups();
+    for _ in 0..100 {
+        clock.advance(MS);
+    }
+    clock.wait_idle(1);
+    assert_eq!(
+        clock.thread_wakeups(),
+        before,
+        "the driver woke with nothing registered"
+    );
+    let mut s = driver.sleep(Duration::from_millis(10));
+    let waker = Waker::noop();
+    assert!(poll_once(&mut s, waker).is_pending());
+    clock.wait_idle(1);
+    let registered = clock.thread_wakeups();
+    for _ in 0..9 {
+        clock.advance(MS);
+    }
+    clock.wait_idle(1);
+    assert_eq!(
+        clock.thread_wakeups(),
+        registered,
+        "woken before the deadline"
+    );
+    advance(&clock, MS);
+    assert!(poll_once(&mut s, waker).is_ready());
+}

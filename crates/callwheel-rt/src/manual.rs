@@ -36,6 +36,8 @@ struct State {
     busy: usize,
     sets: u64,
     jumps: u64,
+    /// Times a waiter's thread came back from the condition variable.
+    woke: u64,
     slots: Vec<Slot>,
     /// The base this clock's own readings are (`None`: monotonic).
     base: Option<ClockId>,
@@ -80,7 +82,12 @@ impl State {
 #[derive(Debug, Default)]
 struct Shared {
     state: Mutex<State>,
+    /// What the waiters sleep on: the clock moved or was set, a wake-up was posted.
     changed: Condvar,
+    /// What [`ManualClock::wait_idle`] sleeps on: a waiter went to sleep, or a deferred
+    /// callback ended. Apart from `changed`, so that a waiter going to sleep wakes no other
+    /// waiter (two idle waiters would otherwise wake each other without end).
+    settled: Condvar,
 }
 
 impl Shared {
@@ -134,11 +141,21 @@ impl ManualClock {
         self.shared.changed.notify_all();
     }
 
-    /// Moves time forward by `ns` (saturating at `u64::MAX`).
+    /// Moves time forward by `ns` (saturating at `u64::MAX`). Only a waiter whose deadline the
+    /// clock reaches is woken: one asleep with nothing to wait for, or with a later deadline,
+    /// stays asleep, so a test that moves time while nothing is registered wakes no thread.
+    /// (Moving time cannot make the clock idle, so [`ManualClock::wait_idle`] needs no wake-up
+    /// from it either.)
     pub fn advance(&self, ns: u64) {
         let mut s = self.shared.lock();
         s.now = s.now.saturating_add(ns);
-        self.shared.changed.notify_all();
+        let now = s.now;
+        if s.slots
+            .iter()
+            .any(|w| w.waiting && w.until.is_some_and(|t| t <= now))
+        {
+            self.shared.changed.notify_all();
+        }
     }
 
     /// Sets the time to `t`, forwards or backwards, as an administrator sets the wall clock:
@@ -173,6 +190,13 @@ impl ManualClock {
         self.shared.lock().jumps
     }
 
+    /// How many times a thread waiting on this clock has woken (to look at the clock, its
+    /// deadline or an early wake-up), whether or not its wait then ended: a test can check
+    /// that moving time wakes no thread that has nothing to do.
+    pub fn thread_wakeups(&self) -> u64 {
+        self.shared.lock().woke
+    }
+
     /// Whether every waiter is asleep with no early wake-up pending and no deferred callback
     /// runs: the runtime is quiescent until the clock moves.
     pub fn idle(&self) -> bool {
@@ -185,7 +209,7 @@ impl ManualClock {
         while !(s.slots.len() >= waiters && s.quiescent()) {
             s = self
                 .shared
-                .changed
+                .settled
                 .wait(s)
                 .unwrap_or_else(|p| p.into_inner());
         }
@@ -251,7 +275,7 @@ impl Clock for ManualClock {
             }
         }
         // wait_idle may be waiting for this.
-        self.shared.changed.notify_all();
+        self.shared.settled.notify_all();
     }
 }
 
@@ -293,19 +317,21 @@ impl Waiter for ManualWaiter {
                 break Wake::Deadline;
             }
             if s.auto_advance() {
+                // The other waiters may have reached their deadlines too.
+                self.shared.changed.notify_all();
                 continue;
             }
             // Tell wait_idle that this waiter is asleep.
-            self.shared.changed.notify_all();
+            self.shared.settled.notify_all();
             s = self
                 .shared
                 .changed
                 .wait(s)
                 .unwrap_or_else(|p| p.into_inner());
+            s.woke += 1;
         };
         s.slots[self.index].waiting = false;
         s.slots[self.index].until = None;
-        self.shared.changed.notify_all();
         Ok(wake)
     }
 
@@ -331,6 +357,35 @@ mod tests {
         c.set(5);
         assert_eq!(w.wait(Some(100)).unwrap(), Wake::ClockSet);
         assert_eq!(c.now(), 5);
+    }
+
+    #[test]
+    fn moving_time_wakes_only_a_waiter_whose_deadline_it_reaches() {
+        let c = ManualClock::new(0);
+        let idle = c.waiter().unwrap();
+        let timed = c.waiter().unwrap();
+        let (c1, c2) = (c.clone(), c.clone());
+        let idle = std::thread::spawn(move || {
+            let w = idle.wait(None).unwrap();
+            (w, c1.now())
+        });
+        let timed = std::thread::spawn(move || {
+            let w = timed.wait(Some(1_000)).unwrap();
+            (w, c2.now())
+        });
+        c.wait_idle(2);
+        let woke = c.thread_wakeups();
+        // Two idle waiters leave each other asleep (they once woke each other without end).
+        std::thread::yield_now();
+        for _ in 0..10 {
+            c.advance(50); // to 500: before the timed waiter's deadline
+        }
+        c.wait_idle(2);
+        assert_eq!(c.thread_wakeups(), woke, "a thread woke with nothing to do");
+        c.advance(500);
+        assert_eq!(timed.join().unwrap(), (Wake::Deadline, 1_000));
+        c.set(1_000); // a clock set is reported to every waiter, the idle one included
+        assert_eq!(idle.join().unwrap().0, Wake::ClockSet);
     }
 
     #[test]
