@@ -47,12 +47,42 @@ enum Known {
 
 thread_local! {
     static DRIVERS: RefCell<Vec<(Id, Known)>> = const { RefCell::new(Vec::new()) };
+    /// The task that last registered a timer on this thread, and the wheel it found.
+    static LAST: RefCell<Option<(tokio::task::Id, Arc<Inner>)>> = const { RefCell::new(None) };
 }
 
 /// The driver for a timer registered now: this thread's wheel for the tokio runtime it runs
 /// in, made on first use; `None` outside a runtime (or on a runtime without I/O, or when the
 /// alarm cannot be made), for the process-wide driver.
 pub(crate) fn context_link() -> Option<Link> {
+    // The task being polled answers first: a task never leaves its runtime, so the wheel it
+    // found on this thread last time is the one (tokio's `task::try_id` reads a thread-local;
+    // `Handle::try_current` clones the runtime's handle, an atomic operation on a cache line
+    // every worker shares, which would cap registration however many workers there are).
+    let task = tokio::task::try_id();
+    if let Some(task) = task {
+        let known = LAST
+            .try_with(|last| match &*last.borrow() {
+                Some((t, inner)) if *t == task && !inner.is_shut_down() => {
+                    Some(Link::Own(Arc::clone(inner)))
+                }
+                _ => None,
+            })
+            .ok()
+            .flatten();
+        if known.is_some() {
+            return known;
+        }
+    }
+    let link = lookup()?;
+    if let (Some(task), Link::Own(inner)) = (task, &link) {
+        let _ = LAST.try_with(|last| *last.borrow_mut() = Some((task, Arc::clone(inner))));
+    }
+    Some(link)
+}
+
+/// [`context_link`] through the runtime's handle.
+fn lookup() -> Option<Link> {
     let handle = Handle::try_current().ok()?;
     let id = handle.id();
     DRIVERS
