@@ -9,17 +9,15 @@
 //! state and drain machinery, and costs allocations of its own; a future needs only its waker
 //! woken. Keeping the waker as the wheel's value makes a registration one slab slot and a
 //! list link (no allocation in steady state) and a cancellation O(1). The clocks, the
-//! sleeping and the test clock are the runtime's ([`Clock`], [`Waiter`], [`ManualClock`]).
+//! sleeping and the test clock are the runtime's ([`Clock`], [`Waiter`], [`ManualClock`](callwheel_rt::ManualClock)).
 
 use std::io;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::{
-    Clock, ClockId, Lead, ManualClock, Margin, Plan, SystemClock, Tolerance, Waiter, Wake,
-};
+use callwheel_rt::{Clock, ClockId, Lead, Margin, Plan, SystemClock, Tolerance, Waiter, Wake};
 
 use crate::reactor::ReactorAlarm;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
@@ -462,218 +460,9 @@ fn wake_all(due: &mut Vec<Waker>) {
     }
 }
 
-/// A set of driver threads that wake the futures of this crate (its [`Sleep`](crate::Sleep),
-/// [`Timeout`](crate::Timeout), [`Interval`](crate::Interval) and
-/// [`DelayQueue`](crate::DelayQueue)), on any executor.
-///
-/// The free functions ([`sleep`](crate::sleep), …) use the process-wide driver
-/// ([`Driver::global`]), started at first use. Build your own for another clock (a
-/// [`ManualClock`] in tests), another default tolerance or another number of shards; clones
-/// share it, and when the last clone is dropped its threads end and every future still
-/// registered on it completes at once.
-#[derive(Debug)]
-pub struct Driver {
-    inner: Arc<Inner>,
-}
-
-impl Clone for Driver {
-    fn clone(&self) -> Driver {
-        self.inner.handles.fetch_add(1, Ordering::Relaxed);
-        Driver {
-            inner: Arc::clone(&self.inner),
-        }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        if self.inner.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.inner.shut_down();
-        }
-    }
-}
-
-/// What a [`Driver`] has done since it started ([`Driver::stats`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct DriverStats {
-    /// Wake-ups of the driver's threads at a planned instant: sleeps that ended at the instant
-    /// they were planned for, which is what tolerance coalesces. Not counted: a sleep a new
-    /// registration ended early (its future's window ended before the plan). Counted, though
-    /// it may fire nothing: a sleep planned at a bound made stale by cancellations.
-    pub wakeups: u64,
-    /// Futures woken because their deadline passed.
-    pub fired: u64,
-}
-
-/// How a [`Driver`] is built.
-#[derive(Debug)]
-pub struct Builder {
-    clock: Arc<dyn Clock>,
-    monotonic: bool,
-    shards: usize,
-    tolerance: Tolerance,
-}
-
-impl Builder {
-    /// The clock deadlines are read on: the monotonic clock by default, or a [`ManualClock`]
-    /// (whose auto-advance jumps to the next wake-up whenever every driver thread is idle, as
-    /// tokio's paused clock does).
-    pub fn clock(mut self, clock: impl Clock) -> Builder {
-        self.clock = Arc::new(clock);
-        self.monotonic = false;
-        self
-    }
-
-    /// Shards, each a wheel with its own thread (1 to [`MAX_SHARDS`]; default 1). Threads
-    /// are spread over the shards; one shard is enough unless many threads register at once.
-    pub fn shards(mut self, shards: usize) -> Builder {
-        self.shards = shards;
-        self
-    }
-
-    /// The tolerance of every future that sets none of its own (default: exact). A sleep of
-    /// `d` may then end anywhere in `[d, d + tolerance(d)]`, which lets sleeps whose windows
-    /// overlap share one wake-up.
-    pub fn tolerance(mut self, tolerance: Tolerance) -> Builder {
-        self.tolerance = tolerance;
-        self
-    }
-
-    /// Starts the driver's threads.
-    ///
-    /// # Errors
-    ///
-    /// `InvalidInput` for a shard count outside 1 to [`MAX_SHARDS`]; the error of creating a
-    /// waiter or a thread.
-    pub fn build(self) -> io::Result<Driver> {
-        if !(1..=MAX_SHARDS).contains(&self.shards) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a driver needs between 1 and MAX_SHARDS (256) shards",
-            ));
-        }
-        let inner = Arc::new(Inner::new(
-            self.clock,
-            self.monotonic,
-            self.shards,
-            self.tolerance,
-        )?);
-        // From here on, dropping `driver` on an error stops the threads already started.
-        let driver = Driver { inner };
-        for i in 0..driver.inner.shards.len() {
-            let inner = Arc::clone(&driver.inner);
-            std::thread::Builder::new()
-                .name(format!("callwheel-async-{i}"))
-                .spawn(move || inner.drive(i))?;
-        }
-        Ok(driver)
-    }
-}
-
-impl Driver {
-    /// A builder: monotonic clock, one shard, exact timers.
-    pub fn builder() -> Builder {
-        Builder {
-            clock: Arc::new(SystemClock::new(ClockId::Monotonic)),
-            monotonic: true,
-            shards: 1,
-            tolerance: Tolerance::EXACT,
-        }
-    }
-
-    /// The process-wide driver, started by the first call (one shard per CPU, at most 8, on
-    /// the monotonic clock; exact timers). It lives until the process exits.
-    ///
-    /// # Errors
-    ///
-    /// The error of starting it (a thread or a waiter the system refused); a later call tries
-    /// again.
-    pub fn global() -> io::Result<&'static Driver> {
-        static GLOBAL: OnceLock<Driver> = OnceLock::new();
-        // A plain lock, outside any model: it only serialises the first calls.
-        static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        if let Some(d) = GLOBAL.get() {
-            return Ok(d);
-        }
-        let _one_at_a_time = STARTING.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = GLOBAL.get() {
-            return Ok(d);
-        }
-        let driver = Driver::start_global()?;
-        Ok(GLOBAL.get_or_init(|| driver))
-    }
-
-    /// The process-wide driver's start: on async-io's reactor with the `async-io` feature,
-    /// else threads of its own.
-    fn start_global() -> io::Result<Driver> {
-        #[cfg(feature = "async-io")]
-        {
-            let inner = crate::async_io_reactor::AsyncIoDriver::start()?;
-            Ok(Driver { inner })
-        }
-        #[cfg(not(feature = "async-io"))]
-        {
-            // One shard per CPU (at most 8): threads registering at once then rarely share a
-            // lock.
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Driver::builder().shards(cpus.min(8)).build()
-        }
-    }
-
-    /// A one-shard driver on a [`ManualClock`] starting at 0, for tests: time moves only when
-    /// the test moves it. Register the futures (poll them once), then either move the clock
-    /// by hand ([`ManualClock::advance`], then [`ManualClock::wait_idle`]`(1)` for the driver
-    /// to have fired what is due) or turn on [`ManualClock::set_auto_advance`], which jumps
-    /// the clock to the driver's next wake-up whenever it is idle (tokio's `pause`): timers
-    /// then fire in order with no real waiting.
-    ///
-    /// # Errors
-    ///
-    /// As for [`Builder::build`].
-    pub fn manual() -> io::Result<(Driver, ManualClock)> {
-        let clock = ManualClock::new(0);
-        let driver = Driver::builder().clock(clock.clone()).build()?;
-        Ok((driver, clock))
-    }
-
-    /// The clock's reading, in nanoseconds.
-    pub fn now_ns(&self) -> u64 {
-        self.inner.now()
-    }
-
-    /// Futures registered and waiting now, over every shard.
-    pub fn pending(&self) -> usize {
-        self.inner.counts().0
-    }
-
-    /// Bytes the shards' wheels hold (slabs at capacity, links, summaries).
-    pub fn memory_bytes(&self) -> usize {
-        self.inner.counts().1
-    }
-
-    /// What the driver has done since it started, over every shard.
-    pub fn stats(&self) -> DriverStats {
-        self.inner
-            .shards
-            .iter()
-            .fold(DriverStats::default(), |t, s| DriverStats {
-                wakeups: t.wakeups + s.wakeups.load(Ordering::Relaxed),
-                fired: t.fired + s.fired.load(Ordering::Relaxed),
-            })
-    }
-
-    /// How a future refers to this driver.
-    pub(crate) fn link(&self) -> Link {
-        Link::Own(Arc::clone(&self.inner))
-    }
-
-    /// How a future refers to the process-wide driver (none when it cannot be started).
-    pub(crate) fn global_link() -> Option<Link> {
-        let d: &'static Driver = Driver::global().ok()?;
-        Some(Link::Global(&d.inner))
-    }
-}
+#[path = "driver_builder.rs"]
+mod builder;
+pub use builder::{Builder, Driver, DriverStats};
 
 #[cfg(all(test, not(callwheel_loom)))]
 #[path = "driver_tests.rs"]

@@ -1,6 +1,7 @@
 //! The driver's plan and wake decisions, without threads.
 
 use super::*;
+use callwheel_rt::ManualClock;
 
 fn state(lead: u64, windows: &[(u64, u64)]) -> State {
     let lead = Lead::ZERO.after(lead, Margin::Lean);

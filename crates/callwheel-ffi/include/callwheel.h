@@ -247,6 +247,83 @@
 // with cw_version().
 #define CW_VERSION (((CW_VERSION_MAJOR << 16) | (CW_VERSION_MINOR << 8)) | CW_VERSION_PATCH)
 
+// Success.
+#define CW_OK 0
+
+// Invalid argument: a NULL object, out-pointer or function, or a value the call does not
+// accept (each function says which). Equal to -EINVAL on Linux.
+#define CW_EINVAL (0 - 22)
+
+// Out of room: a fixed capacity (a wheel's, a callout table's pool) is full, or the object
+// needed memory and the allocator refused it. Nothing changed: every timer or callout set
+// before is still pending. Equal to -ENOMEM on Linux.
+#define CW_ENOMEM (0 - 12)
+
+// The handle names nothing live here: its timer or callout already fired (one-shot),
+// was deleted, cancelled or freed, or it was issued by another wheel or table, or made up.
+// Nothing changed. Equal to -ESTALE on Linux.
+#define CW_ESTALE (0 - 116)
+
+// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
+// handler: waiting for the handler would never return; or a cw_sleep_sbt or
+// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
+// own timer. Nothing changed.
+// Equal to -EDEADLK on Linux.
+#define CW_EDEADLK (0 - 35)
+
+// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
+// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
+// record is in use by its running handler; or a cw_callout_async_drain already waits for
+// the running handler. Equal to -EBUSY on Linux.
+#define CW_EBUSY (0 - 16)
+
+// A time out of range: before a wheel's time, after the last tick (UINT64_MAX) of a wheel or
+// callout table, or beyond what a callout table's backing can hold. Nothing changed. Equal
+// to -ERANGE on Linux.
+#define CW_ERANGE (0 - 34)
+
+// A bug inside callwheel: a Rust panic was caught at the boundary. The object is still
+// usable (every change is complete before any code that can panic runs), but the failing
+// call's effect is unknown. Not an errno value.
+#define CW_EPANIC (0 - 1000)
+
+// An internal invariant of a wheel does not hold (cw_wheel_check found it): a defect in
+// callwheel, or memory of the wheel overwritten by the program.
+#define CW_EINVARIANT (0 - 1001)
+
+// A set's quota of timers (running plus queued) is full, or the process has no unused handle
+// left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
+// handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
+#define CW_ENOSPC (0 - 28)
+
+// Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late
+// that further periods came due is queued again at once, once per missed period.
+#define CW_MISSED_BURST 0
+
+// Missed-period policy: the next period starts at the reap; missed periods are dropped and
+// counted (cw_timer_overruns).
+#define CW_MISSED_DELAY 1
+
+// Missed-period policy: missed periods are dropped and counted (cw_timer_overruns); the timer
+// stays on its grid (the next deadline is the first multiple of the interval, counted from its
+// first deadline, after the reap).
+#define CW_MISSED_SKIP 2
+
+// The quota cw_timerset_new gives for a quota of 0 (4096 timers).
+#define CW_TIMERSET_DEFAULT_QUOTA 4096
+
+// The largest quota a set accepts (2^20 timers).
+#define CW_TIMERSET_MAX_QUOTA 1048576
+
+// The `which` of cw_setitimer and cw_getitimer for the paper's multiple real-time timers.
+// Not a kernel timer number (ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF are 0, 1 and 2, and
+// go to the libc calls).
+#define CW_ITIMER_MULTIREAL 19794
+
+// cw_cv_timedwait_sbt: the timeout came first (FreeBSD's cv_timedwait_sbt says EWOULDBLOCK).
+// Equal to -ETIMEDOUT on Linux.
+#define CW_ETIMEDOUT (0 - 110)
+
 // Backing scheme: the old BSD callout, a differential list (setting a callout is O(n), and
 // cw_untimeout searches the list from its head, O(n), as 4.4BSD's untimeout did).
 #define CW_BACKING_LIST 0
@@ -304,85 +381,8 @@
 // grows past it on demand (up to 2^32 - 2 records).
 #define CW_CALLOUTSIZE_MAX (1 << 26)
 
-// Success.
-#define CW_OK 0
-
-// Invalid argument: a NULL object, out-pointer or function, or a value the call does not
-// accept (each function says which). Equal to -EINVAL on Linux.
-#define CW_EINVAL (0 - 22)
-
-// Out of room: a fixed capacity (a wheel's, a callout table's pool) is full, or the object
-// needed memory and the allocator refused it. Nothing changed: every timer or callout set
-// before is still pending. Equal to -ENOMEM on Linux.
-#define CW_ENOMEM (0 - 12)
-
-// The handle names nothing live here: its timer or callout already fired (one-shot),
-// was deleted, cancelled or freed, or it was issued by another wheel or table, or made up.
-// Nothing changed. Equal to -ESTALE on Linux.
-#define CW_ESTALE (0 - 116)
-
-// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-// handler: waiting for the handler would never return; or a cw_sleep_sbt or
-// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
-// own timer. Nothing changed.
-// Equal to -EDEADLK on Linux.
-#define CW_EDEADLK (0 - 35)
-
-// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
-// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
-// record is in use by its running handler; or a cw_callout_async_drain already waits for
-// the running handler. Equal to -EBUSY on Linux.
-#define CW_EBUSY (0 - 16)
-
-// A time out of range: before a wheel's time, after the last tick (UINT64_MAX) of a wheel or
-// callout table, or beyond what a callout table's backing can hold. Nothing changed. Equal
-// to -ERANGE on Linux.
-#define CW_ERANGE (0 - 34)
-
-// A bug inside callwheel: a Rust panic was caught at the boundary. The object is still
-// usable (every change is complete before any code that can panic runs), but the failing
-// call's effect is unknown. Not an errno value.
-#define CW_EPANIC (0 - 1000)
-
-// The `which` of cw_setitimer and cw_getitimer for the paper's multiple real-time timers.
-// Not a kernel timer number (ITIMER_REAL, ITIMER_VIRTUAL and ITIMER_PROF are 0, 1 and 2, and
-// go to the libc calls).
-#define CW_ITIMER_MULTIREAL 19794
-
 // The most CPUs cw_percpu_new accepts.
 #define CW_PERCPU_MAX 1024
-
-// cw_cv_timedwait_sbt: the timeout came first (FreeBSD's cv_timedwait_sbt says EWOULDBLOCK).
-// Equal to -ETIMEDOUT on Linux.
-#define CW_ETIMEDOUT (0 - 110)
-
-// A set's quota of timers (running plus queued) is full, or the process has no unused handle
-// left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
-// handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
-#define CW_ENOSPC (0 - 28)
-
-// Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late
-// that further periods came due is queued again at once, once per missed period.
-#define CW_MISSED_BURST 0
-
-// Missed-period policy: the next period starts at the reap; missed periods are dropped and
-// counted (cw_timer_overruns).
-#define CW_MISSED_DELAY 1
-
-// Missed-period policy: missed periods are dropped and counted (cw_timer_overruns); the timer
-// stays on its grid (the next deadline is the first multiple of the interval, counted from its
-// first deadline, after the reap).
-#define CW_MISSED_SKIP 2
-
-// The quota cw_timerset_new gives for a quota of 0 (4096 timers).
-#define CW_TIMERSET_DEFAULT_QUOTA 4096
-
-// The largest quota a set accepts (2^20 timers).
-#define CW_TIMERSET_MAX_QUOTA 1048576
-
-// An internal invariant of a wheel does not hold (cw_wheel_check found it): a defect in
-// callwheel, or memory of the wheel overwritten by the program.
-#define CW_EINVARIANT (0 - 1001)
 
 // A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
 // cw_callouts_new, destroyed by cw_callouts_free.
@@ -403,9 +403,6 @@ typedef struct cw_timerset cw_timerset;
 // no lock); different wheels are independent, on any threads.
 typedef struct cw_wheel cw_wheel;
 
-// A callout handler: called once with the argument it was set with.
-typedef void (*cw_func)(void *arg);
-
 // Names one callout of one table, or one timer of one cw_wheel: what cw_setcallout,
 // cw_callout_init and cw_wheel_add store, and what every function acting on a callout or a
 // wheel's timer takes. Pass it by value; both fields are opaque.
@@ -420,32 +417,6 @@ typedef struct {
     // The identity of the table that issued the handle.
     uint64_t owner;
 } cw_handle;
-
-// A timer's value: the time until it expires and its interval, in nanoseconds (the
-// nanosecond counterpart of `struct itimerval`).
-typedef struct {
-    // Nanoseconds until the timer expires; 0 while it waits on the expired queue.
-    uint64_t value_ns;
-    // The period of a periodic timer in nanoseconds; 0 for a one-shot timer.
-    uint64_t interval_ns;
-} cw_timer_value;
-
-// One expired timer, as cw_wheel_get returns it and cw_wheel_expire passes it.
-typedef struct {
-    // The timer's handle. A one-shot timer's is already stale; a periodic timer's stays valid
-    // (it has been re-armed for its next period), so cw_wheel_del can stop it.
-    cw_handle handle;
-    // The value the timer was added with.
-    uint64_t value;
-    // The deadline it fired for, in the caller's nanoseconds.
-    uint64_t deadline;
-    // For a periodic timer, the whole periods this firing missed; 0 otherwise.
-    uint64_t overruns;
-} cw_expiry;
-
-// A callback for cw_wheel_expire: called with the caller's `arg` and one expired timer.
-typedef void (*cw_wheel_fn)(void *arg,
-                            const cw_expiry *expiry);
 
 // What cw_wheel_counts reports about a wheel.
 typedef struct {
@@ -465,6 +436,35 @@ typedef struct {
     uint64_t fired;
 } cw_wheel_info;
 
+// One expired timer, as cw_wheel_get returns it and cw_wheel_expire passes it.
+typedef struct {
+    // The timer's handle. A one-shot timer's is already stale; a periodic timer's stays valid
+    // (it has been re-armed for its next period), so cw_wheel_del can stop it.
+    cw_handle handle;
+    // The value the timer was added with.
+    uint64_t value;
+    // The deadline it fired for, in the caller's nanoseconds.
+    uint64_t deadline;
+    // For a periodic timer, the whole periods this firing missed; 0 otherwise.
+    uint64_t overruns;
+} cw_expiry;
+
+// A callback for cw_wheel_expire: called with the caller's `arg` and one expired timer.
+typedef void (*cw_wheel_fn)(void *arg,
+                            const cw_expiry *expiry);
+
+// A timer's value: the time until it expires and its interval, in nanoseconds (the
+// nanosecond counterpart of `struct itimerval`).
+typedef struct {
+    // Nanoseconds until the timer expires; 0 while it waits on the expired queue.
+    uint64_t value_ns;
+    // The period of a periodic timer in nanoseconds; 0 for a one-shot timer.
+    uint64_t interval_ns;
+} cw_timer_value;
+
+// A callout handler: called once with the argument it was set with.
+typedef void (*cw_func)(void *arg);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -475,6 +475,823 @@ int cw_version(void);
 
 // The version of the library linked, as a static NUL-terminated string ("0.1.0").
 const char *cw_version_string(void);
+
+// A static, NUL-terminated description of a code returned by any function of this library,
+// in words that fit every interface (any non-negative value is a success). Never NULL;
+// unknown codes get a generic text. The interface's own function (cw_wheel_strerror, ...)
+// says more.
+const char *cw_strerror(int code);
+
+// cw_strerror in the caller-driven wheel's words (cw_wheel_*), for the codes its calls
+// return.
+const char *cw_wheel_strerror(int code);
+
+// cw_strerror in the callout tables' words (cw_callout*, cw_timeout, cw_setcallout,
+// cw_hardclock, cw_softclock, cw_percpu_*), for the codes their calls return.
+const char *cw_callout_strerror(int code);
+
+// cw_strerror in the timer sets' words (cw_timerset_*, cw_timer_*, cw_multireal_*), for the
+// codes their calls return (the setitimer-shaped calls report errno instead).
+const char *cw_timerset_strerror(int code);
+
+// cw_strerror in the words of sleeping with precision (cw_sleep_sbt, cw_cv_*), for the codes
+// their calls return.
+const char *cw_sleep_strerror(int code);
+
+// Creates a wheel whose time starts at `now` (nanoseconds on any clock the caller chooses,
+// CLOCK_MONOTONIC for an event loop).
+//
+// - `capacity`: 0 for a wheel that grows as timers are added (a refused allocation is
+//   CW_ENOMEM with nothing changed); otherwise the most timers it holds, reserved now (adding
+//   more is CW_ENOMEM), below 2^32 - 707 (the wheel's index space).
+// - `out`: receives the wheel, or NULL on failure.
+//
+// Returns 0; CW_EINVAL (NULL `out`, capacity too large); CW_ENOMEM when a fixed capacity
+// cannot be reserved.
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_wheel_new(size_t capacity,
+                 uint64_t now,
+                 cw_wheel **out);
+
+// Makes room for `additional` more timers than are pending, so that adding that many
+// allocates nothing. Exact: an add that finds no free slot grows the wheel by doubling, which
+// can leave half of it spare; this grows it to what is asked (32 bytes per timer and 17 KiB
+// for the wheel's slots). On a wheel of fixed capacity it checks that they fit.
+//
+// Returns 0; CW_EINVAL for NULL `w`; CW_ENOMEM when they would not fit (the fixed capacity,
+// the wheel's index space of 2^32 - 707 timers) or the allocator refuses, with no timer
+// changed.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_reserve(cw_wheel *w,
+                     size_t additional);
+
+// Destroys a wheel and every timer in it. NULL is ignored.
+//
+// # Safety
+//
+// `w` is NULL or a wheel from cw_wheel_new, not yet freed, with no call on it in progress
+// (not even the cw_wheel_expire whose callback is running); it must not be used afterwards.
+void cw_wheel_free(cw_wheel *w);
+
+// Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
+// tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
+// significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
+// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). A
+// deadline at or before the wheel's time fires at the next cw_wheel_get. `out` receives its
+// handle: point it where the handle is kept (`&conn->timer`), the fastest way to keep it.
+//
+// Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
+// allocator refused to grow the wheel: nothing changed).
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+// for writing a cw_handle.
+int cw_wheel_add(cw_wheel *w,
+                 uint64_t deadline,
+                 uint64_t tolerance,
+                 uint64_t value,
+                 cw_handle *out);
+
+// Adds a timer due `delay` nanoseconds after the wheel's time (the latest cw_wheel_update),
+// otherwise as cw_wheel_add.
+//
+// Returns as cw_wheel_add, and CW_ERANGE when the deadline would pass UINT64_MAX.
+//
+// # Safety
+//
+// As for cw_wheel_add.
+int cw_wheel_add_in(cw_wheel *w,
+                    uint64_t delay,
+                    uint64_t tolerance,
+                    uint64_t value,
+                    cw_handle *out);
+
+// Adds a periodic timer: first due at the absolute time `first`, then every `period`
+// nanoseconds after its previous deadline (never drifting with late pulls), each window
+// `tolerance` wide (its end kept as for cw_wheel_add), until deleted. `missed`
+// (CW_MISSED_BURST, CW_MISSED_DELAY or CW_MISSED_SKIP) decides what a pull made a period or
+// more late does; each expiry reports the periods it missed. A timer whose next deadline would pass UINT64_MAX fires its last
+// time and is gone. Its handle stays valid across firings.
+//
+// Returns 0; CW_EINVAL (NULL `w` or `out`, a zero period, an unknown `missed`); CW_ENOMEM.
+//
+// # Safety
+//
+// As for cw_wheel_add.
+int cw_wheel_add_periodic(cw_wheel *w,
+                          uint64_t first,
+                          uint64_t period,
+                          uint64_t tolerance,
+                          int missed_policy,
+                          uint64_t value,
+                          cw_handle *out);
+
+// Deletes a pending timer; `value` (may be NULL) receives the value it carried.
+//
+// Returns 0; CW_ESTALE when `handle` names no pending timer of this wheel (it fired, was
+// deleted, belongs to another wheel or was made up: nothing changes); CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `value` is NULL or valid
+// for writing a uint64_t.
+int cw_wheel_del(cw_wheel *w,
+                 cw_handle handle,
+                 uint64_t *value);
+
+// Moves a pending timer to the window [deadline, deadline + tolerance] (absolute; its end kept
+// as for cw_wheel_add). It keeps its handle and value; a periodic timer keeps its period and
+// takes the new tolerance.
+//
+// Returns 0; CW_ESTALE (as for cw_wheel_del); CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_reset(cw_wheel *w,
+                   cw_handle handle,
+                   uint64_t deadline,
+                   uint64_t tolerance);
+
+// cw_wheel_reset to `delay` nanoseconds after the wheel's time.
+//
+// Returns as cw_wheel_reset, and CW_ERANGE when the deadline would pass UINT64_MAX.
+//
+// # Safety
+//
+// As for cw_wheel_reset.
+int cw_wheel_reset_in(cw_wheel *w,
+                      cw_handle handle,
+                      uint64_t delay,
+                      uint64_t tolerance);
+
+// Whether `handle` names a pending timer of this wheel: 1 (and its deadline in `deadline`,
+// which may be NULL) or 0.
+//
+// Returns 1 or 0; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `deadline` is
+// NULL or valid for writing a uint64_t.
+int cw_wheel_pending(const cw_wheel *w,
+                     cw_handle handle,
+                     uint64_t *deadline);
+
+// Sets the wheel's time to `now`, the caller's clock reading. Nothing fires here: the timers
+// due by `now` are then pulled with cw_wheel_get.
+//
+// Returns 0; CW_ERANGE when `now` is earlier than the wheel's time (time never goes back:
+// nothing changes); CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_update(cw_wheel *w,
+                    uint64_t now);
+
+// The wheel's counts: pending timers, bytes held, its time and what happened since it was
+// created.
+//
+// Returns 0; CW_EINVAL for NULL `w` or `out`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `out` is NULL
+// or valid for writing a cw_wheel_info.
+int cw_wheel_counts(const cw_wheel *w,
+                    cw_wheel_info *out);
+
+// Verifies every internal invariant of the wheel by brute force (O(timers + slots): for
+// tests and debugging, as wahern/timeout's timeouts_check). When one is broken and `buf` is
+// not NULL, the text naming it is copied into `buf` (at most `len` bytes, always
+// NUL-terminated when `len` > 0).
+//
+// Returns 0 when every invariant holds; CW_EINVARIANT otherwise; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `buf` is NULL
+// or valid for writing `len` bytes.
+int cw_wheel_check(const cw_wheel *w,
+                   char *buf,
+                   size_t len);
+
+// Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
+// is re-armed for its next period before it is returned.
+//
+// Order: by deadline, timers with equal deadlines in the order they were armed (added or
+// reset) — except for *overdue* timers: those armed, or re-armed (a periodic timer catching
+// up missed periods with CW_MISSED_BURST, one period per pull), with a deadline at or before
+// the point the pulls have reached (the deadline of the latest timer pulled, or the wheel's
+// time after a pull that found nothing; never later than the wheel's time). Overdue timers
+// armed by add or reset come out in the order they were armed; where overdue timers come out
+// among the other due timers is not specified, only that each comes out within a bounded
+// number of pulls and never before its deadline. This keeps every call bounded, whatever the
+// callers add meanwhile.
+//
+// Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
+// wheel's time); CW_EINVAL for NULL `w` or `out`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+// for writing a cw_expiry.
+int cw_wheel_get(cw_wheel *w,
+                 cw_expiry *out);
+
+// Pulls up to `max` due timers in one call into `out[0]`, `out[1]`, …: the timers that many
+// cw_wheel_get calls would return, in the same order, each one-shot timer removed and each
+// periodic one re-armed as cw_wheel_get does. For an event loop that fires many timers per
+// turn, it saves a call per timer; every timer it returns has fired, so deleting one of them
+// while handling another is CW_ESTALE (for a one-shot timer) and changes nothing.
+//
+// Returns the number of timers written, from 1 to `max` (at most INT_MAX per call): fewer
+// than `max` only when no other timer is due, so a loop may stop at a short batch without a
+// last call that finds nothing. Returns 0 when nothing is due, as cw_wheel_get; CW_EINVAL for
+// NULL `w` or `out`, or a `max` of 0.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
+// for writing `max` cw_expiry.
+int cw_wheel_get_many(cw_wheel *w,
+                      cw_expiry *out,
+                      size_t max);
+
+// cw_wheel_update to `now`, then cw_wheel_get_many: an event loop's turn in one call. Every
+// argument is checked before the wheel's time moves, so a refused call changes nothing.
+//
+// Returns as cw_wheel_get_many; CW_ERANGE for a `now` earlier than the wheel's time; CW_EINVAL
+// for NULL `w` or `out`, or a `max` of 0.
+//
+// # Safety
+//
+// As for cw_wheel_get_many.
+int cw_wheel_advance(cw_wheel *w,
+                     uint64_t now,
+                     cw_expiry *out,
+                     size_t max);
+
+// cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
+// cw_wheel_get would return them, until none is due or `max` calls were made (0: no limit —
+// but a callback that keeps adding timers already due, or a CW_MISSED_BURST timer catching
+// up many missed periods, then keeps the call going). The wheel is not borrowed while a
+// callback runs: it may call any function on this wheel but cw_wheel_free.
+//
+// Returns the number of callbacks made (at most INT_MAX is reported); CW_ERANGE for a `now`
+// earlier than the wheel's time (nothing fires); CW_EINVAL for NULL `w` or `fn`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress (but those its callbacks
+// make); `fn(arg, …)` must be safe to call on this thread and return normally.
+int cw_wheel_expire(cw_wheel *w,
+                    uint64_t now,
+                    cw_wheel_fn func,
+                    void *arg,
+                    uint64_t max);
+
+// The absolute time the caller should next wake: the earliest window end among the pending
+// timers, or the wheel's time when timers are already due (pull them now). Never later than
+// any window's end; it may be earlier than needed after deletes or resets, and is the
+// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0 or a
+// cw_wheel_get_many batch comes back short): a wake-up that finds nothing due costs one empty
+// pull.
+//
+// Returns 1 with `deadline` filled; 0 when no timer is pending (sleep as long as you like);
+// CW_EINVAL for NULL `w` or `deadline`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `deadline` is
+// NULL or valid for writing a uint64_t.
+int cw_wheel_next_wakeup(const cw_wheel *w,
+                         uint64_t *deadline);
+
+// cw_wheel_next_wakeup relative to the wheel's time: the nanoseconds to sleep (0 when timers
+// are due), to hand to epoll_wait, poll or a timerfd after rounding up to their unit.
+//
+// Returns 1 with `ns` filled; 0 when no timer is pending; CW_EINVAL for NULL `w` or `ns`.
+//
+// # Safety
+//
+// As for cw_wheel_next_wakeup, with `ns` for `deadline`.
+int cw_wheel_timeout(const cw_wheel *w,
+                     uint64_t *ns);
+
+// The period and missed-period policy of a periodic timer.
+//
+// Returns 1 with `period` (nanoseconds) and `missed_policy` (CW_MISSED_*) filled, each when
+// not NULL; 0 for a pending one-shot timer (nothing written); CW_ESTALE when `handle` names no
+// pending timer of this wheel; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `period` and
+// `missed_policy` are NULL or valid for writing.
+int cw_wheel_period(const cw_wheel *w,
+                    cw_handle handle,
+                    uint64_t *period,
+                    int *missed_policy);
+
+// Changes a periodic timer's period, from its next firing on: the deadline it is armed for
+// now stays (libuv's `uv_timer_set_repeat`). A one-shot timer cannot be made periodic here
+// (delete it and add it with cw_wheel_add_periodic): the wheel keeps a schedule only for
+// timers added periodic.
+//
+// Returns 0; CW_EINVAL (NULL `w`, a zero period, or `handle` names a one-shot timer; nothing
+// changes); CW_ESTALE when `handle` names no pending timer of this wheel.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_set_period(cw_wheel *w,
+                        cw_handle handle,
+                        uint64_t period);
+
+// Walks the pending timers: stores the first pending timer at or after position `*cursor`
+// in `out` (its handle, value and deadline; for a periodic timer, the periods its latest
+// firing missed) and moves `*cursor` past it. Start with `*cursor` = 0 and call until it
+// returns 0; or use CW_WHEEL_FOREACH. The walk is in the wheel's storage order, not by
+// deadline. A timer that stays pending throughout the walk is seen exactly once; one added
+// during it may or may not be; one deleted or fired is not seen after that. Timers due but not
+// yet pulled are pending.
+//
+// Returns 1 with `out` filled; 0 past the last pending timer; CW_EINVAL for NULL `w`,
+// `cursor` or `out`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress; `cursor` is
+// NULL or valid for reading and writing a size_t; `out` is NULL or valid for writing a
+// cw_expiry.
+int cw_wheel_next_pending(const cw_wheel *w,
+                          size_t *cursor,
+                          cw_expiry *out);
+
+// Moves the wheel's time `delta` nanoseconds forward (wahern/timeout's `timeouts_step`):
+// cw_wheel_update to the wheel's time plus `delta`.
+//
+// Returns 0; CW_ERANGE when that passes the end of time, UINT64_MAX (nothing changes);
+// CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no other call is in progress.
+int cw_wheel_step(cw_wheel *w,
+                  uint64_t delta);
+
+// Whether a timer is due at the wheel's time and not yet pulled (wahern/timeout's
+// `timeouts_expired`): never 0 while one is, and 0 after a pull that found nothing (until
+// the time moves or a timer is armed). Between those it may answer 1 with nothing left due
+// (after deletes or resets, or before a round of pulls is complete): the next pull then
+// returns 0.
+//
+// Returns 1 or 0; CW_EINVAL for NULL `w`.
+//
+// # Safety
+//
+// `w` is NULL or a live wheel on which no call that changes it is in progress.
+int cw_wheel_expired(const cw_wheel *w);
+
+// Creates a timer set on the process-wide monotonic runtime (started by the first set).
+//
+// - `quota`: the most timers the set holds, running plus queued (0 means
+//   CW_TIMERSET_DEFAULT_QUOTA; at most CW_TIMERSET_MAX_QUOTA). Memory grows with the timers
+//   actually held, up to the quota, however long the owner goes without reaping.
+// - `missed`: the missed-period policy new timers start with (CW_MISSED_BURST, CW_MISSED_DELAY
+//   or CW_MISSED_SKIP; see cw_timer_set_missed).
+// - `out`: receives the set, or NULL on failure.
+//
+// Returns 0; CW_EINVAL (NULL `out`, quota above the maximum, unknown policy); a negated errno
+// when the set's eventfd or the runtime's threads cannot be created (e.g. -EMFILE).
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_timerset_new(size_t quota,
+                    int missed_policy,
+                    cw_timerset **out);
+
+// Destroys a set and every timer in it, running or queued (no callback or signal of the set
+// starts after this returns; one already running on the driver thread is waited for), and
+// closes its descriptor. NULL is ignored.
+//
+// Returns 0; CW_EINVAL for the process-wide set of cw_multireal_set, which lives as long as
+// the process (nothing happens).
+//
+// # Safety
+//
+// `set` is NULL or a set from cw_timerset_new (or cw_multireal_set), not yet freed, on which
+// no other call is in progress (on any thread, the set's callback included); it must not be
+// used afterwards.
+int cw_timerset_free(cw_timerset *set);
+
+// Creates a timer that expires `value_ns` nanoseconds from now and carries `label` (any
+// 64-bit value of the caller's choosing); a non-zero `interval_ns` makes it periodic (once
+// reaped, it runs again `interval_ns` after the expiry it was reaped for). The new timer's
+// handle is stored in `*handle`: never 0 and never UINT64_MAX, never issued twice in the life
+// of the process, and accepted by this set only.
+//
+// Returns 0; CW_ENOSPC when the set holds its quota (queued timers count); CW_EINVAL for a
+// NULL argument, a `value_ns` of 0, or a deadline or first period beyond the clock's 64-bit
+// nanoseconds. On failure nothing is created and `*handle` is untouched.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `handle` is NULL or valid for writing a uint64_t.
+int cw_timer_create(cw_timerset *set,
+                    uint64_t value_ns,
+                    uint64_t interval_ns,
+                    uint64_t label,
+                    uint64_t *handle);
+
+// Gives the timer `handle` a new value, interval and label (the label may differ from its
+// current one). A timer waiting on the expired queue leaves the queue first. The timer keeps
+// its handle. Its former value (0 ns remaining if it was queued) is stored in `*old` unless
+// `old` is NULL.
+//
+// Returns 0; CW_EINVAL for a NULL set, a handle that names none of this set's timers
+// (another set's, a destroyed timer's, a made-up number), a `value_ns` of 0 (cancel with
+// cw_timer_cancel) or a value out of range. On failure nothing changes.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `old` is NULL or valid for writing a cw_timer_value.
+int cw_timer_reset(cw_timerset *set,
+                   uint64_t handle,
+                   uint64_t value_ns,
+                   uint64_t interval_ns,
+                   uint64_t label,
+                   cw_timer_value *old);
+
+// Destroys the timer `handle`, running or waiting on the expired queue (a queued timer still
+// exists until it is reaped or cancelled). Its final value (0 ns remaining if it was queued)
+// is stored in `*final_value` unless it is NULL. The handle is never valid again.
+//
+// Returns 0; CW_EINVAL for a NULL set or a handle that names none of this set's timers
+// (nothing changes).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `final_value` is NULL or valid for writing a cw_timer_value.
+int cw_timer_cancel(cw_timerset *set,
+                    uint64_t handle,
+                    cw_timer_value *final_value);
+
+// Stores the current value of the timer `handle` in `*value`: the nanoseconds until it
+// expires (0 while it waits on the expired queue) and its interval.
+//
+// Returns 0; CW_EINVAL for a NULL argument or a handle that names none of this set's timers
+// (`*value` is untouched).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `value` is NULL or valid for writing a cw_timer_value.
+int cw_timer_get(const cw_timerset *set,
+                 uint64_t handle,
+                 cw_timer_value *value);
+
+// Pops the head of the expired queue (timers are queued in expiry order): stores its handle
+// in `*handle` and its label in `*label` (unless `label` is NULL). A one-shot timer is
+// destroyed; a periodic one runs again from the deadline it expired for, not from the reap
+// (see cw_timer_set_missed for reaps that come after further periods).
+//
+// Returns 1 when a timer was reaped; 0 when the queue is empty (the paper's EAGAIN; nothing
+// is written); CW_EINVAL for a NULL set or `handle`.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `handle` is NULL or valid for writing a uint64_t; `label` is
+// NULL or valid for writing a uint64_t.
+int cw_timer_reap(cw_timerset *set,
+                  uint64_t *handle,
+                  uint64_t *label);
+
+// Sets the missed-period policy of the timer `handle` (CW_MISSED_BURST, CW_MISSED_DELAY or
+// CW_MISSED_SKIP), used from its next reap on. When a periodic timer is reaped after `k >= 1`
+// further periods came due: BURST queues it again at once, once per missed period; DELAY
+// restarts the period from the reap; SKIP keeps the timer on its grid. DELAY and SKIP count
+// the `k` dropped periods (cw_timer_overruns).
+//
+// Returns 0; CW_EINVAL for a NULL set, an unknown policy or a bad handle (nothing changes).
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_timer_set_missed(cw_timerset *set,
+                        uint64_t handle,
+                        int policy);
+
+// Stores in `*overruns` the number of further periods that had come due when the timer
+// `handle` was last reaped (0 before its first reap, after a reset, and for one-shot timers).
+//
+// Returns 0; CW_EINVAL for a NULL argument or a bad handle.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `overruns` is NULL or valid for writing a uint64_t.
+int cw_timer_overruns(const cw_timerset *set,
+                      uint64_t handle,
+                      uint64_t *overruns);
+
+// Brings the expired queue up to date with the clock and stores the number of running timers
+// in `*running` and of queued timers in `*queued` (either may be NULL).
+//
+// Returns 0; CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `running` and `queued` are NULL or valid for writing a size_t.
+int cw_timerset_counts(const cw_timerset *set,
+                       size_t *running,
+                       size_t *queued);
+
+// The set's eventfd: readable exactly while the expired queue is non-empty, for poll, select
+// or epoll (level-triggered works without reading it; with EPOLLET, reap until cw_timer_reap
+// returns 0). The set owns the descriptor: do not read, write or close it. It is closed by
+// cw_timerset_free.
+//
+// Returns the descriptor (>= 0); CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_timerset_fd(const cw_timerset *set);
+
+// Blocks until the expired queue is non-empty or `timeout_ns` nanoseconds (of real time) have
+// passed; a negative `timeout_ns` waits without a limit, 0 only looks. Another thread may reap
+// the timer between the return and the caller's cw_timer_reap.
+//
+// Returns 1 if the queue is non-empty, 0 on timeout; CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set, not freed while the call waits.
+int cw_timerset_wait(const cw_timerset *set,
+                     int64_t timeout_ns);
+
+// Installs `func(arg)`, called each time the set's expired queue goes from empty to
+// non-empty (not once per expiry: reap until cw_timer_reap returns 0). It is called on the
+// thread that finds the expiry — usually the runtime's driver thread, or a thread whose call
+// into the set caught up with the clock — without the set's lock held, so it may call the set
+// (but not cw_timerset_free). Keep it short: it delays the other sets' timers. A NULL `func`
+// removes the callback. Replaces any earlier callback or signal (cw_timerset_set_signal).
+//
+// Returns 0; CW_EINVAL for a NULL set.
+//
+// # Safety
+//
+// `set` is NULL or a live set; `func(arg)` is safe to call from any thread until the callback
+// is replaced or removed and the set freed.
+int cw_timerset_set_callback(cw_timerset *set,
+                             cw_func func,
+                             void *arg);
+
+// Sends the signal `signo` to the process (`kill(getpid(), signo)`) each time the set's
+// expired queue goes from empty to non-empty, as the paper's kernel sent SIGALRM; 0 stops
+// the signals. One signal per transition, not per expiry (ordinary signals coalesce anyway):
+// the handler should set a flag, and the main loop reap until cw_timer_reap returns 0 — no
+// function of this library is async-signal-safe. The library's threads block every signal,
+// so the signal goes to a thread of the program, or waits for a program that blocks it to
+// take it (sigwait, sigtimedwait, signalfd). Replaces any callback
+// (cw_timerset_set_callback), and is replaced by one.
+//
+// Returns 0; CW_EINVAL for a NULL set or a `signo` outside 0..=SIGRTMAX.
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_timerset_set_signal(cw_timerset *set,
+                           int signo);
+
+// setitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 6). With any other `which`
+// this is the libc setitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
+// set (cw_multireal_set; made on first use) — and, as in the paper:
+//
+// - `ovalue` must not be NULL (EINVAL); nor may `value`.
+// - `value->it_value` non-zero and `ovalue->it_value` == {-1, -1}: create. The label is read
+//   from `ovalue->it_interval`; the new timer's handle is written to `ovalue->it_value`
+//   (`ovalue->it_interval` keeps the label). The timer expires after `value->it_value`, and
+//   with a non-zero `value->it_interval` is periodic. EAGAIN when the set holds its quota.
+// - `value->it_value` non-zero and `ovalue->it_value` any other value: reset. The handle is
+//   `ovalue->it_value`, the new label `ovalue->it_interval` (it may differ from the old one).
+//   A timer waiting on the expired queue leaves it; its value and label are replaced; `ovalue`
+//   is overwritten with its former value. EINVAL if the handle names no timer of the set.
+// - `value->it_value` zero: cancel. `value->it_interval` and `ovalue->it_interval` are
+//   ignored; the handle is `ovalue->it_value`. The timer is destroyed, running or queued
+//   (queued timers still exist), and its final value is stored in `ovalue` (zero remaining if
+//   it was queued). EINVAL if the handle names no timer of the set.
+//
+// Handles and labels travel in a struct timeval as cw_timeval_from_bits encodes them.
+// Times must have `tv_sec >= 0` and `0 <= tv_usec < 1000000`, and a deadline must fit the
+// clock's 64-bit nanoseconds (about 584 years): EINVAL otherwise, where Linux's setitimer would
+// clamp. Values read back are rounded up to the microsecond. Returns 0, or -1 with errno set
+// (EINVAL, EAGAIN; or
+// the errno of the failed eventfd or thread creation when the process-wide set cannot be
+// made). On failure `*ovalue` is unchanged.
+//
+// # Safety
+//
+// As setitimer: `value` is NULL or valid for reading, `ovalue` NULL or valid for reading and
+// writing, a struct itimerval.
+int cw_setitimer(int which,
+                 const struct itimerval *value,
+                 struct itimerval *ovalue);
+
+// getitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 7). With any other `which`
+// this is the libc getitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
+// set — and, as in the paper, `value->it_value` must be set before the call
+// (`value->it_interval` is ignored):
+//
+// - `value->it_value` == {-1, -1}: reap. The timer at the head of the expired queue is
+//   removed from it; its handle is written to `value->it_value` and its label to
+//   `value->it_interval`. A one-shot timer is destroyed; a periodic one runs again, its next
+//   expiry based on the expiry just reaped, not on the reap. EAGAIN if the queue is empty.
+// - Any other `value->it_value` is a handle: `value` is overwritten with the timer's current
+//   value (zero remaining while it waits on the expired queue). EINVAL if the handle names no
+//   timer of the set.
+//
+// Returns 0, or -1 with errno set (EINVAL also for a NULL `value`); on failure `*value` is
+// left untouched.
+//
+// # Safety
+//
+// As getitimer: `value` is NULL or valid for reading and writing a struct itimerval.
+int cw_getitimer(int which,
+                 struct itimerval *value);
+
+// cw_setitimer(CW_ITIMER_MULTIREAL, value, ovalue) on the set `set` instead of the
+// process-wide one. Returns 0, or -1 with errno set (EINVAL also for a NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set; the other pointers as cw_setitimer's.
+int cw_setitimer_on(cw_timerset *set,
+                    const struct itimerval *value,
+                    struct itimerval *ovalue);
+
+// cw_getitimer(CW_ITIMER_MULTIREAL, value) on the set `set` instead of the process-wide one.
+// Returns 0, or -1 with errno set (EINVAL also for a NULL set).
+//
+// # Safety
+//
+// `set` is NULL or a live set; `value` as cw_getitimer's.
+int cw_getitimer_on(cw_timerset *set,
+                    struct itimerval *value);
+
+// Makes the process-wide ITIMER_MULTIREAL set with room for `quota` timers, running plus
+// queued (0: CW_TIMERSET_DEFAULT_QUOTA, also the quota when the set is made on first use). Call
+// it before any other use of the process-wide set.
+//
+// Returns 0; CW_EBUSY if the set already exists (its quota is unchanged); CW_EINVAL for a
+// quota above CW_TIMERSET_MAX_QUOTA; a negated errno if the set's eventfd or the runtime's
+// threads cannot be created.
+int cw_multireal_init(size_t quota);
+
+// The process-wide ITIMER_MULTIREAL set that cw_setitimer and cw_getitimer act on, made on
+// first use (with CW_TIMERSET_DEFAULT_QUOTA unless cw_multireal_init came first) on the
+// process-wide monotonic runtime. Every cw_timer_* and cw_timerset_* function accepts it;
+// cw_timerset_free refuses it (it lives as long as the process; its timers end with it, as
+// the paper's end at exit()). Handles of cw_timer_create on it work with cw_setitimer, and the
+// other way round.
+//
+// Returns the set, or NULL with errno set when it cannot be made.
+cw_timerset *cw_multireal_set(void);
+
+// The process-wide set's eventfd (cw_timerset_fd of cw_multireal_set): readable exactly while
+// its expired queue is non-empty. Returns the descriptor, or a negated errno when the set
+// cannot be made.
+int cw_multireal_fd(void);
+
+// The paper's SIGALRM: sends `signo` to the process each time the process-wide set's expired
+// queue goes from empty to non-empty (cw_timerset_set_signal on cw_multireal_set); 0 stops
+// the signals. Off by default: use the descriptor (cw_multireal_fd) where you can.
+//
+// Returns 0; CW_EINVAL for a `signo` outside 0..=SIGRTMAX; a negated errno when the set
+// cannot be made.
+int cw_multireal_signal(int signo);
+
+// Stores in `*tv` the struct timeval that carries the 64 bits `bits` (a handle or a label):
+// `{ (time_t)bits, 0 }` where time_t has 64 bits, `{ high 32 bits, low 32 bits }` where it
+// has 32.
+//
+// Returns 0, or CW_EINVAL for a NULL `tv`.
+//
+// # Safety
+//
+// `tv` is NULL or valid for writing a struct timeval.
+int cw_timeval_from_bits(uint64_t bits,
+                         struct timeval *tv);
+
+// Stores in `*bits` the 64 bits (a handle or a label) that `*tv` carries (see
+// cw_timeval_from_bits).
+//
+// Returns 0; CW_EINVAL for a NULL pointer or a timeval that carries no 64 bits (`tv_usec` not
+// 0 where time_t has 64 bits).
+//
+// # Safety
+//
+// `tv` is NULL or valid for reading a struct timeval; `bits` is NULL or valid for writing a
+// uint64_t.
+int cw_timeval_to_bits(const struct timeval *tv,
+                       uint64_t *bits);
+
+// calloutng's `pause_sbt`: blocks the calling thread until `sbt` (32.32 fixed-point seconds,
+// see CW_SBT_1S) has passed — relative to now, or with CW_C_ABSOLUTE an absolute
+// CLOCK_MONOTONIC time — never earlier, and up to `precision` later, or the interval divided
+// by 2^n with CW_C_PREL(n) if that is larger: the process-wide runtime wakes the thread at
+// a wake-up it shares with every timer whose window overlaps (cw_timerset timers, other
+// sleepers). A time already passed returns at once. CW_C_DIRECT_EXEC and CW_C_HARDCLOCK are
+// accepted and change nothing.
+//
+// Returns 0; CW_EINVAL (a negative `sbt` or `precision`, unknown flags); CW_EDEADLK from a
+// callback of a timer set on the process-wide runtime (its driver would wait for itself);
+// CW_ENOMEM; a negated errno when the runtime's threads cannot start.
+int cw_sleep_sbt(int64_t sbt,
+                 int64_t precision,
+                 int flags);
+
+// Creates a condition variable; `out` receives it.
+//
+// Returns 0; CW_EINVAL for NULL `out`.
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_cv_new(cw_cv **out);
+
+// Destroys a condition variable. Threads already woken that have not yet returned from their
+// wait are waited for (briefly: they are on their way out).
+//
+// Returns 0 (also for NULL); CW_EBUSY, freeing nothing, while a thread is blocked on it.
+//
+// # Safety
+//
+// `cv` is NULL or from cw_cv_new, not yet freed; after 0 it must not be used again.
+int cw_cv_free(cw_cv *cv);
+
+// Wakes the longest-waiting thread blocked on `cv`.
+//
+// Returns 1 if a thread was woken, 0 if none waited; CW_EINVAL for NULL `cv`.
+//
+// # Safety
+//
+// `cv` is NULL or a live condition variable.
+int cw_cv_signal(cw_cv *cv);
+
+// Wakes every thread blocked on `cv`.
+//
+// Returns how many were woken (at most INT_MAX is reported); CW_EINVAL for NULL `cv`.
+//
+// # Safety
+//
+// `cv` is NULL or a live condition variable.
+int cw_cv_broadcast(cw_cv *cv);
+
+// Releases `m` (which the caller holds), blocks until cw_cv_signal or cw_cv_broadcast wakes
+// the thread, and locks `m` again. Check the condition in a loop, as with
+// pthread_cond_wait; change it under `m` before signalling.
+//
+// With no timeout it arms no timer: called on the process-wide runtime's driver (a timer
+// set's callback), it holds that driver until signalled.
+//
+// Returns 0; CW_EINVAL (NULL `cv` or `m`, or `m` not locked: nothing happens); CW_ENOMEM.
+//
+// # Safety
+//
+// `cv` is NULL or a live condition variable; `m` is NULL or an initialised, non-recursive
+// mutex that the calling thread holds, and stays alive until the call returns.
+int cw_cv_wait(cw_cv *cv,
+               pthread_mutex_t *m);
+
+// cw_cv_wait that also gives up at `sbt` — relative to now, or with CW_C_ABSOLUTE an absolute
+// CLOCK_MONOTONIC time — woken then by a timer of the process-wide runtime whose window is
+// `precision` wide, or the interval divided by 2^n with CW_C_PREL(n) if that is larger
+// (FreeBSD's cv_timedwait_sbt). `m` is locked again in every case but an error.
+//
+// Returns 0 when woken by cw_cv_signal or cw_cv_broadcast; CW_ETIMEDOUT when the timeout
+// came first; CW_EINVAL (NULL `cv` or `m`, `m` not locked, a negative `sbt` or `precision`,
+// unknown flags: nothing happens); CW_EDEADLK on the process-wide runtime's driver thread
+// (it would wait for itself); CW_ENOMEM; a negated errno when the runtime's threads cannot
+// start.
+//
+// # Safety
+//
+// As for cw_cv_wait.
+int cw_cv_timedwait_sbt(cw_cv *cv,
+                        pthread_mutex_t *m,
+                        int64_t sbt,
+                        int64_t precision,
+                        int flags);
 
 // Creates a callout table.
 //
@@ -809,160 +1626,6 @@ int cw_callout_deactivate(cw_callouts *cw,
 // cw_callout_reset_sbt_on refuses as a flag. The macro CW_C_PREL(n) is the same for valid n.
 int cw_c_prel(int n);
 
-// A static, NUL-terminated description of a code returned by any function of this library,
-// in words that fit every interface (any non-negative value is a success). Never NULL;
-// unknown codes get a generic text. The interface's own function (cw_wheel_strerror, ...)
-// says more.
-const char *cw_strerror(int code);
-
-// cw_strerror in the caller-driven wheel's words (cw_wheel_*), for the codes its calls
-// return.
-const char *cw_wheel_strerror(int code);
-
-// cw_strerror in the callout tables' words (cw_callout*, cw_timeout, cw_setcallout,
-// cw_hardclock, cw_softclock, cw_percpu_*), for the codes their calls return.
-const char *cw_callout_strerror(int code);
-
-// cw_strerror in the timer sets' words (cw_timerset_*, cw_timer_*, cw_multireal_*), for the
-// codes their calls return (the setitimer-shaped calls report errno instead).
-const char *cw_timerset_strerror(int code);
-
-// cw_strerror in the words of sleeping with precision (cw_sleep_sbt, cw_cv_*), for the codes
-// their calls return.
-const char *cw_sleep_strerror(int code);
-
-// setitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 6). With any other `which`
-// this is the libc setitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
-// set (cw_multireal_set; made on first use) — and, as in the paper:
-//
-// - `ovalue` must not be NULL (EINVAL); nor may `value`.
-// - `value->it_value` non-zero and `ovalue->it_value` == {-1, -1}: create. The label is read
-//   from `ovalue->it_interval`; the new timer's handle is written to `ovalue->it_value`
-//   (`ovalue->it_interval` keeps the label). The timer expires after `value->it_value`, and
-//   with a non-zero `value->it_interval` is periodic. EAGAIN when the set holds its quota.
-// - `value->it_value` non-zero and `ovalue->it_value` any other value: reset. The handle is
-//   `ovalue->it_value`, the new label `ovalue->it_interval` (it may differ from the old one).
-//   A timer waiting on the expired queue leaves it; its value and label are replaced; `ovalue`
-//   is overwritten with its former value. EINVAL if the handle names no timer of the set.
-// - `value->it_value` zero: cancel. `value->it_interval` and `ovalue->it_interval` are
-//   ignored; the handle is `ovalue->it_value`. The timer is destroyed, running or queued
-//   (queued timers still exist), and its final value is stored in `ovalue` (zero remaining if
-//   it was queued). EINVAL if the handle names no timer of the set.
-//
-// Handles and labels travel in a struct timeval as cw_timeval_from_bits encodes them.
-// Times must have `tv_sec >= 0` and `0 <= tv_usec < 1000000`, and a deadline must fit the
-// clock's 64-bit nanoseconds (about 584 years): EINVAL otherwise, where Linux's setitimer would
-// clamp. Values read back are rounded up to the microsecond. Returns 0, or -1 with errno set
-// (EINVAL, EAGAIN; or
-// the errno of the failed eventfd or thread creation when the process-wide set cannot be
-// made). On failure `*ovalue` is unchanged.
-//
-// # Safety
-//
-// As setitimer: `value` is NULL or valid for reading, `ovalue` NULL or valid for reading and
-// writing, a struct itimerval.
-int cw_setitimer(int which,
-                 const struct itimerval *value,
-                 struct itimerval *ovalue);
-
-// getitimer(2) extended with the paper's ITIMER_MULTIREAL (Figure 7). With any other `which`
-// this is the libc getitimer, unchanged. With CW_ITIMER_MULTIREAL it acts on the process-wide
-// set — and, as in the paper, `value->it_value` must be set before the call
-// (`value->it_interval` is ignored):
-//
-// - `value->it_value` == {-1, -1}: reap. The timer at the head of the expired queue is
-//   removed from it; its handle is written to `value->it_value` and its label to
-//   `value->it_interval`. A one-shot timer is destroyed; a periodic one runs again, its next
-//   expiry based on the expiry just reaped, not on the reap. EAGAIN if the queue is empty.
-// - Any other `value->it_value` is a handle: `value` is overwritten with the timer's current
-//   value (zero remaining while it waits on the expired queue). EINVAL if the handle names no
-//   timer of the set.
-//
-// Returns 0, or -1 with errno set (EINVAL also for a NULL `value`); on failure `*value` is
-// left untouched.
-//
-// # Safety
-//
-// As getitimer: `value` is NULL or valid for reading and writing a struct itimerval.
-int cw_getitimer(int which,
-                 struct itimerval *value);
-
-// cw_setitimer(CW_ITIMER_MULTIREAL, value, ovalue) on the set `set` instead of the
-// process-wide one. Returns 0, or -1 with errno set (EINVAL also for a NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set; the other pointers as cw_setitimer's.
-int cw_setitimer_on(cw_timerset *set,
-                    const struct itimerval *value,
-                    struct itimerval *ovalue);
-
-// cw_getitimer(CW_ITIMER_MULTIREAL, value) on the set `set` instead of the process-wide one.
-// Returns 0, or -1 with errno set (EINVAL also for a NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set; `value` as cw_getitimer's.
-int cw_getitimer_on(cw_timerset *set,
-                    struct itimerval *value);
-
-// Makes the process-wide ITIMER_MULTIREAL set with room for `quota` timers, running plus
-// queued (0: CW_TIMERSET_DEFAULT_QUOTA, also the quota when the set is made on first use). Call
-// it before any other use of the process-wide set.
-//
-// Returns 0; CW_EBUSY if the set already exists (its quota is unchanged); CW_EINVAL for a
-// quota above CW_TIMERSET_MAX_QUOTA; a negated errno if the set's eventfd or the runtime's
-// threads cannot be created.
-int cw_multireal_init(size_t quota);
-
-// The process-wide ITIMER_MULTIREAL set that cw_setitimer and cw_getitimer act on, made on
-// first use (with CW_TIMERSET_DEFAULT_QUOTA unless cw_multireal_init came first) on the
-// process-wide monotonic runtime. Every cw_timer_* and cw_timerset_* function accepts it;
-// cw_timerset_free refuses it (it lives as long as the process; its timers end with it, as
-// the paper's end at exit()). Handles of cw_timer_create on it work with cw_setitimer, and the
-// other way round.
-//
-// Returns the set, or NULL with errno set when it cannot be made.
-cw_timerset *cw_multireal_set(void);
-
-// The process-wide set's eventfd (cw_timerset_fd of cw_multireal_set): readable exactly while
-// its expired queue is non-empty. Returns the descriptor, or a negated errno when the set
-// cannot be made.
-int cw_multireal_fd(void);
-
-// The paper's SIGALRM: sends `signo` to the process each time the process-wide set's expired
-// queue goes from empty to non-empty (cw_timerset_set_signal on cw_multireal_set); 0 stops
-// the signals. Off by default: use the descriptor (cw_multireal_fd) where you can.
-//
-// Returns 0; CW_EINVAL for a `signo` outside 0..=SIGRTMAX; a negated errno when the set
-// cannot be made.
-int cw_multireal_signal(int signo);
-
-// Stores in `*tv` the struct timeval that carries the 64 bits `bits` (a handle or a label):
-// `{ (time_t)bits, 0 }` where time_t has 64 bits, `{ high 32 bits, low 32 bits }` where it
-// has 32.
-//
-// Returns 0, or CW_EINVAL for a NULL `tv`.
-//
-// # Safety
-//
-// `tv` is NULL or valid for writing a struct timeval.
-int cw_timeval_from_bits(uint64_t bits,
-                         struct timeval *tv);
-
-// Stores in `*bits` the 64 bits (a handle or a label) that `*tv` carries (see
-// cw_timeval_from_bits).
-//
-// Returns 0; CW_EINVAL for a NULL pointer or a timeval that carries no 64 bits (`tv_usec` not
-// 0 where time_t has 64 bits).
-//
-// # Safety
-//
-// `tv` is NULL or valid for reading a struct timeval; `bits` is NULL or valid for writing a
-// uint64_t.
-int cw_timeval_to_bits(const struct timeval *tv,
-                       uint64_t *bits);
-
 // Creates a per-CPU set of `ncpu` callout tables.
 //
 // - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL, for every table.
@@ -1224,669 +1887,6 @@ int cw_percpu_callout_next_event(const cw_percpu *set,
 int cw_percpu_ticks(const cw_percpu *set,
                     int cpu,
                     uint64_t *out);
-
-// calloutng's `pause_sbt`: blocks the calling thread until `sbt` (32.32 fixed-point seconds,
-// see CW_SBT_1S) has passed — relative to now, or with CW_C_ABSOLUTE an absolute
-// CLOCK_MONOTONIC time — never earlier, and up to `precision` later, or the interval divided
-// by 2^n with CW_C_PREL(n) if that is larger: the process-wide runtime wakes the thread at
-// a wake-up it shares with every timer whose window overlaps (cw_timerset timers, other
-// sleepers). A time already passed returns at once. CW_C_DIRECT_EXEC and CW_C_HARDCLOCK are
-// accepted and change nothing.
-//
-// Returns 0; CW_EINVAL (a negative `sbt` or `precision`, unknown flags); CW_EDEADLK from a
-// callback of a timer set on the process-wide runtime (its driver would wait for itself);
-// CW_ENOMEM; a negated errno when the runtime's threads cannot start.
-int cw_sleep_sbt(int64_t sbt,
-                 int64_t precision,
-                 int flags);
-
-// Creates a condition variable; `out` receives it.
-//
-// Returns 0; CW_EINVAL for NULL `out`.
-//
-// # Safety
-//
-// `out` is NULL or valid for writing a pointer.
-int cw_cv_new(cw_cv **out);
-
-// Destroys a condition variable. Threads already woken that have not yet returned from their
-// wait are waited for (briefly: they are on their way out).
-//
-// Returns 0 (also for NULL); CW_EBUSY, freeing nothing, while a thread is blocked on it.
-//
-// # Safety
-//
-// `cv` is NULL or from cw_cv_new, not yet freed; after 0 it must not be used again.
-int cw_cv_free(cw_cv *cv);
-
-// Wakes the longest-waiting thread blocked on `cv`.
-//
-// Returns 1 if a thread was woken, 0 if none waited; CW_EINVAL for NULL `cv`.
-//
-// # Safety
-//
-// `cv` is NULL or a live condition variable.
-int cw_cv_signal(cw_cv *cv);
-
-// Wakes every thread blocked on `cv`.
-//
-// Returns how many were woken (at most INT_MAX is reported); CW_EINVAL for NULL `cv`.
-//
-// # Safety
-//
-// `cv` is NULL or a live condition variable.
-int cw_cv_broadcast(cw_cv *cv);
-
-// Releases `m` (which the caller holds), blocks until cw_cv_signal or cw_cv_broadcast wakes
-// the thread, and locks `m` again. Check the condition in a loop, as with
-// pthread_cond_wait; change it under `m` before signalling.
-//
-// With no timeout it arms no timer: called on the process-wide runtime's driver (a timer
-// set's callback), it holds that driver until signalled.
-//
-// Returns 0; CW_EINVAL (NULL `cv` or `m`, or `m` not locked: nothing happens); CW_ENOMEM.
-//
-// # Safety
-//
-// `cv` is NULL or a live condition variable; `m` is NULL or an initialised, non-recursive
-// mutex that the calling thread holds, and stays alive until the call returns.
-int cw_cv_wait(cw_cv *cv,
-               pthread_mutex_t *m);
-
-// cw_cv_wait that also gives up at `sbt` — relative to now, or with CW_C_ABSOLUTE an absolute
-// CLOCK_MONOTONIC time — woken then by a timer of the process-wide runtime whose window is
-// `precision` wide, or the interval divided by 2^n with CW_C_PREL(n) if that is larger
-// (FreeBSD's cv_timedwait_sbt). `m` is locked again in every case but an error.
-//
-// Returns 0 when woken by cw_cv_signal or cw_cv_broadcast; CW_ETIMEDOUT when the timeout
-// came first; CW_EINVAL (NULL `cv` or `m`, `m` not locked, a negative `sbt` or `precision`,
-// unknown flags: nothing happens); CW_EDEADLK on the process-wide runtime's driver thread
-// (it would wait for itself); CW_ENOMEM; a negated errno when the runtime's threads cannot
-// start.
-//
-// # Safety
-//
-// As for cw_cv_wait.
-int cw_cv_timedwait_sbt(cw_cv *cv,
-                        pthread_mutex_t *m,
-                        int64_t sbt,
-                        int64_t precision,
-                        int flags);
-
-// Creates a timer set on the process-wide monotonic runtime (started by the first set).
-//
-// - `quota`: the most timers the set holds, running plus queued (0 means
-//   CW_TIMERSET_DEFAULT_QUOTA; at most CW_TIMERSET_MAX_QUOTA). Memory grows with the timers
-//   actually held, up to the quota, however long the owner goes without reaping.
-// - `missed`: the missed-period policy new timers start with (CW_MISSED_BURST, CW_MISSED_DELAY
-//   or CW_MISSED_SKIP; see cw_timer_set_missed).
-// - `out`: receives the set, or NULL on failure.
-//
-// Returns 0; CW_EINVAL (NULL `out`, quota above the maximum, unknown policy); a negated errno
-// when the set's eventfd or the runtime's threads cannot be created (e.g. -EMFILE).
-//
-// # Safety
-//
-// `out` is NULL or valid for writing a pointer.
-int cw_timerset_new(size_t quota,
-                    int missed_policy,
-                    cw_timerset **out);
-
-// Destroys a set and every timer in it, running or queued (no callback or signal of the set
-// starts after this returns; one already running on the driver thread is waited for), and
-// closes its descriptor. NULL is ignored.
-//
-// Returns 0; CW_EINVAL for the process-wide set of cw_multireal_set, which lives as long as
-// the process (nothing happens).
-//
-// # Safety
-//
-// `set` is NULL or a set from cw_timerset_new (or cw_multireal_set), not yet freed, on which
-// no other call is in progress (on any thread, the set's callback included); it must not be
-// used afterwards.
-int cw_timerset_free(cw_timerset *set);
-
-// Creates a timer that expires `value_ns` nanoseconds from now and carries `label` (any
-// 64-bit value of the caller's choosing); a non-zero `interval_ns` makes it periodic (once
-// reaped, it runs again `interval_ns` after the expiry it was reaped for). The new timer's
-// handle is stored in `*handle`: never 0 and never UINT64_MAX, never issued twice in the life
-// of the process, and accepted by this set only.
-//
-// Returns 0; CW_ENOSPC when the set holds its quota (queued timers count); CW_EINVAL for a
-// NULL argument, a `value_ns` of 0, or a deadline or first period beyond the clock's 64-bit
-// nanoseconds. On failure nothing is created and `*handle` is untouched.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `handle` is NULL or valid for writing a uint64_t.
-int cw_timer_create(cw_timerset *set,
-                    uint64_t value_ns,
-                    uint64_t interval_ns,
-                    uint64_t label,
-                    uint64_t *handle);
-
-// Gives the timer `handle` a new value, interval and label (the label may differ from its
-// current one). A timer waiting on the expired queue leaves the queue first. The timer keeps
-// its handle. Its former value (0 ns remaining if it was queued) is stored in `*old` unless
-// `old` is NULL.
-//
-// Returns 0; CW_EINVAL for a NULL set, a handle that names none of this set's timers
-// (another set's, a destroyed timer's, a made-up number), a `value_ns` of 0 (cancel with
-// cw_timer_cancel) or a value out of range. On failure nothing changes.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `old` is NULL or valid for writing a cw_timer_value.
-int cw_timer_reset(cw_timerset *set,
-                   uint64_t handle,
-                   uint64_t value_ns,
-                   uint64_t interval_ns,
-                   uint64_t label,
-                   cw_timer_value *old);
-
-// Destroys the timer `handle`, running or waiting on the expired queue (a queued timer still
-// exists until it is reaped or cancelled). Its final value (0 ns remaining if it was queued)
-// is stored in `*final_value` unless it is NULL. The handle is never valid again.
-//
-// Returns 0; CW_EINVAL for a NULL set or a handle that names none of this set's timers
-// (nothing changes).
-//
-// # Safety
-//
-// `set` is NULL or a live set; `final_value` is NULL or valid for writing a cw_timer_value.
-int cw_timer_cancel(cw_timerset *set,
-                    uint64_t handle,
-                    cw_timer_value *final_value);
-
-// Stores the current value of the timer `handle` in `*value`: the nanoseconds until it
-// expires (0 while it waits on the expired queue) and its interval.
-//
-// Returns 0; CW_EINVAL for a NULL argument or a handle that names none of this set's timers
-// (`*value` is untouched).
-//
-// # Safety
-//
-// `set` is NULL or a live set; `value` is NULL or valid for writing a cw_timer_value.
-int cw_timer_get(const cw_timerset *set,
-                 uint64_t handle,
-                 cw_timer_value *value);
-
-// Pops the head of the expired queue (timers are queued in expiry order): stores its handle
-// in `*handle` and its label in `*label` (unless `label` is NULL). A one-shot timer is
-// destroyed; a periodic one runs again from the deadline it expired for, not from the reap
-// (see cw_timer_set_missed for reaps that come after further periods).
-//
-// Returns 1 when a timer was reaped; 0 when the queue is empty (the paper's EAGAIN; nothing
-// is written); CW_EINVAL for a NULL set or `handle`.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `handle` is NULL or valid for writing a uint64_t; `label` is
-// NULL or valid for writing a uint64_t.
-int cw_timer_reap(cw_timerset *set,
-                  uint64_t *handle,
-                  uint64_t *label);
-
-// Sets the missed-period policy of the timer `handle` (CW_MISSED_BURST, CW_MISSED_DELAY or
-// CW_MISSED_SKIP), used from its next reap on. When a periodic timer is reaped after `k >= 1`
-// further periods came due: BURST queues it again at once, once per missed period; DELAY
-// restarts the period from the reap; SKIP keeps the timer on its grid. DELAY and SKIP count
-// the `k` dropped periods (cw_timer_overruns).
-//
-// Returns 0; CW_EINVAL for a NULL set, an unknown policy or a bad handle (nothing changes).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_timer_set_missed(cw_timerset *set,
-                        uint64_t handle,
-                        int policy);
-
-// Stores in `*overruns` the number of further periods that had come due when the timer
-// `handle` was last reaped (0 before its first reap, after a reset, and for one-shot timers).
-//
-// Returns 0; CW_EINVAL for a NULL argument or a bad handle.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `overruns` is NULL or valid for writing a uint64_t.
-int cw_timer_overruns(const cw_timerset *set,
-                      uint64_t handle,
-                      uint64_t *overruns);
-
-// Brings the expired queue up to date with the clock and stores the number of running timers
-// in `*running` and of queued timers in `*queued` (either may be NULL).
-//
-// Returns 0; CW_EINVAL for a NULL set.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `running` and `queued` are NULL or valid for writing a size_t.
-int cw_timerset_counts(const cw_timerset *set,
-                       size_t *running,
-                       size_t *queued);
-
-// The set's eventfd: readable exactly while the expired queue is non-empty, for poll, select
-// or epoll (level-triggered works without reading it; with EPOLLET, reap until cw_timer_reap
-// returns 0). The set owns the descriptor: do not read, write or close it. It is closed by
-// cw_timerset_free.
-//
-// Returns the descriptor (>= 0); CW_EINVAL for a NULL set.
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_timerset_fd(const cw_timerset *set);
-
-// Blocks until the expired queue is non-empty or `timeout_ns` nanoseconds (of real time) have
-// passed; a negative `timeout_ns` waits without a limit, 0 only looks. Another thread may reap
-// the timer between the return and the caller's cw_timer_reap.
-//
-// Returns 1 if the queue is non-empty, 0 on timeout; CW_EINVAL for a NULL set.
-//
-// # Safety
-//
-// `set` is NULL or a live set, not freed while the call waits.
-int cw_timerset_wait(const cw_timerset *set,
-                     int64_t timeout_ns);
-
-// Installs `func(arg)`, called each time the set's expired queue goes from empty to
-// non-empty (not once per expiry: reap until cw_timer_reap returns 0). It is called on the
-// thread that finds the expiry — usually the runtime's driver thread, or a thread whose call
-// into the set caught up with the clock — without the set's lock held, so it may call the set
-// (but not cw_timerset_free). Keep it short: it delays the other sets' timers. A NULL `func`
-// removes the callback. Replaces any earlier callback or signal (cw_timerset_set_signal).
-//
-// Returns 0; CW_EINVAL for a NULL set.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `func(arg)` is safe to call from any thread until the callback
-// is replaced or removed and the set freed.
-int cw_timerset_set_callback(cw_timerset *set,
-                             cw_func func,
-                             void *arg);
-
-// Sends the signal `signo` to the process (`kill(getpid(), signo)`) each time the set's
-// expired queue goes from empty to non-empty, as the paper's kernel sent SIGALRM; 0 stops
-// the signals. One signal per transition, not per expiry (ordinary signals coalesce anyway):
-// the handler should set a flag, and the main loop reap until cw_timer_reap returns 0 — no
-// function of this library is async-signal-safe. The library's threads block every signal,
-// so the signal goes to a thread of the program, or waits for a program that blocks it to
-// take it (sigwait, sigtimedwait, signalfd). Replaces any callback
-// (cw_timerset_set_callback), and is replaced by one.
-//
-// Returns 0; CW_EINVAL for a NULL set or a `signo` outside 0..=SIGRTMAX.
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_timerset_set_signal(cw_timerset *set,
-                           int signo);
-
-// Creates a wheel whose time starts at `now` (nanoseconds on any clock the caller chooses,
-// CLOCK_MONOTONIC for an event loop).
-//
-// - `capacity`: 0 for a wheel that grows as timers are added (a refused allocation is
-//   CW_ENOMEM with nothing changed); otherwise the most timers it holds, reserved now (adding
-//   more is CW_ENOMEM), below 2^32 - 707 (the wheel's index space).
-// - `out`: receives the wheel, or NULL on failure.
-//
-// Returns 0; CW_EINVAL (NULL `out`, capacity too large); CW_ENOMEM when a fixed capacity
-// cannot be reserved.
-//
-// # Safety
-//
-// `out` is NULL or valid for writing a pointer.
-int cw_wheel_new(size_t capacity,
-                 uint64_t now,
-                 cw_wheel **out);
-
-// Makes room for `additional` more timers than are pending, so that adding that many
-// allocates nothing. Exact: an add that finds no free slot grows the wheel by doubling, which
-// can leave half of it spare; this grows it to what is asked (32 bytes per timer and 17 KiB
-// for the wheel's slots). On a wheel of fixed capacity it checks that they fit.
-//
-// Returns 0; CW_EINVAL for NULL `w`; CW_ENOMEM when they would not fit (the fixed capacity,
-// the wheel's index space of 2^32 - 707 timers) or the allocator refuses, with no timer
-// changed.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress.
-int cw_wheel_reserve(cw_wheel *w,
-                     size_t additional);
-
-// Destroys a wheel and every timer in it. NULL is ignored.
-//
-// # Safety
-//
-// `w` is NULL or a wheel from cw_wheel_new, not yet freed, with no call on it in progress
-// (not even the cw_wheel_expire whose callback is running); it must not be used afterwards.
-void cw_wheel_free(cw_wheel *w);
-
-// Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
-// tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
-// significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
-// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). A
-// deadline at or before the wheel's time fires at the next cw_wheel_get. `out` receives its
-// handle: point it where the handle is kept (`&conn->timer`), the fastest way to keep it.
-//
-// Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
-// allocator refused to grow the wheel: nothing changed).
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
-// for writing a cw_handle.
-int cw_wheel_add(cw_wheel *w,
-                 uint64_t deadline,
-                 uint64_t tolerance,
-                 uint64_t value,
-                 cw_handle *out);
-
-// Adds a timer due `delay` nanoseconds after the wheel's time (the latest cw_wheel_update),
-// otherwise as cw_wheel_add.
-//
-// Returns as cw_wheel_add, and CW_ERANGE when the deadline would pass UINT64_MAX.
-//
-// # Safety
-//
-// As for cw_wheel_add.
-int cw_wheel_add_in(cw_wheel *w,
-                    uint64_t delay,
-                    uint64_t tolerance,
-                    uint64_t value,
-                    cw_handle *out);
-
-// Adds a periodic timer: first due at the absolute time `first`, then every `period`
-// nanoseconds after its previous deadline (never drifting with late pulls), each window
-// `tolerance` wide (its end kept as for cw_wheel_add), until deleted. `missed`
-// (CW_MISSED_BURST, CW_MISSED_DELAY or CW_MISSED_SKIP) decides what a pull made a period or
-// more late does; each expiry reports the periods it missed. A timer whose next deadline would pass UINT64_MAX fires its last
-// time and is gone. Its handle stays valid across firings.
-//
-// Returns 0; CW_EINVAL (NULL `w` or `out`, a zero period, an unknown `missed`); CW_ENOMEM.
-//
-// # Safety
-//
-// As for cw_wheel_add.
-int cw_wheel_add_periodic(cw_wheel *w,
-                          uint64_t first,
-                          uint64_t period,
-                          uint64_t tolerance,
-                          int missed_policy,
-                          uint64_t value,
-                          cw_handle *out);
-
-// Deletes a pending timer; `value` (may be NULL) receives the value it carried.
-//
-// Returns 0; CW_ESTALE when `handle` names no pending timer of this wheel (it fired, was
-// deleted, belongs to another wheel or was made up: nothing changes); CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress; `value` is NULL or valid
-// for writing a uint64_t.
-int cw_wheel_del(cw_wheel *w,
-                 cw_handle handle,
-                 uint64_t *value);
-
-// Moves a pending timer to the window [deadline, deadline + tolerance] (absolute; its end kept
-// as for cw_wheel_add). It keeps its handle and value; a periodic timer keeps its period and
-// takes the new tolerance.
-//
-// Returns 0; CW_ESTALE (as for cw_wheel_del); CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress.
-int cw_wheel_reset(cw_wheel *w,
-                   cw_handle handle,
-                   uint64_t deadline,
-                   uint64_t tolerance);
-
-// cw_wheel_reset to `delay` nanoseconds after the wheel's time.
-//
-// Returns as cw_wheel_reset, and CW_ERANGE when the deadline would pass UINT64_MAX.
-//
-// # Safety
-//
-// As for cw_wheel_reset.
-int cw_wheel_reset_in(cw_wheel *w,
-                      cw_handle handle,
-                      uint64_t delay,
-                      uint64_t tolerance);
-
-// Whether `handle` names a pending timer of this wheel: 1 (and its deadline in `deadline`,
-// which may be NULL) or 0.
-//
-// Returns 1 or 0; CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress; `deadline` is
-// NULL or valid for writing a uint64_t.
-int cw_wheel_pending(const cw_wheel *w,
-                     cw_handle handle,
-                     uint64_t *deadline);
-
-// Sets the wheel's time to `now`, the caller's clock reading. Nothing fires here: the timers
-// due by `now` are then pulled with cw_wheel_get.
-//
-// Returns 0; CW_ERANGE when `now` is earlier than the wheel's time (time never goes back:
-// nothing changes); CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress.
-int cw_wheel_update(cw_wheel *w,
-                    uint64_t now);
-
-// Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
-// is re-armed for its next period before it is returned.
-//
-// Order: by deadline, timers with equal deadlines in the order they were armed (added or
-// reset) — except for *overdue* timers: those armed, or re-armed (a periodic timer catching
-// up missed periods with CW_MISSED_BURST, one period per pull), with a deadline at or before
-// the point the pulls have reached (the deadline of the latest timer pulled, or the wheel's
-// time after a pull that found nothing; never later than the wheel's time). Overdue timers
-// armed by add or reset come out in the order they were armed; where overdue timers come out
-// among the other due timers is not specified, only that each comes out within a bounded
-// number of pulls and never before its deadline. This keeps every call bounded, whatever the
-// callers add meanwhile.
-//
-// Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
-// wheel's time); CW_EINVAL for NULL `w` or `out`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
-// for writing a cw_expiry.
-int cw_wheel_get(cw_wheel *w,
-                 cw_expiry *out);
-
-// Pulls up to `max` due timers in one call into `out[0]`, `out[1]`, …: the timers that many
-// cw_wheel_get calls would return, in the same order, each one-shot timer removed and each
-// periodic one re-armed as cw_wheel_get does. For an event loop that fires many timers per
-// turn, it saves a call per timer; every timer it returns has fired, so deleting one of them
-// while handling another is CW_ESTALE (for a one-shot timer) and changes nothing.
-//
-// Returns the number of timers written, from 1 to `max` (at most INT_MAX per call): fewer
-// than `max` only when no other timer is due, so a loop may stop at a short batch without a
-// last call that finds nothing. Returns 0 when nothing is due, as cw_wheel_get; CW_EINVAL for
-// NULL `w` or `out`, or a `max` of 0.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress; `out` is NULL or valid
-// for writing `max` cw_expiry.
-int cw_wheel_get_many(cw_wheel *w,
-                      cw_expiry *out,
-                      size_t max);
-
-// cw_wheel_update to `now`, then cw_wheel_get_many: an event loop's turn in one call. Every
-// argument is checked before the wheel's time moves, so a refused call changes nothing.
-//
-// Returns as cw_wheel_get_many; CW_ERANGE for a `now` earlier than the wheel's time; CW_EINVAL
-// for NULL `w` or `out`, or a `max` of 0.
-//
-// # Safety
-//
-// As for cw_wheel_get_many.
-int cw_wheel_advance(cw_wheel *w,
-                     uint64_t now,
-                     cw_expiry *out,
-                     size_t max);
-
-// cw_wheel_update to `now`, then calls `fn(arg, expiry)` for each timer due, in the order
-// cw_wheel_get would return them, until none is due or `max` calls were made (0: no limit —
-// but a callback that keeps adding timers already due, or a CW_MISSED_BURST timer catching
-// up many missed periods, then keeps the call going). The wheel is not borrowed while a
-// callback runs: it may call any function on this wheel but cw_wheel_free.
-//
-// Returns the number of callbacks made (at most INT_MAX is reported); CW_ERANGE for a `now`
-// earlier than the wheel's time (nothing fires); CW_EINVAL for NULL `w` or `fn`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress (but those its callbacks
-// make); `fn(arg, …)` must be safe to call on this thread and return normally.
-int cw_wheel_expire(cw_wheel *w,
-                    uint64_t now,
-                    cw_wheel_fn func,
-                    void *arg,
-                    uint64_t max);
-
-// The absolute time the caller should next wake: the earliest window end among the pending
-// timers, or the wheel's time when timers are already due (pull them now). Never later than
-// any window's end; it may be earlier than needed after deletes or resets, and is the
-// wheel's time while a run of pulls is unfinished (until a cw_wheel_get returns 0 or a
-// cw_wheel_get_many batch comes back short): a wake-up that finds nothing due costs one empty
-// pull.
-//
-// Returns 1 with `deadline` filled; 0 when no timer is pending (sleep as long as you like);
-// CW_EINVAL for NULL `w` or `deadline`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress; `deadline` is
-// NULL or valid for writing a uint64_t.
-int cw_wheel_next_wakeup(const cw_wheel *w,
-                         uint64_t *deadline);
-
-// cw_wheel_next_wakeup relative to the wheel's time: the nanoseconds to sleep (0 when timers
-// are due), to hand to epoll_wait, poll or a timerfd after rounding up to their unit.
-//
-// Returns 1 with `ns` filled; 0 when no timer is pending; CW_EINVAL for NULL `w` or `ns`.
-//
-// # Safety
-//
-// As for cw_wheel_next_wakeup, with `ns` for `deadline`.
-int cw_wheel_timeout(const cw_wheel *w,
-                     uint64_t *ns);
-
-// The wheel's counts: pending timers, bytes held, its time and what happened since it was
-// created.
-//
-// Returns 0; CW_EINVAL for NULL `w` or `out`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress; `out` is NULL
-// or valid for writing a cw_wheel_info.
-int cw_wheel_counts(const cw_wheel *w,
-                    cw_wheel_info *out);
-
-// Verifies every internal invariant of the wheel by brute force (O(timers + slots): for
-// tests and debugging, as wahern/timeout's timeouts_check). When one is broken and `buf` is
-// not NULL, the text naming it is copied into `buf` (at most `len` bytes, always
-// NUL-terminated when `len` > 0).
-//
-// Returns 0 when every invariant holds; CW_EINVARIANT otherwise; CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress; `buf` is NULL
-// or valid for writing `len` bytes.
-int cw_wheel_check(const cw_wheel *w,
-                   char *buf,
-                   size_t len);
-
-// The period and missed-period policy of a periodic timer.
-//
-// Returns 1 with `period` (nanoseconds) and `missed_policy` (CW_MISSED_*) filled, each when
-// not NULL; 0 for a pending one-shot timer (nothing written); CW_ESTALE when `handle` names no
-// pending timer of this wheel; CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress; `period` and
-// `missed_policy` are NULL or valid for writing.
-int cw_wheel_period(const cw_wheel *w,
-                    cw_handle handle,
-                    uint64_t *period,
-                    int *missed_policy);
-
-// Changes a periodic timer's period, from its next firing on: the deadline it is armed for
-// now stays (libuv's `uv_timer_set_repeat`). A one-shot timer cannot be made periodic here
-// (delete it and add it with cw_wheel_add_periodic): the wheel keeps a schedule only for
-// timers added periodic.
-//
-// Returns 0; CW_EINVAL (NULL `w`, a zero period, or `handle` names a one-shot timer; nothing
-// changes); CW_ESTALE when `handle` names no pending timer of this wheel.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress.
-int cw_wheel_set_period(cw_wheel *w,
-                        cw_handle handle,
-                        uint64_t period);
-
-// Walks the pending timers: stores the first pending timer at or after position `*cursor`
-// in `out` (its handle, value and deadline; for a periodic timer, the periods its latest
-// firing missed) and moves `*cursor` past it. Start with `*cursor` = 0 and call until it
-// returns 0; or use CW_WHEEL_FOREACH. The walk is in the wheel's storage order, not by
-// deadline. A timer that stays pending throughout the walk is seen exactly once; one added
-// during it may or may not be; one deleted or fired is not seen after that. Timers due but not
-// yet pulled are pending.
-//
-// Returns 1 with `out` filled; 0 past the last pending timer; CW_EINVAL for NULL `w`,
-// `cursor` or `out`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress; `cursor` is
-// NULL or valid for reading and writing a size_t; `out` is NULL or valid for writing a
-// cw_expiry.
-int cw_wheel_next_pending(const cw_wheel *w,
-                          size_t *cursor,
-                          cw_expiry *out);
-
-// Moves the wheel's time `delta` nanoseconds forward (wahern/timeout's `timeouts_step`):
-// cw_wheel_update to the wheel's time plus `delta`.
-//
-// Returns 0; CW_ERANGE when that passes the end of time, UINT64_MAX (nothing changes);
-// CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no other call is in progress.
-int cw_wheel_step(cw_wheel *w,
-                  uint64_t delta);
-
-// Whether a timer is due at the wheel's time and not yet pulled (wahern/timeout's
-// `timeouts_expired`): never 0 while one is, and 0 after a pull that found nothing (until
-// the time moves or a timer is armed). Between those it may answer 1 with nothing left due
-// (after deletes or resets, or before a round of pulls is complete): the next pull then
-// returns 0.
-//
-// Returns 1 or 0; CW_EINVAL for NULL `w`.
-//
-// # Safety
-//
-// `w` is NULL or a live wheel on which no call that changes it is in progress.
-int cw_wheel_expired(const cw_wheel *w);
 
 #ifdef __cplusplus
 }  // extern "C"

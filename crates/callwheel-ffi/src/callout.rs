@@ -135,7 +135,7 @@ impl Hash for CCall {
 
 /// The three backings a C table can have.
 #[derive(Debug)]
-enum Table {
+pub(crate) enum Table {
     List(SharedCallouts<DifferentialList<u32>, CCall>),
     Hashed(SharedCallouts<HashedWheel<u32>, CCall>),
     Wheel(SharedCallouts<Wheel<u32>, CCall>),
@@ -145,12 +145,13 @@ enum Table {
 macro_rules! dispatch {
     ($table:expr, $s:ident => $body:expr) => {
         match $table {
-            Table::List($s) => $body,
-            Table::Hashed($s) => $body,
-            Table::Wheel($s) => $body,
+            $crate::callout::Table::List($s) => $body,
+            $crate::callout::Table::Hashed($s) => $body,
+            $crate::callout::Table::Wheel($s) => $body,
         }
     };
 }
+pub(crate) use dispatch;
 
 impl Table {
     fn new(backing: c_int, config: Config) -> Result<Table, c_int> {
@@ -238,7 +239,7 @@ pub(crate) fn error_code(e: Error) -> c_int {
 /// # Safety
 ///
 /// `cw` is NULL or points to a table from [`cw_callouts_new`] that is not freed during `'a`.
-unsafe fn table<'a>(cw: *const cw_callouts) -> Result<&'a Table, c_int> {
+pub(crate) unsafe fn table<'a>(cw: *const cw_callouts) -> Result<&'a Table, c_int> {
     // SAFETY: by this function's contract, a non-NULL `cw` points to a live table; the
     // reference is shared, and every mutation inside goes through the table's lock.
     let cw = unsafe { cw.as_ref() };
@@ -561,272 +562,6 @@ pub unsafe extern "C" fn cw_unsetcallout(cw: *mut cw_callouts, handle: cw_handle
         let t = unsafe { table(cw) }?;
         let was = dispatch!(t, s => s.unsetcallout(handle.into())).map_err(error_code)?;
         Ok(flag(was))
-    })
-}
-
-/// FreeBSD's `callout_init`: a persistent callout record, idle and inactive, whose handle is
-/// stored in `*handle_out`. It lives until cw_callout_free, and may be armed again and again
-/// (cw_callout_reset, cw_callout_reset_sbt_on).
-///
-/// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_EINVAL
-/// for a NULL argument.
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_init(
-    cw: *mut cw_callouts,
-    handle_out: *mut cw_handle,
-) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        need(handle_out)?;
-        let h = dispatch!(t, s => s.callout_init()).map_err(error_code)?;
-        // SAFETY: `handle_out` is non-NULL and valid for writes, by this function's contract.
-        unsafe { handle_out.write(h.into()) };
-        Ok(CW_OK)
-    })
-}
-
-/// Returns a cw_callout_init record to the pool, cancelling it if pending; if its handler is
-/// running on another thread, waits for it to return first. The handle goes stale.
-///
-/// Returns 0; CW_EDEADLK from the callout's own handler (nothing changes); CW_ESTALE,
-/// CW_EINVAL (NULL table, cw_setcallout handle).
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        dispatch!(t, s => s.callout_free(handle.into())).map_err(error_code)?;
-        Ok(CW_OK)
-    })
-}
-
-/// FreeBSD's `callout_reset(c, ticks, func, arg)`: (re)arms the callout to run `func(arg)`
-/// `ticks` ticks from now (`ticks` <= 0 counts as 1) and marks it active. A handler may
-/// re-arm its own callout. While a cw_callout_async_drain waits for the handler, the reset is
-/// ignored and returns 0 (as FreeBSD ignores resets of a callout being drained); so is
-/// cw_callout_reset_sbt_on.
-///
-/// Returns 1 if the callout was pending (that arming is cancelled), 0 if not; CW_ESTALE;
-/// CW_ERANGE; CW_EINVAL (NULL table or `func`, cw_setcallout handle). On failure the
-/// callout keeps its previous arming.
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-/// cw_softclock.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_reset(
-    cw: *mut cw_callouts,
-    handle: cw_handle,
-    ticks: i64,
-    func: cw_func,
-    arg: *mut c_void,
-) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let call = CCall::new(func, arg)?;
-        let was =
-            dispatch!(t, s => s.callout_reset(handle.into(), ticks, call)).map_err(error_code)?;
-        Ok(flag(was))
-    })
-}
-
-/// FreeBSD calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`.
-///
-/// - `sbt` (32.32 fixed-point seconds, see CW_SBT_1S) is relative to the current tick's
-///   time, or absolute (since tick 0) with CW_C_ABSOLUTE. It is rounded up to a tick at the
-///   table's hz (exactly: the ceiling of sbt * hz / 2^32); a relative time of 0 or less, or
-///   an absolute time already passed, means the next tick. A deadline after UINT64_MAX is
-///   CW_ERANGE.
-/// - The callout may run up to `precision` late, or the interval divided by 2^n with
-///   CW_C_PREL(n) if that is larger (rounded down to whole ticks; only CW_BACKING_WHEEL
-///   uses it).
-/// - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
-///   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
-/// - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes
-///   any CPU of a per-CPU set).
-///
-/// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ERANGE; CW_EINVAL (NULL
-/// table or `func`, bad flags or cpu, cw_setcallout handle). On failure nothing changes.
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-/// cw_softclock (or cw_hardclock, with CW_C_DIRECT_EXEC).
-#[no_mangle]
-#[allow(clippy::too_many_arguments)] // FreeBSD's signature, plus the table.
-pub unsafe extern "C" fn cw_callout_reset_sbt_on(
-    cw: *mut cw_callouts,
-    handle: cw_handle,
-    sbt: i64,
-    precision: i64,
-    func: cw_func,
-    arg: *mut c_void,
-    cpu: c_int,
-    flags: c_int,
-) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let call = CCall::new(func, arg)?;
-        let (sbt, precision) = (Sbt::from_raw(sbt), Sbt::from_raw(precision));
-        // A negative int has bits no flag uses, so it is refused as unknown flags.
-        let flags = flags as u32;
-        let was = dispatch!(t, s => s.callout_reset_sbt_on(
-            handle.into(), sbt, precision, call, cpu, flags
-        ))
-        .map_err(error_code)?;
-        Ok(flag(was))
-    })
-}
-
-/// FreeBSD's `callout_stop`: cancels the callout if pending and clears its active flag. Does
-/// not wait for a running handler (see cw_callout_drain).
-///
-/// Returns 1 if it was pending, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout
-/// handle).
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_stop(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let was = dispatch!(t, s => s.callout_stop(handle.into())).map_err(error_code)?;
-        Ok(flag(was))
-    })
-}
-
-/// FreeBSD's `callout_drain`: cw_callout_stop, and if the handler is running on another
-/// thread, waits until it returns.
-///
-/// Returns 1 if the callout was pending, 0 if not; CW_EDEADLK from the callout's own handler
-/// (nothing changes); CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let was = dispatch!(t, s => s.callout_drain(handle.into())).map_err(error_code)?;
-        Ok(flag(was))
-    })
-}
-
-/// FreeBSD's `callout_async_drain(c, drain)`: stops the callout without waiting for its
-/// handler.
-///
-/// - If the handler is running (on another thread, or this is called from the handler
-///   itself), `drain(arg)` is called once, with the argument the callout was last armed
-///   with, on the thread that ran the handler, right after the handler returns (from that
-///   cw_softclock or cw_hardclock call). Any pending arming is cancelled, and resets are
-///   ignored until the handler has returned, so when `drain` runs the callout is neither
-///   pending nor running: `drain` may cw_callout_free it.
-/// - Otherwise the callout is stopped as by cw_callout_stop and `drain` is never called.
-///
-/// Returns CW_ASYNC_DRAIN_PENDING (0) when `drain` will be called; CW_ASYNC_DRAIN_CANCELLED
-/// (1) when it will not and a pending firing was cancelled; CW_ASYNC_DRAIN_IDLE (2) when it
-/// will not and nothing was pending. Errors: CW_EBUSY when a drain already waits for the
-/// running handler; CW_ENOMEM; CW_ESTALE; CW_EINVAL (NULL table or `drain`, cw_setcallout
-/// handle). On error nothing changes.
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread running the
-/// table's handlers.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_async_drain(
-    cw: *mut cw_callouts,
-    handle: cw_handle,
-    drain: cw_func,
-) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let drain = drain.ok_or(CW_EINVAL)?;
-        let done = dispatch!(t, s => s.callout_async_drain(handle.into(), |c| c.drained_by(drain)))
-            .map_err(error_code)?;
-        Ok(drain_code(done))
-    })
-}
-
-/// FreeBSD's `callout_pending`: 1 if the callout is armed and its handler has not been
-/// started, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_pending(cw: *const cw_callouts, handle: cw_handle) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let pending = dispatch!(t, s => s.callout_pending(handle.into())).map_err(error_code)?;
-        Ok(flag(pending))
-    })
-}
-
-/// FreeBSD's `callout_active`: 1 if the callout was armed and not since stopped or
-/// deactivated, 0 if not (running does not clear it, so a handler can tell whether it was
-/// stopped after it was started); CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_active(cw: *const cw_callouts, handle: cw_handle) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        let active = dispatch!(t, s => s.callout_active(handle.into())).map_err(error_code)?;
-        Ok(flag(active))
-    })
-}
-
-/// FreeBSD's `callout_deactivate`: clears the active flag (a handler does this first).
-///
-/// Returns 0; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
-///
-/// # Safety
-///
-/// `cw` is NULL or a live table.
-#[no_mangle]
-pub unsafe extern "C" fn cw_callout_deactivate(cw: *mut cw_callouts, handle: cw_handle) -> c_int {
-    guard(|| {
-        // SAFETY: `cw` is NULL or live, by this function's contract.
-        let t = unsafe { table(cw) }?;
-        dispatch!(t, s => s.callout_deactivate(handle.into())).map_err(error_code)?;
-        Ok(CW_OK)
-    })
-}
-
-/// calloutng's `C_PREL(n)` for cw_callout_reset_sbt_on's flags: the callout may run up to
-/// its interval / 2^n late. `n` is 0 to CW_C_PREL_MAX; any other `n` gives CW_EINVAL, which
-/// cw_callout_reset_sbt_on refuses as a flag. The macro CW_C_PREL(n) is the same for valid n.
-#[no_mangle]
-pub extern "C" fn cw_c_prel(n: c_int) -> c_int {
-    guard(|| {
-        let n = u32::try_from(n)
-            .ok()
-            .filter(|&n| n <= CW_C_PREL_MAX as u32)
-            .ok_or(CW_EINVAL)?;
-        // At most 0xfe: fits.
-        Ok(flags::c_prel(n) as c_int)
     })
 }
 

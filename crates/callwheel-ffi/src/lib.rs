@@ -312,24 +312,38 @@ fn flag(b: bool) -> c_int {
     c_int::from(b)
 }
 
-// In the order the header lists them: the codes and their texts, then the caller-driven
-// wheel.
-mod callout;
+// The header lists the items in this order (cbindgen follows the declarations): the codes and
+// their texts, the caller-driven wheel, timer sets, sleeping, then the callout tables. One
+// declaration per group, so that rustfmt keeps the order.
 mod errors;
-mod itimer;
-mod percpu;
-mod sleep;
-mod timerset;
+
 mod wheel;
+
+mod wheel_pulls;
+
 mod wheel_timers;
 
+mod timerset;
+
+mod itimer;
+
+mod sleep;
+
+mod callout;
+
+mod callout_freebsd;
+
+mod percpu;
+
 pub use callout::*;
+pub use callout_freebsd::*;
 pub use errors::*;
 pub use itimer::*;
 pub use percpu::*;
 pub use sleep::*;
 pub use timerset::*;
 pub use wheel::*;
+pub use wheel_pulls::*;
 pub use wheel_timers::*;
 
 #[cfg(test)]

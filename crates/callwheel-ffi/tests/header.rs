@@ -11,3 +11,25 @@ fn the_committed_header_is_the_generated_one() {
          callwheel-ffi` and commit the header"
     );
 }
+
+/// The header is written for the wheel's users: the caller-driven wheel comes before timer
+/// sets, sleeping and the callout tables (the order of the module declarations in `lib.rs`).
+#[test]
+fn the_header_lists_the_wheel_first() {
+    let header = include_str!("../include/callwheel.h");
+    let at = |name: &str| {
+        header
+            .find(&format!("{name}("))
+            .unwrap_or_else(|| panic!("{name} is declared"))
+    };
+    let order = [
+        "cw_wheel_new",
+        "cw_timerset_new",
+        "cw_sleep_sbt",
+        "cw_callouts_new",
+        "cw_percpu_new",
+    ];
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} after {}", pair[0], pair[1]);
+    }
+}

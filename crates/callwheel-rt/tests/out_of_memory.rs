@@ -32,6 +32,23 @@ fn limit_memory() {
     .unwrap();
 }
 
+/// Waits until every thread of `rt` has started: a thread sets up its signal stack as it
+/// starts, which a memory limit set before that would refuse (the child would then die of the
+/// limit, not fail the test's way). A timer fired on the driver, then one on the worker, shows
+/// each running.
+fn threads_started(rt: &Runtime) {
+    for exec in [Exec::Direct, Exec::Deferred] {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = rt
+            .timer(exec, move |_, _| {
+                let _ = tx.send(());
+            })
+            .unwrap();
+        t.start_after(Duration::ZERO).unwrap();
+        rx.recv().unwrap();
+    }
+}
+
 /// Creates hour-long timers (the driver never fires them) until `create` refuses, then checks
 /// the refusal and that every timer created before is still there and answers.
 fn exhaust_a_set() {
@@ -39,6 +56,7 @@ fn exhaust_a_set() {
     let set = TimerSet::with_config(&rt, TimerSetConfig::default().with_quota(MAX_QUOTA)).unwrap();
     let hour = Duration::from_secs(3600);
     let mut first = Vec::with_capacity(256);
+    threads_started(&rt);
     limit_memory();
     let mut n = 0usize;
     let err = loop {
@@ -75,6 +93,7 @@ fn exhaust_a_runtime() {
     let rt = Runtime::builder().shards(1).workers(1).build().unwrap();
     let hour = std::time::Duration::from_secs(3600);
     let mut timers: Vec<Timer> = Vec::with_capacity(1 << 16);
+    threads_started(&rt);
     limit_memory();
     let err = loop {
         let ballast = [timers.len() as u8; 64 << 10];

@@ -60,12 +60,12 @@ impl Table {
         (tick & self.mask) as u32 + 1
     }
 
-    /// Marks `list` busy for a timer just placed there, due at `expiry`; `alone` when it is
-    /// the only timer in the buckets (the floor is then its deadline).
+    /// Marks `list` busy for a timer just placed there, due at `expiry`. When it is the only
+    /// timer in the buckets the floor is its deadline; otherwise the floor comes down to it.
     #[inline]
-    pub(crate) fn mark(&mut self, list: u32, expiry: Tick, alone: bool) {
+    pub(crate) fn mark<T>(&mut self, core: &Core<T>, list: u32, expiry: Tick) {
         self.busy.set(list as usize - 1);
-        self.floor = if alone {
+        self.floor = if core.structure_len() == 1 {
             expiry
         } else {
             self.floor.min(expiry)

@@ -105,8 +105,7 @@ impl<T> TickDriven<T> for HashedWheel<T> {
         let expiry = self.core.arena.node(idx).expiry;
         let list = self.table.list_of(expiry);
         self.core.arena.push_back(list, idx);
-        let alone = self.core.structure_len() == 1;
-        self.table.mark(list, expiry, alone);
+        self.table.mark(&self.core, list, expiry);
     }
 
     #[inline]

@@ -93,8 +93,7 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
         let expiry = self.core.arena.node(idx).expiry;
         let list = self.table.list_of(expiry);
         self.core.arena.insert_sorted(list, idx);
-        let alone = self.core.structure_len() == 1;
-        self.table.mark(list, expiry, alone);
+        self.table.mark(&self.core, list, expiry);
     }
 
     fn detach(&mut self, idx: u32) {
