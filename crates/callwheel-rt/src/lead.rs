@@ -101,8 +101,9 @@ impl Lead {
     }
 
     /// The instant a driver at `now` should sleep until for `wheel`: the lead before its
-    /// earliest window end, not before its earliest deadline, and the window end itself when
-    /// that aim has already passed (the earliest-deadline bound is stale after cancellations).
+    /// earliest window end, not before the earliest instant it fires a timer
+    /// ([`Timers::next_expiry`]: waking earlier fires nothing), and the window end itself when
+    /// that aim has already passed (that bound is stale after cancellations).
     /// `None` when nothing is pending.
     pub fn aim<T>(self, wheel: &Wheel<T>, now: u64) -> Option<u64> {
         let end = wheel.next_wakeup()?;
@@ -131,8 +132,10 @@ mod tests {
         assert_eq!(Lead(50).aim(&wheel(&[(1_000, 1_000)]), 0), Some(1_000));
         // A window of 200: 30 before its end.
         assert_eq!(Lead(30).aim(&wheel(&[(1_000, 1_200)]), 0), Some(1_170));
-        // A lead longer than the window: the deadline.
-        assert_eq!(Lead(500).aim(&wheel(&[(1_000, 1_200)]), 0), Some(1_000));
+        // A lead longer than the window: the instant the wheel fires the timer (1_024, the
+        // first multiple of 64 in the window's first eighth), not before.
+        assert_eq!(Lead(500).aim(&wheel(&[(1_000, 1_200)]), 0), Some(1_024));
+        assert_eq!(Lead(500).aim(&wheel(&[(1_000, 1_007)]), 0), Some(1_000));
         // The earliest end among several, bounded by the earliest deadline.
         let two = wheel(&[(1_000, 1_500), (1_100, 1_150)]);
         assert_eq!(Lead(100).aim(&two, 0), Some(1_050));

@@ -24,6 +24,7 @@
 //! | 6 hashed, unsorted | [`hashed_wheel`] | O(1) | O(1) | O(n/size) avg | yes |
 //! | 7 hierarchical | [`hierarchical_wheel`] | O(levels) | O(1) | O(1) amortized | by mode |
 //! | Brown's calendar queue | [`calendar_queue`] | O(1) avg | O(1) avg | O(1) avg | yes |
+//! | Linux's wheel (4.8 on) | [`linux_wheel`] | O(1) | O(1) | O(levels) per jump, no cascades | up to one bucket late |
 //!
 //!
 //! The production facility, `callwheel::Wheel`, is not one of them: it lives in the core and
@@ -63,5 +64,6 @@ mod hashed;
 pub mod hashed_wheel;
 pub mod hashed_wheel_sorted;
 pub mod hierarchical_wheel;
+pub mod linux_wheel;
 pub mod ordered_list;
 pub mod straightforward;

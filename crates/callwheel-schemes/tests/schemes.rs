@@ -12,6 +12,7 @@ use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::linux_wheel::{self, LinuxWheel};
 use callwheel_schemes::ordered_list::OrderedList;
 use callwheel_schemes::straightforward::Straightforward;
 use conformance::Spec;
@@ -175,6 +176,19 @@ conformance!(
         fifo: true,
         range: Some(SMALL_RANGE),
         far: 440,
+        tickless: true,
+    }
+);
+
+conformance!(
+    linux_non_cascading_wheel,
+    Spec {
+        make: LinuxWheel::new,
+        make_capped: Some(|n| LinuxWheel::with_capacity(n).unwrap()),
+        lateness: linux_wheel::lateness,
+        fifo: false,
+        range: None,
+        far: 1 << 40,
         tickless: true,
     }
 );

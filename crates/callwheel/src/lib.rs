@@ -79,4 +79,4 @@ pub use handle::{Handle, Owner};
 pub use stabbing::stabbing_optimum;
 pub use time::{Sbt, Tick};
 pub use timers::{Budget, Error, Expired, Meter, Progress, Scheme, Timers};
-pub use wheel::{window_end, Missed, Wheel, WheelStats};
+pub use wheel::{firing_instant, window_end, Missed, Wheel, WheelStats};

@@ -219,8 +219,11 @@ fn timers_start_with_tolerances_that_pass_the_end_of_time() {
         Some(u64::MAX),
         "the end saturates instead of wrapping"
     );
-    // A tolerance widens the window, never delays the firing: `a` fires once time reaches 1.
-    assert_eq!(fire_all(&mut w, 1), [(1, 1, 1)]);
+    // A window fires at the first multiple of its coarsest slot width in its first eighth:
+    // for [1, u64::MAX], 2^60 (not at 1, and never after the end).
+    assert_eq!(fire_all(&mut w, 1), []);
+    assert_eq!(w.next_expiry(), Some(1 << 60));
+    assert_eq!(fire_all(&mut w, 1 << 60), [(1, 1, 1 << 60)]);
     assert_eq!(fire_all(&mut w, u64::MAX), [(u64::MAX, 2, u64::MAX)]);
     // Overdue with the widest window: due now, the wake-up is now.
     w.start_with(0, u64::MAX, 3).unwrap();
@@ -699,8 +702,16 @@ fn wheel_start_periodic_with_zero_and_maximal_periods() {
         .start_periodic(10, 10, u64::MAX, Missed::Skip, 1u64)
         .unwrap();
     assert_eq!(w.next_wakeup(), Some(u64::MAX));
-    assert_eq!(fire_all(&mut w, 10), [(10, 1, 10)]);
-    assert_eq!((w.deadline(h), w.next_wakeup()), (Some(20), Some(u64::MAX)));
+    // Its window [10, u64::MAX] fires at 2^60 (the first multiple of 2^60 in the window's
+    // first eighth); Skip then moves to the first period after that.
+    assert_eq!(fire_all(&mut w, 10), []);
+    assert_eq!(fire_all(&mut w, 1 << 60), [(10, 1, 1 << 60)]);
+    let next = Missed::Skip.next(10, 10, 1 << 60).0.unwrap();
+    assert!(next > 1 << 60 && (next - 10) % 10 == 0);
+    assert_eq!(
+        (w.deadline(h), w.next_wakeup()),
+        (Some(next), Some(u64::MAX))
+    );
 
     // A periodic callback that stops its own timer at its first firing ends it.
     let mut w = Wheel::new();

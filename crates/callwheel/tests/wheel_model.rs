@@ -26,7 +26,10 @@ use std::sync::Once;
 use std::time::Instant;
 
 use callwheel::{window_end, Missed, Wheel};
+
+mod oracle;
 use callwheel::{Budget, Error, Expired, Handle, Progress, Scheme, Tick, Timers};
+use oracle::fires_at;
 
 const MAX: Tick = Tick::MAX;
 
@@ -150,10 +153,13 @@ struct Timer {
     /// The window's end the wheel keeps (`kept_end`: `deadline + tolerance` saturated, a
     /// tolerance of 2^30 or more rounded down to 25 significant bits).
     end: Tick,
+    /// The instant it fires (`firing_instant`): its deadline, or for a window the first
+    /// multiple of the coarsest slot width in the window's first eighth.
+    at: Tick,
     /// Start order: bumped by start, reset and every re-arm of a periodic timer.
     seq: u64,
-    /// On the overdue queue (deadline at or before the cursor when armed) rather than waiting
-    /// for its tick.
+    /// On the overdue queue (firing instant at or before the cursor when armed) rather than
+    /// waiting for its tick.
     queued: bool,
     schedule: Option<Schedule>,
     /// Index in `Model::live`.
@@ -196,7 +202,8 @@ struct Model {
     timers: HashMap<u64, Timer, Fast>,
     by_handle: HashMap<Handle, u64, Fast>,
     live: Vec<u64>,
-    /// Timers waiting for their tick (and those of the tick in progress): (deadline, seq, id).
+    /// Timers waiting for their tick (and those of the tick in progress): (firing instant,
+    /// seq, id).
     wheel: BTreeSet<(Tick, u64, u64)>,
     /// (window end, id) of the same timers.
     ends: BTreeSet<(Tick, u64)>,
@@ -344,6 +351,7 @@ impl Model {
             handle,
             deadline,
             end: kept_end(deadline, tolerance),
+            at: fires_at(deadline, tolerance),
             seq: self.seq,
             queued: false,
             schedule,
@@ -356,7 +364,8 @@ impl Model {
         self.attach(id, between_calls);
     }
 
-    /// Arms timer `id` where its deadline says: overdue (at or before the cursor) or waiting.
+    /// Arms timer `id` where its firing instant says: overdue (at or before the cursor) or
+    /// waiting.
     fn attach(&mut self, id: u64, between_calls: bool) {
         let t = self.timers.get_mut(&id).unwrap();
         if let Some(s) = t.schedule {
@@ -364,7 +373,7 @@ impl Model {
                 self.bursts.insert((burst_limit(t.deadline, s.period), id));
             }
         }
-        if t.deadline <= self.cursor {
+        if t.at <= self.cursor {
             t.queued = true;
             let entry = (id, t.seq);
             self.queued += 1;
@@ -376,7 +385,7 @@ impl Model {
                 self.queue.push_back(entry);
             }
         } else {
-            self.wheel.insert((t.deadline, t.seq, id));
+            self.wheel.insert((t.at, t.seq, id));
             self.ends.insert((t.end, id));
         }
     }
@@ -392,7 +401,7 @@ impl Model {
             t.queued = false;
             self.queued -= 1;
         } else {
-            self.wheel.remove(&(t.deadline, t.seq, id));
+            self.wheel.remove(&(t.at, t.seq, id));
             self.ends.remove(&(t.end, id));
         }
     }
@@ -426,6 +435,7 @@ impl Model {
         let t = self.timers.get_mut(&id).unwrap();
         t.deadline = deadline;
         t.end = kept_end(deadline, tolerance);
+        t.at = fires_at(deadline, tolerance);
         t.seq = self.seq;
         // The docs say only that reset moves the timer to a new window; the model takes the new
         // window's width as the schedule's from then on.
@@ -652,6 +662,7 @@ impl Model {
                 let t = self.timers.get_mut(&id).unwrap();
                 t.deadline = n;
                 t.end = kept_end(n, s.tolerance);
+                t.at = fires_at(n, s.tolerance);
                 t.seq = self.seq;
                 t.schedule = Some(s);
                 // Re-armed before its callback runs (the callback may stop it), so a timer the
@@ -754,7 +765,8 @@ impl Model {
         }
     }
 
-    /// True earliest deadline, as `next_expiry` defines it: the cursor when a timer is due.
+    /// True earliest firing instant, as `next_expiry` defines it: the cursor when a timer is
+    /// due.
     fn earliest(&self) -> Option<(Tick, Tick)> {
         if self.live.is_empty() {
             return None;

@@ -101,7 +101,9 @@ impl Table {
     ) -> Result<Table, Error> {
         let layout = Layout::for_quota(quota);
         let (key, base) = take_key(layout).ok_or(Error::HandlesExhausted)?;
-        let mut wheel = Wheel::new();
+        // Keyed by deadline: a call reports every timer due by then, whatever its window (a
+        // window only lets the set's runtime timer wake later).
+        let mut wheel = Wheel::at_deadlines();
         // Move the empty wheel to the clock's time, so timers are placed relative to it.
         let _ = wheel.advance(now, Budget::UNLIMITED, |_, _| {});
         Ok(Table {

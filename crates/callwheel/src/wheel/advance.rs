@@ -177,7 +177,7 @@ impl<T> Wheel<T> {
                             // being cascaded to level 0 and visited again, and the others are
                             // placed exactly as from the start of `m`'s level-0 window, since
                             // the two instants share every digit above level 0.
-                            let m = self.minimum[list as usize].deadline;
+                            let m = self.minimum[list as usize].at;
                             next = if m <= target {
                                 m.max(start)
                             } else {
@@ -207,7 +207,9 @@ impl<T> Wheel<T> {
                     }
                     let idx = li - BASE;
                     let deadline = self.timer(idx).deadline;
-                    if deadline <= self.cursor {
+                    let end = self.end_of(idx);
+                    let at = self.instant(deadline, end);
+                    if at <= self.cursor {
                         self.fire(idx, on_expire);
                         progress.fired += 1;
                         if ONE {
@@ -215,8 +217,7 @@ impl<T> Wheel<T> {
                         }
                     } else {
                         self.stats.cascades += 1;
-                        let end = self.end_of(idx);
-                        self.place_at(idx, self.cursor, deadline, end);
+                        self.place_at(idx, self.cursor, at, end);
                     }
                 }
                 self.processing = NIL;

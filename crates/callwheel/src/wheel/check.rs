@@ -58,19 +58,19 @@ impl<T> Wheel<T> {
                 }
                 if (list as usize) < SLOT_LISTS {
                     let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
+                    let end = self.end_of(li - BASE);
+                    let at = self.instant(t.deadline, end);
                     if list != self.processing
-                        && (level_for(self.cursor, t.deadline) != level
-                            || slot_for(level, t.deadline) != slot)
+                        && (level_for(self.cursor, at) != level || slot_for(level, at) != slot)
                     {
                         return Err("timer on the wrong level or slot");
                     }
-                    if list != self.processing && t.deadline <= self.cursor {
+                    if list != self.processing && at <= self.cursor {
                         return Err("a due timer left in a slot");
                     }
                     let m = self.minimum[list as usize];
-                    let end = self.end_of(li - BASE);
-                    if end < m.end || t.deadline < m.deadline {
-                        return Err("a slot's minimum window end or deadline is too high");
+                    if end < m.end || at < m.at {
+                        return Err("a slot's minimum window end or firing instant is too high");
                     }
                 }
                 // A stamp on the overdue queue is the current drain's epoch or one of the two

@@ -41,6 +41,60 @@ pub(super) fn list_for(level: usize, deadline: Tick) -> u32 {
     (level * SLOTS + slot_for(level, deadline)) as u32
 }
 
+/// How much of a window the firing instant may use, as a shift: the first eighth.
+pub(super) const REACH_SHIFT: u32 = 3;
+
+/// The instant a timer with the window `[deadline, end]` fires: the first multiple of the
+/// coarsest slot width (64^l, l ≥ 1) in the first eighth of the window, or the deadline when
+/// that part holds no multiple of 64 (a window narrower than 8 ticks, an exact timer).
+///
+/// Placed by this instant rather than by its deadline, a timer sits in a slot that starts
+/// exactly there (the instant's digits below its level are zero) as soon as the wheel's time
+/// is within that level's rotation, and fires the first time that slot is processed: it moves
+/// down only to its instant's level, never below it to level 0, and not at all when it starts
+/// within that level's rotation.
+///
+/// Why the first eighth and not the whole window: a driver that wakes at the earliest window
+/// end fires the timers whose instant has come, so every tick a timer's instant lies past its
+/// deadline narrows the windows that wake-up can serve. Measured on 10^5 windows of 1 % and
+/// 5 % (the coalescing workload), the whole window gave 1.20–1.23 times the fewest wake-ups,
+/// the first quarter 1.05, the first eighth 1.01–1.02; cascades per timer in W3 at 5 % were
+/// 0.38, 0.83 and 0.93 (1.93 for exact timers).
+///
+/// The instant depends only on the window, so a timer started later with the same window
+/// never fires earlier (first in, first out stays), and it is never before the deadline nor
+/// after the window's end. The coarsest power of two with a multiple in `[deadline, reach]` is
+/// the highest bit in which `deadline - 1` and `reach` differ; its level is that bit divided
+/// by 6.
+#[inline(always)]
+pub(super) fn fire_at(deadline: Tick, end: Tick) -> Tick {
+    if end <= deadline {
+        return deadline;
+    }
+    fire_inside(deadline, end)
+}
+
+/// [`fire_at`] for a window wider than one instant.
+#[inline]
+pub(super) fn fire_inside(deadline: Tick, end: Tick) -> Tick {
+    let reach = deadline + ((end - deadline) >> REACH_SHIFT);
+    // A deadline of 0 is a multiple of every width.
+    let Some(before) = deadline.checked_sub(1) else {
+        return 0;
+    };
+    if reach == deadline {
+        return deadline;
+    }
+    let level = level_for(before, reach);
+    if level == 0 {
+        return deadline;
+    }
+    // The first multiple of 64^level at or after the deadline: no overflow, as the window
+    // (which ends at or before `u64::MAX`) holds one.
+    let below = (1u64 << (6 * level)) - 1;
+    (before | below) + 1
+}
+
 /// The bits of the wheel's time above level `l`'s digit: the current rotation of the levels
 /// above (none above the top level).
 pub(super) const ABOVE: [u64; LEVELS] = {
@@ -75,5 +129,51 @@ mod tests {
             );
         }
         assert_eq!(level_for(0, u64::MAX), LEVELS - 1);
+    }
+
+    /// The firing instant, against a search over every level: inside the window's first
+    /// eighth, the first multiple of the coarsest width (l ≥ 1) it holds, the deadline when it
+    /// holds none.
+    #[test]
+    fn a_window_fires_at_the_first_multiple_of_its_coarsest_width() {
+        fn searched(deadline: Tick, end: Tick) -> Tick {
+            let end = deadline + (end - deadline) / 8;
+            for level in (1..LEVELS).rev() {
+                let width = 1u128 << (6 * level);
+                let first = (u128::from(deadline)).div_ceil(width) * width;
+                if first <= u128::from(end) {
+                    return first as Tick;
+                }
+            }
+            deadline
+        }
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut cases = alloc::vec![
+            (0, 0),
+            (0, 5),
+            (1, 63),
+            (1, 64),
+            (63, 64),
+            (64, 127),
+            (65, 127)
+        ];
+        cases.extend([
+            (u64::MAX, u64::MAX),
+            (u64::MAX - 5, u64::MAX),
+            (1 << 60, u64::MAX),
+        ]);
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let deadline = x >> (x % 64);
+            let width = (x.rotate_left(17)) >> (x.rotate_left(29) % 64);
+            cases.push((deadline, deadline.saturating_add(width)));
+        }
+        for (deadline, end) in cases {
+            let got = fire_at(deadline, end);
+            assert_eq!(got, searched(deadline, end), "window [{deadline}, {end}]");
+            assert!(got >= deadline && got <= end.max(deadline));
+        }
     }
 }

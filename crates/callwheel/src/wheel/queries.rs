@@ -173,7 +173,7 @@ impl<T> Wheel<T> {
             return None;
         }
         let (list, _) = self.first_slot();
-        Some(self.minimum[list as usize].deadline.max(self.cursor))
+        Some(self.minimum[list as usize].at.max(self.cursor))
     }
 
     /// The deadline of the live timer `handle` names.

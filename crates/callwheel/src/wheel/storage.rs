@@ -13,7 +13,7 @@
 use core::num::NonZeroU32;
 
 use super::geometry::{
-    level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS,
+    fire_inside, level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS,
 };
 use super::links::Link;
 use super::windows::Window;
@@ -46,16 +46,17 @@ pub(super) enum Entry<T> {
     },
 }
 
-/// Lower bounds on the window ends and deadlines of the timers in one slot.
+/// Lower bounds on the window ends and the firing instants ([`fire_at`](super::geometry::fire_at)) of the timers in
+/// one slot.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SlotMin {
     pub(super) end: Tick,
-    pub(super) deadline: Tick,
+    pub(super) at: Tick,
 }
 
 pub(super) const NO_MIN: SlotMin = SlotMin {
     end: Tick::MAX,
-    deadline: Tick::MAX,
+    at: Tick::MAX,
 };
 
 impl<T> Wheel<T> {
@@ -273,40 +274,54 @@ impl<T> Wheel<T> {
     }
 
     #[inline(always)]
-    pub(super) fn lower(&mut self, list: u32, deadline: Tick, end: Tick) {
+    pub(super) fn lower(&mut self, list: u32, at: Tick, end: Tick) {
         let m = &mut self.minimum[list as usize];
         m.end = m.end.min(end);
-        m.deadline = m.deadline.min(deadline);
+        m.at = m.at.min(at);
     }
 
-    /// Links a timer (on no list) where its deadline says: overdue, deferred while a slot is
-    /// processed, or its digit's slot.
+    /// The instant this wheel fires a timer with the window `[deadline, end]`: [`fire_at`],
+    /// or the deadline on a wheel made by [`Wheel::at_deadlines`].
+    #[inline(always)]
+    pub(super) fn instant(&self, deadline: Tick, end: Tick) -> Tick {
+        // The exact timer's test first: with a tolerance of 0 known where the timer starts,
+        // it folds away together with this one.
+        if end <= deadline || self.at_deadlines {
+            return deadline;
+        }
+        fire_inside(deadline, end)
+    }
+
+    /// Links a timer (on no list) where its firing instant ([`fire_at`](super::geometry::fire_at)) says: overdue,
+    /// deferred while a slot is processed, or its digit's slot.
     #[inline(always)]
     pub(super) fn arm(&mut self, idx: u32, deadline: Tick, end: Tick) {
-        if deadline <= self.cursor {
+        let at = self.instant(deadline, end);
+        if at <= self.cursor {
             self.push_overdue(idx);
         } else if self.adv.phase == Phase::Tick {
             // A slot is being processed: an older timer with the same deadline may still be in
             // it. Place this one once the slot is done, behind it.
             self.links.push_back(DEFERRED, BASE + idx);
         } else {
-            self.place_at(idx, self.cursor, deadline, end);
+            self.place_at(idx, self.cursor, at, end);
         }
     }
 
-    /// Places a timer whose deadline is after `now` on its digit's level.
+    /// Places a timer whose firing instant is after `now` on its digit's level.
     #[inline(always)]
     pub(super) fn place(&mut self, idx: u32, now: Tick) {
         let deadline = self.timer(idx).deadline;
         let end = self.end_of(idx);
-        self.place_at(idx, now, deadline, end);
+        self.place_at(idx, now, self.instant(deadline, end), end);
     }
 
-    /// [`Wheel::place`] with the timer's deadline and window end already at hand.
+    /// [`Wheel::place`] with the timer's firing instant ([`fire_at`](super::geometry::fire_at)) and window end already
+    /// at hand.
     #[inline(always)]
-    pub(super) fn place_at(&mut self, idx: u32, now: Tick, deadline: Tick, end: Tick) {
-        let level = level_for(now, deadline);
-        let slot = slot_for(level, deadline);
+    pub(super) fn place_at(&mut self, idx: u32, now: Tick, at: Tick, end: Tick) {
+        let level = level_for(now, at);
+        let slot = slot_for(level, at);
         let list = (level * SLOTS + slot) as u32;
         self.links.push_back(list, BASE + idx);
         let word = self.occupied[level];
@@ -318,9 +333,9 @@ impl<T> Wheel<T> {
         if word & bit == 0 {
             // The first timer of an empty slot: its minimums start from this one (emptying a
             // slot leaves them stale rather than pay a store for it).
-            self.minimum[list as usize] = SlotMin { end, deadline };
+            self.minimum[list as usize] = SlotMin { end, at };
         } else {
-            self.lower(list, deadline, end);
+            self.lower(list, at, end);
         }
     }
 

@@ -137,6 +137,32 @@ pub fn window_end(deadline: Tick, tolerance: Tick) -> Tick {
     Window::keep(deadline, tolerance).1
 }
 
+/// The instant a [`Wheel`] fires a timer due at `deadline` with `tolerance` (driven past it):
+/// the deadline for an exact timer, and for a window the first multiple of the coarsest slot
+/// width (64^l ticks, l ≥ 1) that lies in the first eighth of the window kept
+/// ([`window_end`]), or the deadline when that part holds no multiple of 64. Always within
+/// `[deadline, window_end(deadline, tolerance)]`.
+///
+/// The wheel places a tolerant timer by this instant instead of its deadline, so it lands in
+/// a slot that starts exactly there and fires without cascading down the levels (at most one
+/// move, when the instant is beyond its level's current rotation at the start). `advance`
+/// fires timers in the order of these instants, `next_expiry` reports the earliest of them,
+/// `next_wakeup` still the earliest window end.
+///
+/// ```
+/// use callwheel::firing_instant;
+///
+/// assert_eq!(firing_instant(1_000, 0), 1_000); // exact
+/// assert_eq!(firing_instant(1_000, 7), 1_000); // the first eighth holds no multiple of 64
+/// // [1_000, 2_000]: its first eighth [1_000, 1_125] holds 1_024, a multiple of 64.
+/// assert_eq!(firing_instant(1_000, 1_000), 1_024);
+/// // [100_000, 200_000]: the first eighth [100_000, 112_500] holds 102_400 = 25 × 4_096.
+/// assert_eq!(firing_instant(100_000, 100_000), 102_400);
+/// ```
+pub fn firing_instant(deadline: Tick, tolerance: Tick) -> Tick {
+    super::geometry::fire_at(deadline, window_end(deadline, tolerance))
+}
+
 impl<T> Wheel<T> {
     /// The window end of the live timer at `idx`, which must not be on the overdue list (its
     /// field holds a drain stamp there).
@@ -154,6 +180,15 @@ impl<T> Wheel<T> {
         let t = self.timer_mut(idx);
         t.window = t.window.with_payload(field.payload());
         end
+    }
+
+    /// Gives the live timer at `idx` the deadline `deadline` and the window field `window`
+    /// (from [`Window::keep`] for that deadline), keeping its periodic flag.
+    #[inline(always)]
+    pub(super) fn retarget(&mut self, idx: u32, deadline: Tick, window: Window) {
+        let t = self.timer_mut(idx);
+        t.deadline = deadline;
+        t.window = t.window.with_payload(window.payload());
     }
 }
 
