@@ -123,6 +123,7 @@ pub fn w1(p: &W1Params) -> Result<W1Outcome, String> {
 /// W2 from the C driver: as [`workload::w2`](crate::workload::w2).
 pub fn w2(p: &W2Params) -> Result<W2Outcome, String> {
     p.check()?;
+    exact_only(p.tolerance_percent)?;
     let mut ns_per_step = Vec::with_capacity(p.reps as usize);
     let mut count = None;
     for _ in 0..p.reps {
@@ -139,12 +140,16 @@ pub fn w2(p: &W2Params) -> Result<W2Outcome, String> {
     Ok(W2Outcome {
         ns_per_step,
         expiries: count.unwrap_or(0),
+        // Not counted by the C driver's loops.
+        outside: None,
+        cascades_per_timer: None,
     })
 }
 
 /// W3 from the C driver: as [`workload::w3`](crate::workload::w3).
 pub fn w3(p: &W3Params) -> Result<W3Outcome, String> {
     p.check()?;
+    exact_only(p.tolerance_percent)?;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut report = None;
     for _ in 0..p.reps {
@@ -162,12 +167,15 @@ pub fn w3(p: &W3Params) -> Result<W3Outcome, String> {
         ns_per_timer,
         fired,
         late,
+        outside: None,
+        cascades_per_timer: None,
     })
 }
 
 /// W4 from the C driver: as [`workload::w4`](crate::workload::w4).
 pub fn w4(p: &W4Params) -> Result<W4Outcome, String> {
     p.check()?;
+    exact_only(p.tolerance_percent)?;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut counts = None;
     for _ in 0..p.reps {
@@ -195,5 +203,15 @@ pub fn w4(p: &W4Params) -> Result<W4Outcome, String> {
         ns_per_timer,
         fired,
         jumps,
+        outside: None,
+        cascades_per_timer: None,
     })
+}
+
+/// The C driver runs the exact workloads only (its loops start with a tolerance of 0).
+fn exact_only(tolerance_percent: u64) -> Result<(), String> {
+    if tolerance_percent != 0 {
+        return Err("the C driver runs the exact workloads only (tolerance 0)".into());
+    }
+    Ok(())
 }

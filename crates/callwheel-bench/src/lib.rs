@@ -42,5 +42,6 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sections;
+pub mod tolerant;
 pub mod verdict;
 pub mod workload;

@@ -211,6 +211,7 @@ impl Settings {
         W3Params {
             timers,
             ticks: self.w3_ticks,
+            tolerance_percent: 0,
             reps: self.reps,
         }
     }
@@ -236,6 +237,7 @@ impl Settings {
         Ok(W2Params {
             n,
             steps: self.w2_steps,
+            tolerance_percent: 0,
             reps: self.reps,
         })
     }
@@ -252,6 +254,7 @@ impl Settings {
         Ok(W4Params {
             timers: self.w4_timers,
             ticks: self.w4_ticks,
+            tolerance_percent: 0,
             reps: self.w4_reps,
         })
     }

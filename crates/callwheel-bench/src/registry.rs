@@ -39,6 +39,7 @@ use callwheel_schemes::differential_list::DifferentialList;
 use callwheel_schemes::hashed_wheel::HashedWheel;
 use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::linux_wheel::LinuxWheel;
 use callwheel_schemes::ordered_list::OrderedList;
 use callwheel_schemes::straightforward::Straightforward;
 use clap::ValueEnum;
@@ -69,6 +70,10 @@ pub enum Workload {
     W4,
     /// W5, coalescing: wake-ups against the optimum for windows of 5 % and of 0.
     W5,
+    /// W3 and W4 with a tolerance of 1 % and 5 % of each timer's distance, W2 with 5 %, beside
+    /// the exact ones, on the wheel, Linux's wheel and the lazy heap: time, firings outside
+    /// their window, cascades per timer.
+    Tolerant,
     /// Table I: Costello & Varghese's experiment through the callout interfaces (see
     /// `callwheel table1`).
     Table1,
@@ -286,6 +291,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("hierarchical-none", "S7-none", Role::Scheme, Complexity::CONSTANT, Caps::LOSSY, |w| HierarchicalWheel::binary(binary_levels(w), Migration::None)?),
     scheme!("hierarchical-paper", "S7-paper", Role::Scheme, Complexity::CONSTANT, Caps { max_ahead: PAPER_RANGE, ..Caps::EXACT }, HierarchicalWheel::paper(Migration::Full)),
     scheme!("calendar-queue", "Brown", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, CalendarQueue::new()),
+    scheme!("linux-wheel", "Linux", Role::Scheme, Complexity::CONSTANT, Caps { note: "up to one bucket late", ..Caps::LOSSY }, LinuxWheel::new()),
     scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
     SchemeInfo { w1: c_driver::w1, w2: c_driver::w2, w3: c_driver::w3, w4: c_driver::w4, ..scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps { note: "cw_wheel_* from C", ..Caps::EXACT }, CWheel::new()?) },
     scheme!("async-queue", "facility-async", Role::Facility, Complexity::CONSTANT, Caps { note: "callwheel-async DelayQueue, 1 ms ticks", max_ahead: AsyncQueue::MAX_DEADLINE, ..Caps::TICKING }, AsyncQueue::new()?),

@@ -3,9 +3,9 @@
 //!
 //! The parent re-executes its own binary as `callwheel bench-one --scheme NAME --workload wK`
 //! with the sizes of the workload (`--n N --iters I` for W1, `--n N --steps S` for W2,
-//! `--timers M --ticks T` for W3 and W4, plus `--tolerance P` for W5) and `--reps R`. The child
-//! runs the workload ([`run_here`]) and prints exactly one line on stdout, the tag and a
-//! [`Report`] as JSON ([`child_line`]):
+//! `--timers M --ticks T` for W3 and W4, plus `--tolerance P` for W2 to W5) and `--reps R`.
+//! The child runs the workload ([`run_here`]) and prints exactly one line on stdout, the tag
+//! and a [`Report`] as JSON ([`child_line`]):
 //!
 //! ```text
 //! callwheel-result {"samples":[12.5,12.1,13.0],"bytes_per_timer":48.2,"fired":null,...}
@@ -14,8 +14,9 @@
 //! `samples` holds the per-operation figure of each repetition in nanoseconds; `bytes_per_timer`
 //! the bytes per outstanding timer (W1); `fired` the timers fired (W2's expiries, W3, W4);
 //! `late` the timers a lossy scheme fired after W3's last tick; `jumps` W4's `advance` calls;
-//! `wakeups`, `optimum` and `violations` W5's tolerance-0 case, and `tolerant` W5's tolerant
-//! case. `null` means not measured; an unknown field is an error. On failure the child prints
+//! `outside` the firings after their window (W2 to W4) and `cascades_per_timer` the moves down
+//! a level, where counted; `wakeups`, `optimum` and `violations` W5's tolerance-0 case, and
+//! `tolerant` W5's tolerant case. `null` means not measured; an unknown field is an error. On failure the child prints
 //! one error line on stderr and exits non-zero.
 
 use std::process::Command;
@@ -86,15 +87,25 @@ impl Task {
     pub fn describe(&self) -> String {
         match self {
             Task::W1 { scheme, params } => format!("w1 {} N={}", scheme.name, params.n),
-            Task::W2 { scheme, params } => {
-                format!("w2 {} N={} steps={}", scheme.name, params.n, params.steps)
-            }
-            Task::W3 { scheme, params } => {
-                format!("w3 {} timers={}", scheme.name, params.timers)
-            }
-            Task::W4 { scheme, params } => {
-                format!("w4 {} timers={}", scheme.name, params.timers)
-            }
+            Task::W2 { scheme, params } => format!(
+                "w2 {} N={} steps={}{}",
+                scheme.name,
+                params.n,
+                params.steps,
+                tolerance_note(params.tolerance_percent)
+            ),
+            Task::W3 { scheme, params } => format!(
+                "w3 {} timers={}{}",
+                scheme.name,
+                params.timers,
+                tolerance_note(params.tolerance_percent)
+            ),
+            Task::W4 { scheme, params } => format!(
+                "w4 {} timers={}{}",
+                scheme.name,
+                params.timers,
+                tolerance_note(params.tolerance_percent)
+            ),
             Task::W5 { scheme, params } => {
                 format!("w5 {} timers={}", scheme.name, params.timers)
             }
@@ -120,18 +131,21 @@ impl Task {
                 add("workload", "w2".into());
                 add("n", params.n.to_string());
                 add("steps", params.steps.to_string());
+                add("tolerance", params.tolerance_percent.to_string());
                 params.reps
             }
             Task::W3 { params, .. } => {
                 add("workload", "w3".into());
                 add("timers", params.timers.to_string());
                 add("ticks", params.ticks.to_string());
+                add("tolerance", params.tolerance_percent.to_string());
                 params.reps
             }
             Task::W4 { params, .. } => {
                 add("workload", "w4".into());
                 add("timers", params.timers.to_string());
                 add("ticks", params.ticks.to_string());
+                add("tolerance", params.tolerance_percent.to_string());
                 params.reps
             }
             Task::W5 { params, .. } => {
@@ -144,6 +158,15 @@ impl Task {
         };
         add("reps", reps.to_string());
         args
+    }
+}
+
+/// ` tolerance=P%` for a tolerant variant, nothing for the exact workload.
+fn tolerance_note(percent: u64) -> String {
+    if percent == 0 {
+        String::new()
+    } else {
+        format!(" tolerance={percent}%")
     }
 }
 
@@ -175,6 +198,12 @@ pub struct Report {
     pub late: Option<u64>,
     /// W4: `advance` calls (jumps).
     pub jumps: Option<u64>,
+    /// W2, W3, W4: firings after the timer's window ended (its deadline when exact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<u64>,
+    /// W2, W3, W4: moves of a timer down a level per timer, for a structure that counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cascades_per_timer: Option<f64>,
     /// W5, tolerance 0: `advance` calls (wake-ups).
     pub wakeups: Option<u64>,
     /// W5, tolerance 0: the number of distinct deadlines (the greedy optimum).
@@ -205,6 +234,7 @@ impl Report {
                 ("fired", r.fired),
                 ("late", r.late),
                 ("jumps", r.jumps),
+                ("firings outside their window", r.outside),
                 ("wake-ups", r.wakeups),
                 ("optimum", r.optimum),
                 ("violations", r.violations),
@@ -218,6 +248,13 @@ impl Report {
                     shown(b)
                 ));
             }
+        }
+        if self.cascades_per_timer != later.cascades_per_timer {
+            return Err(format!(
+                "the rounds disagree on cascades per timer: {}, then {}",
+                shown(self.cascades_per_timer),
+                shown(later.cascades_per_timer)
+            ));
         }
         if self.bytes_per_timer != later.bytes_per_timer {
             return Err(format!(
@@ -275,6 +312,8 @@ pub fn run_here(task: &Task) -> Result<Report, String> {
             Ok(Report {
                 samples: out.ns_per_step,
                 fired: Some(out.expiries),
+                outside: out.outside,
+                cascades_per_timer: out.cascades_per_timer,
                 ..Report::default()
             })
         }
@@ -284,6 +323,8 @@ pub fn run_here(task: &Task) -> Result<Report, String> {
                 samples: out.ns_per_timer,
                 fired: Some(out.fired),
                 late: Some(out.late),
+                outside: out.outside,
+                cascades_per_timer: out.cascades_per_timer,
                 ..Report::default()
             })
         }
@@ -293,6 +334,8 @@ pub fn run_here(task: &Task) -> Result<Report, String> {
                 samples: out.ns_per_timer,
                 fired: Some(out.fired),
                 jumps: Some(out.jumps),
+                outside: out.outside,
+                cascades_per_timer: out.cascades_per_timer,
                 ..Report::default()
             })
         }

@@ -35,7 +35,7 @@ pub fn progress_bar(total: usize) -> ProgressBar {
 pub fn measure(bar: &ProgressBar, task: &Task, failures: &mut usize) -> Outcome {
     bar.set_message(task.describe());
     let outcome = match runner::run_in_child(task) {
-        Ok(report) => Outcome::Done(report),
+        Ok(report) => Outcome::Done(Box::new(report)),
         Err(message) => {
             *failures += 1;
             bar.suspend(|| eprintln!("error: {}: {message}", task.describe()));
@@ -83,7 +83,7 @@ fn run_rounds(
             let merged = match outcomes[i].take() {
                 None => run(bar, task, failures),
                 Some(Outcome::Done(mut report)) => match run(bar, task, failures) {
-                    Outcome::Done(later) => match report.merge_round(later) {
+                    Outcome::Done(later) => match report.merge_round(*later) {
                         Ok(()) => Outcome::Done(report),
                         Err(message) => {
                             let message = format!("round {}: {message}", round + 1);
@@ -686,6 +686,7 @@ mod tests {
         Ok(Task::W4 {
             scheme: registry::find(name).expect("in the registry"),
             params: W4Params {
+                tolerance_percent: 0,
                 timers: 10,
                 ticks: 100,
                 reps: 1,
@@ -694,11 +695,11 @@ mod tests {
     }
 
     fn report(sample: f64, fired: u64) -> Outcome {
-        Outcome::Done(Report {
+        Outcome::Done(Box::new(Report {
             samples: vec![sample],
             fired: Some(fired),
             ..Report::default()
-        })
+        }))
     }
 
     /// Three rounds of two tasks and a skip: the order alternates, the samples and rounds'

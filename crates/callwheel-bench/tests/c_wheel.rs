@@ -28,6 +28,7 @@ fn w2_from_c_fires_what_the_draws_say() {
     // 600 ticks of the clock: the timers of the first 350 or so expire (delays are 200 to 250
     // ticks), the 5 % never cancelled among them.
     let p = W2Params {
+        tolerance_percent: 0,
         n: 10_000,
         steps: 600_000,
         reps: 2,
@@ -42,6 +43,7 @@ fn w2_from_c_fires_what_the_draws_say() {
 #[test]
 fn w3_from_c_fires_every_timer_within_the_ticks() {
     let p = W3Params {
+        tolerance_percent: 0,
         timers: 50_000,
         ticks: 5_000,
         reps: 2,
@@ -54,6 +56,7 @@ fn w3_from_c_fires_every_timer_within_the_ticks() {
 #[test]
 fn w4_from_c_jumps_as_the_rust_wheel_does() {
     let p = W4Params {
+        tolerance_percent: 0,
         timers: 1_000,
         ticks: 1_000_000_000,
         reps: 3,
@@ -75,18 +78,21 @@ fn empty_sizes_are_refused_as_the_rust_workloads_refuse_them() {
     };
     assert_eq!(c_driver::w1(&w1), workload::w1(&w1, || Ok(Wheel::new())));
     let w2 = W2Params {
+        tolerance_percent: 0,
         n: 10,
         steps: 0,
         reps: 1,
     };
     assert_eq!(c_driver::w2(&w2), workload::w2(&w2, || Ok(Wheel::new())));
     let w3 = W3Params {
+        tolerance_percent: 0,
         timers: 10,
         ticks: 1,
         reps: 1,
     };
     assert_eq!(c_driver::w3(&w3), workload::w3(&w3, || Ok(Wheel::new())));
     let w4 = W4Params {
+        tolerance_percent: 0,
         timers: 0,
         ticks: 100,
         reps: 1,

@@ -16,7 +16,7 @@
 //! | [`experiment`] | the `Experiment` trait, the section it produces, a command as one experiment run alone | |
 //! | [`repro`] | the loop over the registered experiments, the report and the JSON | `repro` |
 //! | [`compare`] | ratios between two `results.json` | `compare` |
-//! | [`bench`](mod@bench) | the workloads W1–W5 on the chosen structures, and the per-measurement child | `bench`, `bench-one` |
+//! | [`bench`](mod@bench) | the workloads W1–W5 and their tolerant variants on the chosen structures, and the per-measurement child | `bench`, `bench-one` |
 //! | [`family`] | the scheme family of Varghese & Lauck on W1 and W3 | (repro) |
 //! | [`table1`] | Costello & Varghese's Table I / Figure 8 through the callout interfaces, and its child | `table1`, `table1-one` |
 //! | [`table2`] | Costello & Varghese's Table II: instructions per timer function, counted by callgrind | `table2`, `table2-driver` |
@@ -24,6 +24,7 @@
 //! | [`callgrind`] | running a driver under callgrind and reading its dumps (for `table2` and `instructions`) | |
 //! | [`cost_model`] | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as M and T vary | (repro) |
 //! | [`peers`] | the production wheel against today's timer libraries on W1–W5 | (repro) |
+//! | [`tolerant`] | W2–W4 with tolerances beside the exact ones: the wheel against Linux's non-cascading wheel | (repro) |
 //! | [`coalescing`] | the wheel's wake-ups against the optimum as tolerance grows | (repro) |
 //! | [`latency`] | callwheel-rt timer lateness against a raw `clock_nanosleep` loop | `latency` |
 //! | [`sweep`] | requested against actual sleep (calloutng Figures 4–7) and the runtime's wake-up counts | `sweep` |
@@ -55,3 +56,4 @@ pub mod stress;
 pub mod sweep;
 pub mod table1;
 pub mod table2;
+pub mod tolerant;

@@ -10,6 +10,7 @@
 //! | `instructions` | W1's start and stop in instructions per call: the production wheel (no value, `u64`) and the C API, N = 0 to 10⁶, counted by callgrind (skipped without valgrind) |
 //! | `cost-model` | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as the wheel's size M and the timers' interval T vary |
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
+//! | `tolerant` | W2–W4 with tolerances of 1 % and 5 % beside the exact ones: the wheel (tolerant timers placed where they fire without cascading) against Linux's non-cascading wheel |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
 //! | `latency` | callwheel-rt timers' lateness against a bare `clock_nanosleep(TIMER_ABSTIME)` loop, idle and loaded |
 //! | `sweep` | requested against actual sleep from 1 µs to 10 ms (calloutng Figures 4–7) for callwheel-rt, raw `clock_nanosleep` and tokio, and the runtime's wake-ups at 0 % and 5 % tolerance |
@@ -25,13 +26,14 @@ use callwheel_bench::machine::Machine;
 use callwheel_bench::results;
 
 /// Every experiment, in report order: `callwheel repro` runs them one after another.
-pub static EXPERIMENTS: [&dyn Registered; 11] = [
+pub static EXPERIMENTS: [&dyn Registered; 12] = [
     &crate::family::Family,
     &crate::table1::experiment::Table1,
     &crate::table2::experiment::Table2,
     &crate::instructions::experiment::Instructions,
     &crate::cost_model::CostModel,
     &crate::peers::Peers,
+    &crate::tolerant::Tolerant,
     &crate::coalescing::Coalescing,
     &crate::latency::experiment::Latency,
     &crate::sweep::Sweep,

@@ -569,3 +569,65 @@ fn rounds_pool_every_rounds_repetitions_and_keep_the_counts() {
     assert_eq!(samples, [6.0; 6], "{:?}", results.figures);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The tolerant workloads: a row per structure and tolerance, the wheel never outside a window
+/// and counting its cascades (fewer at 5 % than exact on W3), Linux's wheel outside some at
+/// 1 % on W3, the lazy heap on exact W4 only, and a verdict per target.
+#[test]
+fn tolerant_workloads_report_windows_and_cascades() {
+    let out = callwheel(&[
+        "bench",
+        "--tiny",
+        "--workload",
+        "tolerant",
+        "--scheme",
+        "wheel,linux-wheel,heap-lazy",
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    let rows = |heading: &str| table(&text, heading);
+    // Columns: structure, tolerance, median, min, max, fired, outside, cascades.
+    let w3 = rows("### W3");
+    let w4 = rows("### W4");
+    let w2 = rows("### W2");
+    assert_eq!((w3.len(), w4.len(), w2.len()), (6, 7, 4), "{text}");
+    let cascades = |rows: &[Vec<String>], tolerance: &str| -> f64 {
+        let row = rows
+            .iter()
+            .find(|r| r[0] == "wheel" && r[1] == tolerance)
+            .unwrap_or_else(|| panic!("no wheel row at {tolerance} in {rows:?}"));
+        row[7].parse().expect("a count of cascades")
+    };
+    assert!(cascades(&w3, "5 %") < cascades(&w3, "0 %"), "{text}");
+    for row in w3.iter().chain(&w4).chain(&w2) {
+        assert!(is_number(&row[2]), "{row:?}");
+        if row[0] == "wheel" {
+            assert_eq!(
+                count(&row[6]),
+                0,
+                "the wheel fired outside a window: {row:?}"
+            );
+        } else {
+            assert_eq!(row[7], "n/a", "{row:?}");
+        }
+    }
+    let linux_w3_1 = w3
+        .iter()
+        .find(|r| r[0].starts_with("linux-wheel") && r[1] == "1 %")
+        .expect("Linux's wheel at 1 %");
+    assert!(count(&linux_w3_1[6]) > 0, "{linux_w3_1:?}");
+    let heap: Vec<&Vec<String>> = w4
+        .iter()
+        .filter(|r| r[0].starts_with("heap-lazy"))
+        .collect();
+    assert_eq!(heap.len(), 1);
+    assert_eq!(heap[0][1], "0 %");
+    for target in [
+        "- Wheel, cascades per timer at 5 % tolerance",
+        "- Wheel, W3 at 5 % tolerance / exact W3",
+        "- Wheel's W4 at 5 % tolerance / the lazy heap's exact W4",
+        "- Wheel against Linux's wheel on the tolerant workloads",
+    ] {
+        assert!(text.contains(target), "no {target:?} in:\n{text}");
+    }
+}

@@ -25,6 +25,7 @@ fn w5_tolerance_never_needs_more_wakeups_than_the_deadlines_alone() {
 #[test]
 fn w2_on_the_peers_and_the_wheel_fires_the_replayed_count() {
     let p = W2Params {
+        tolerance_percent: 0,
         n: 1_000,
         steps: 210_000,
         reps: 1,
@@ -39,6 +40,7 @@ fn w2_on_the_peers_and_the_wheel_fires_the_replayed_count() {
 #[test]
 fn w4_fires_every_timer_on_the_peers() {
     let p = W4Params {
+        tolerance_percent: 0,
         timers: 50,
         ticks: 1_000_000_000,
         reps: 2,

@@ -14,7 +14,7 @@ mod w3;
 mod w4;
 mod w5;
 
-pub use outcome::{median_of, Outcome, Summary};
+pub use outcome::{median_of, summary_cells, Outcome, Summary};
 pub use ratio::{largest_ratio, outcome_ratio, ratio_table, reference, RatioEntry};
 pub use table::{format_ns, Align, Table};
 pub use w1::{w1_matrix, w1_table, W1Row};

@@ -31,8 +31,8 @@ impl Summary {
 /// How a measurement ended.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
-    /// The child reported figures.
-    Done(Report),
+    /// The child reported figures (boxed: a report is large, the other variants small).
+    Done(Box<Report>),
     /// The plan left it out, for the reason given.
     Skipped(&'static str),
     /// The child failed; the message says why.
@@ -40,7 +40,7 @@ pub enum Outcome {
 }
 
 /// The cells `median | min | max` of an outcome (a skip or failure fills the median cell).
-pub(super) fn summary_cells(outcome: &Outcome) -> [String; 3] {
+pub fn summary_cells(outcome: &Outcome) -> [String; 3] {
     match outcome {
         Outcome::Done(report) => match Summary::of(&report.samples) {
             Some(s) => [format_ns(s.median), format_ns(s.min), format_ns(s.max)],

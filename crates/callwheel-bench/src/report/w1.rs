@@ -3,7 +3,6 @@
 use super::outcome::{summary_cells, Outcome, Summary};
 use super::table::{format_ns, Align, Table};
 use crate::registry::SchemeInfo;
-use crate::runner::Report;
 
 /// One row of the W1 table.
 #[derive(Clone, Debug)]
@@ -32,15 +31,11 @@ pub fn w1_table(rows: &[W1Row]) -> String {
     for row in rows {
         let [median, min, max] = summary_cells(&row.outcome);
         let bytes = match &row.outcome {
-            Outcome::Done(Report {
-                bytes_per_timer: Some(_),
-                ..
-            }) if !row.scheme.caps.memory => "n/a".into(),
-            Outcome::Done(Report {
-                bytes_per_timer: Some(b),
-                ..
-            }) => format!("{b:.1}"),
-            Outcome::Done(_) => "-".into(),
+            Outcome::Done(r) => match r.bytes_per_timer {
+                Some(_) if !row.scheme.caps.memory => "n/a".into(),
+                Some(b) => format!("{b:.1}"),
+                None => "-".into(),
+            },
             _ => String::new(),
         };
         let iters = row.iters.map_or_else(|| "-".into(), |i| i.to_string());

@@ -96,10 +96,10 @@ pub fn w5_table(rows: &[W5Row]) -> String {
                 match &report.tolerant {
                     Some(t) => {
                         first.extend(w5_counts(t.wakeups, t.optimum, t.violations, lossy));
-                        first.extend(summary_cells(&Outcome::Done(Report {
+                        first.extend(summary_cells(&Outcome::Done(Box::new(Report {
                             samples: t.samples.clone(),
                             ..Report::default()
-                        })));
+                        }))));
                     }
                     None => first.push("n/a: takes no tolerance".into()),
                 }

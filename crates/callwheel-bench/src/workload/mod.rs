@@ -88,8 +88,12 @@ pub struct W1Outcome {
 pub struct W3Params {
     /// Timers started (1 000 000 in the full workload).
     pub timers: u64,
-    /// Expiries are drawn from `[1, ticks)` and the clock advances over `1..=ticks`.
+    /// Expiries are drawn from `[1, ticks)` and the clock advances over `1..=ticks` (and on to
+    /// the last window's end with a tolerance).
     pub ticks: Tick,
+    /// Each timer's tolerance in percent of its distance from its start (0: exact, W3 itself;
+    /// 1 and 5: the tolerant variants of `docs/workloads.md`).
+    pub tolerance_percent: u64,
     /// Repetitions, each with a fresh structure and a re-seeded generator.
     pub reps: u32,
 }
@@ -106,6 +110,12 @@ pub struct W3Outcome {
     /// Timers that fired only after the last tick (a lossy scheme rounds deadlines up), found by
     /// an untimed drain after the timed region; always 0 for an exact scheme.
     pub late: u64,
+    /// Firings after the timer's window ended (its deadline, with no tolerance), the drained
+    /// late ones included; first repetition (`None`: not counted).
+    pub outside: Option<u64>,
+    /// Moves of a timer down a level per timer started ([`TolerantStart::cascades`]), for a
+    /// structure that counts them; first repetition.
+    pub cascades_per_timer: Option<f64>,
 }
 
 pub(crate) fn build<S>(make: &impl Fn() -> Result<S, Error>) -> Result<S, String> {
@@ -177,23 +187,52 @@ impl W1Params {
 }
 
 impl W2Params {
-    /// `Err` for sizes W2 cannot run (no step or no repetition).
+    /// `Err` for sizes W2 cannot run (no step or no repetition, a tolerance above 100 %).
     pub(crate) fn check(&self) -> Result<(), String> {
         if self.steps == 0 || self.reps == 0 {
             return Err("W2 needs at least one step and one repetition".into());
         }
-        Ok(())
+        tolerance_in_range(self.tolerance_percent)
     }
 }
 
 impl W3Params {
-    /// `Err` for sizes W3 cannot run (no timer, fewer than two ticks, no repetition).
+    /// `Err` for sizes W3 cannot run (no timer, fewer than two ticks, no repetition, a
+    /// tolerance above 100 %).
     pub(crate) fn check(&self) -> Result<(), String> {
         if self.timers == 0 || self.ticks < 2 || self.reps == 0 {
             return Err("W3 needs at least one timer, two ticks and one repetition".into());
         }
-        Ok(())
+        tolerance_in_range(self.tolerance_percent)
     }
+
+    /// The last tick the timed loop advances to: `ticks`, or the latest window end.
+    fn last_tick(&self) -> Tick {
+        self.ticks + tolerance(self.ticks, self.tolerance_percent)
+    }
+}
+
+/// `Err` for a tolerance above 100 % of a timer's distance.
+pub(crate) fn tolerance_in_range(percent: u64) -> Result<(), String> {
+    if percent > 100 {
+        return Err(format!("a tolerance of {percent} %: at most 100"));
+    }
+    Ok(())
+}
+
+/// The tolerance of a timer `distance` ticks from its start: `percent` of it, rounded down.
+#[inline]
+pub fn tolerance(distance: Tick, percent: u64) -> Tick {
+    distance.saturating_mul(percent) / 100
+}
+
+/// Whether a timer due at `deadline`, `distance` ticks from its start, fired outside its
+/// window when it fired at `at` (its window is `[deadline, deadline + tolerance]`).
+#[inline]
+pub(crate) fn outside(at: Tick, deadline: Tick, distance: Tick, percent: u64) -> bool {
+    // No division in the timed loop: for whole ticks, at - deadline > ⌊distance · percent /
+    // 100⌋ exactly when 100 · (at - deadline) > distance · percent.
+    at > deadline && (at - deadline).saturating_mul(100) > distance.saturating_mul(percent)
 }
 
 /// W2's check after the timed loop: a popped timer is always pending, so every cancel found it.
@@ -239,26 +278,32 @@ pub(crate) fn w3_report(report: &mut Option<(u64, u64)>, fired: u64, late: u64, 
 /// is not an error here but is reported in [`W3Outcome::fired`] for the caller to judge.
 pub fn w3<S, F>(p: &W3Params, make: F) -> Result<W3Outcome, String>
 where
-    S: Scheme<u64>,
+    S: Scheme<u64> + TolerantStart,
     F: Fn() -> Result<S, Error>,
 {
     p.check()?;
+    let pct = p.tolerance_percent;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut fired_report = None;
+    let mut first = None;
     for _ in 0..p.reps {
         let mut rng = SplitMix64::new(SEED);
         let mut s = build(&make)?;
         let mut fired = 0u64;
+        let mut outside_window = 0u64;
         let mut incomplete = false;
 
         let begin = Instant::now();
         for i in 0..p.timers {
-            if let Err(e) = s.start(rng.range(1, p.ticks), i) {
+            // Started at 0: a timer's distance is its deadline.
+            let d = rng.range(1, p.ticks);
+            if let Err(e) = s.start_with(d, tolerance(d, pct), i) {
                 return Err(start_failed(e));
             }
         }
-        for now in 1..=p.ticks {
+        for now in 1..=p.last_tick() {
             let progress = s.advance(now, Budget::UNLIMITED, |_, expired| {
+                outside_window += u64::from(outside(now, expired.deadline, expired.deadline, pct));
                 black_box(expired);
             });
             fired += progress.fired as u64;
@@ -271,6 +316,7 @@ where
         let mut late = 0u64;
         while let Some(t) = s.next_expiry() {
             let progress = s.advance(t, Budget::UNLIMITED, |_, expired| {
+                outside_window += u64::from(outside(t, expired.deadline, expired.deadline, pct));
                 black_box(expired);
             });
             late += progress.fired as u64;
@@ -282,13 +328,17 @@ where
         }
         ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
         w3_report(&mut fired_report, fired, late, p.timers);
+        first.get_or_insert((outside_window, s.cascades()));
         drop(s);
     }
     let (fired, late) = fired_report.unwrap_or((0, 0));
+    let (outside, cascades) = first.unwrap_or((0, None));
     Ok(W3Outcome {
         ns_per_timer,
         fired,
         late,
+        outside: Some(outside),
+        cascades_per_timer: cascades.map(|c| c as f64 / p.timers as f64),
     })
 }
 
@@ -306,6 +356,9 @@ pub struct W2Params {
     pub n: u64,
     /// Timed steps (start one, pop the oldest, cancel it 95 % of the time).
     pub steps: u64,
+    /// Each retransmission timeout's tolerance in percent of its delay (0: exact, W2 itself; 5:
+    /// the tolerant variant).
+    pub tolerance_percent: u64,
     /// Repetitions, each with a fresh structure and a re-seeded generator.
     pub reps: u32,
 }
@@ -317,6 +370,10 @@ pub struct W2Outcome {
     pub ns_per_step: Vec<f64>,
     /// Timers fired by the timed advances (the same in every repetition, or an error).
     pub expiries: u64,
+    /// Of those, the ones fired after their window ended (`None`: not counted).
+    pub outside: Option<u64>,
+    /// Moves of a timer down a level per timer started, where counted; first repetition.
+    pub cascades_per_timer: Option<f64>,
 }
 
 /// W2's expiry count computed from the draws alone, without any timer structure: the timers
@@ -364,12 +421,17 @@ pub fn w2_expected(n: u64, steps: u64) -> u64 {
 /// (against [`w2_expected`]).
 pub fn w2<S, F>(p: &W2Params, make: F) -> Result<W2Outcome, String>
 where
-    S: Scheme<u64>,
+    S: Scheme<u64> + TolerantStart,
     F: Fn() -> Result<S, Error>,
 {
     p.check()?;
+    let pct = p.tolerance_percent;
+    // A timer's value carries its delay in the low byte (every delay is below 256), so the
+    // callback can tell its window.
+    let value = |i: u64, delay: Tick| i << 8 | delay;
     let mut ns_per_step = Vec::with_capacity(p.reps as usize);
     let mut count = None;
+    let mut first = None;
     for _ in 0..p.reps {
         let mut rng = SplitMix64::new(SEED);
         let mut s = build(&make)?;
@@ -377,8 +439,9 @@ where
         let mut now: Tick = 0;
         let mut incomplete = false;
         for i in 0..p.n {
+            let delay = rng.range(W2_DELAY.0, W2_DELAY.1);
             let h = s
-                .start(now + rng.range(W2_DELAY.0, W2_DELAY.1), i)
+                .start_with(now + delay, tolerance(delay, pct), value(i, delay))
                 .map_err(start_failed)?;
             fifo.push_back(h);
             if (i + 1) % W2_STEPS_PER_TICK == 0 {
@@ -391,10 +454,13 @@ where
         }
 
         let mut expiries = 0u64;
+        let mut outside_window = 0u64;
         let mut missed = 0u64;
         let begin = Instant::now();
         for i in 0..p.steps {
-            let h = match s.start(now + rng.range(W2_DELAY.0, W2_DELAY.1), p.n + i) {
+            let delay = rng.range(W2_DELAY.0, W2_DELAY.1);
+            let started = s.start_with(now + delay, tolerance(delay, pct), value(p.n + i, delay));
+            let h = match started {
                 Ok(h) => h,
                 Err(e) => return Err(start_failed(e)),
             };
@@ -406,6 +472,8 @@ where
             if (i + 1) % W2_STEPS_PER_TICK == 0 {
                 now += 1;
                 let progress = s.advance(now, Budget::UNLIMITED, |_, e| {
+                    let delay = e.value & 0xff;
+                    outside_window += u64::from(outside(now, e.deadline, delay, pct));
                     black_box(e);
                 });
                 expiries += progress.fired as u64;
@@ -421,11 +489,19 @@ where
         w2_cancels(missed)?;
         same_each_repetition(&mut count, expiries, "the expiry counts")?;
         ns_per_step.push(elapsed.as_nanos() as f64 / p.steps as f64);
+        let started = p.n + p.steps;
+        first.get_or_insert((
+            outside_window,
+            s.cascades().map(|c| c as f64 / started as f64),
+        ));
         drop(s);
     }
+    let (outside, cascades_per_timer) = first.unwrap_or((0, None));
     Ok(W2Outcome {
         ns_per_step,
         expiries: count.unwrap_or(0),
+        outside: Some(outside),
+        cascades_per_timer,
     })
 }
 

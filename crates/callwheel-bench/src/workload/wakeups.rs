@@ -17,6 +17,12 @@ pub trait TolerantStart: Timers<u64> {
     /// `true` when [`Timers::start_with`] honours the tolerance; W5 calls it with a non-zero
     /// tolerance only then.
     const TAKES_TOLERANCE: bool = false;
+
+    /// How many times a timer has moved down a level (a cascade) since the structure was
+    /// made, for a structure that counts them (the production wheel's `stats().cascades`).
+    fn cascades(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The sizes of one W4 measurement.
@@ -26,17 +32,20 @@ pub struct W4Params {
     pub timers: u64,
     /// Expiries are drawn from `[1, ticks)` (1e9 in the full workload).
     pub ticks: Tick,
+    /// Each timer's tolerance in percent of its distance from its start (0: exact, W4 itself).
+    pub tolerance_percent: u64,
     /// Repetitions, each with a fresh structure and a re-seeded generator.
     pub reps: u32,
 }
 
 impl W4Params {
-    /// `Err` for sizes W4 cannot run (no timer, fewer than two ticks, no repetition).
+    /// `Err` for sizes W4 cannot run (no timer, fewer than two ticks, no repetition, a
+    /// tolerance above 100 %).
     pub(crate) fn check(&self) -> Result<(), String> {
         if self.timers == 0 || self.ticks < 2 || self.reps == 0 {
             return Err("W4 needs at least one timer, two ticks and one repetition".into());
         }
-        Ok(())
+        super::tolerance_in_range(self.tolerance_percent)
     }
 }
 
@@ -50,6 +59,11 @@ pub struct W4Outcome {
     pub fired: u64,
     /// `advance` calls the loop made (first repetition; likewise).
     pub jumps: u64,
+    /// Firings after the timer's window ended (the counts must agree between repetitions;
+    /// `None`: not counted).
+    pub outside: Option<u64>,
+    /// Moves of a timer down a level per timer, where counted (first repetition).
+    pub cascades_per_timer: Option<f64>,
 }
 
 /// W4 and W5 give up after this many `advance` calls in one repetition: a query that never
@@ -63,27 +77,35 @@ pub const MAX_WAKEUPS: u64 = 200_000_000;
 /// incomplete, the loop exceeds [`MAX_WAKEUPS`], or the counts differ between repetitions.
 pub fn w4<S, F>(p: &W4Params, make: F) -> Result<W4Outcome, String>
 where
-    S: Scheme<u64>,
+    S: Scheme<u64> + TolerantStart,
     F: Fn() -> Result<S, Error>,
 {
     p.check()?;
+    let pct = p.tolerance_percent;
     let mut ns_per_timer = Vec::with_capacity(p.reps as usize);
     let mut counts = None;
+    let mut cascades = None;
     for _ in 0..p.reps {
         let mut rng = SplitMix64::new(SEED);
         let mut s = build(&make)?;
         let mut fired = 0u64;
         let mut jumps = 0u64;
+        let mut outside_window = 0u64;
         let mut incomplete = false;
 
         let begin = Instant::now();
         for i in 0..p.timers {
-            if let Err(e) = s.start(rng.range(1, p.ticks), i) {
+            // Started at 0: a timer's distance is its deadline.
+            let d = rng.range(1, p.ticks);
+            if let Err(e) = s.start_with(d, super::tolerance(d, pct), i) {
                 return Err(start_failed(e));
             }
         }
         while let Some(d) = s.next_wakeup() {
+            // Every firing of this call happens at or before `d`: judged at `d` (a driver
+            // woken at `d` runs the callbacks then).
             let progress = s.advance(d, Budget::UNLIMITED, |_, e| {
+                outside_window += u64::from(super::outside(d, e.deadline, e.deadline, pct));
                 black_box(e);
             });
             fired += progress.fired as u64;
@@ -102,15 +124,18 @@ where
         if incomplete {
             return Err("an advance with an unlimited budget did not complete".into());
         }
-        same_each_repetition(&mut counts, (fired, jumps), "fired/jumps")?;
+        same_each_repetition(&mut counts, (fired, jumps, outside_window), "fired/jumps")?;
         ns_per_timer.push(elapsed.as_nanos() as f64 / p.timers as f64);
+        cascades.get_or_insert(s.cascades().map(|c| c as f64 / p.timers as f64));
         drop(s);
     }
-    let (fired, jumps) = counts.unwrap_or((0, 0));
+    let (fired, jumps, outside) = counts.unwrap_or((0, 0, 0));
     Ok(W4Outcome {
         ns_per_timer,
         fired,
         jumps,
+        outside: Some(outside),
+        cascades_per_timer: cascades.flatten(),
     })
 }
 
@@ -269,7 +294,7 @@ use callwheel_schemes::{
     balanced_tree::BalancedTree, basic_wheel::BasicWheel, binary_heap::BinaryHeap,
     calendar_queue::CalendarQueue, differential_list::DifferentialList, hashed_wheel::HashedWheel,
     hashed_wheel_sorted::HashedWheelSorted, hierarchical_wheel::HierarchicalWheel,
-    ordered_list::OrderedList, straightforward::Straightforward,
+    linux_wheel::LinuxWheel, ordered_list::OrderedList, straightforward::Straightforward,
 };
 
 // The tolerance trait for callwheel's own structures: every scheme keeps the default (it takes
@@ -286,8 +311,14 @@ impl TolerantStart for HashedWheel<u64> {}
 impl TolerantStart for HierarchicalWheel<u64> {}
 impl TolerantStart for CalendarQueue<u64> {}
 
+impl TolerantStart for LinuxWheel<u64> {}
+
 impl TolerantStart for Wheel<u64> {
     const TAKES_TOLERANCE: bool = true;
+
+    fn cascades(&self) -> Option<u64> {
+        Some(self.stats().cascades)
+    }
 }
 
 /// Keeps the first repetition's counts in `seen`; `Err` names `what` when a later repetition's

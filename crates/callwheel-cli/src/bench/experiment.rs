@@ -11,6 +11,7 @@ use std::path::Path;
 use callwheel_bench::plan::Settings;
 use callwheel_bench::registry::{SchemeInfo, Workload, SCHEMES};
 use callwheel_bench::sections;
+use callwheel_bench::tolerant;
 use callwheel_bench::workload::SEED;
 
 use crate::experiment::{Experiment, Section, Size};
@@ -62,6 +63,7 @@ impl Experiment for Bench {
                 Workload::W3,
                 Workload::W4,
                 Workload::W5,
+                Workload::Tolerant,
                 Workload::Table1,
             ],
             table1,
@@ -103,7 +105,13 @@ impl Experiment for Bench {
         .filter(|(w, _)| runs(*w))
         .map(|&(_, name)| name)
         .collect();
-        let bar = sections::progress_bar(sections::jobs(settings, &plan.schemes, &which));
+        let tolerant_jobs = if runs(Workload::Tolerant) {
+            tolerant::jobs(settings, &plan.schemes)
+        } else {
+            0
+        };
+        let bar =
+            sections::progress_bar(sections::jobs(settings, &plan.schemes, &which) + tolerant_jobs);
         let schemes = &plan.schemes;
         let failures = &mut done.failures;
         let figures = &mut done.figures;
@@ -141,6 +149,20 @@ impl Experiment for Bench {
             markdown.push_str(&md);
             for r in &rows {
                 figures.outcome("bench", r.scheme.name, "w5", &r.outcome);
+            }
+        }
+        if runs(Workload::Tolerant) {
+            let (rows, md, verdicts) = tolerant::tolerant(settings, schemes, &bar, failures);
+            markdown.push_str(&md);
+            for r in &rows {
+                figures.outcome("bench", r.scheme.name, &r.case(), &r.outcome);
+            }
+            for v in verdicts {
+                done.findings.push(crate::experiment::Finding {
+                    experiment: "bench",
+                    what: v.what,
+                    verdict: v.result,
+                });
             }
         }
         bar.finish_and_clear();

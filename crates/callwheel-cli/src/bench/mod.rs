@@ -27,7 +27,7 @@ use crate::experiment::{Experiment, Size};
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Workloads to run, comma-separated.
-    #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w2", "w3", "w4", "w5", "table1"])]
+    #[arg(long = "workload", value_name = "LIST", value_delimiter = ',', default_values = ["w1", "w2", "w3", "w4", "w5", "tolerant", "table1"])]
     pub workloads: Vec<Workload>,
     /// Structures to run (repeatable or comma-separated, by name or label; default: all).
     #[arg(long = "scheme", value_name = "NAME", value_delimiter = ',', ignore_case = true, value_parser = scheme_names())]
@@ -94,9 +94,10 @@ pub struct BenchOneArgs {
     /// 1e9, 1e6].
     #[arg(long, value_parser = clap::value_parser!(u64).range(2..=plan::MAX_TICKS_ARG))]
     pub ticks: Option<u64>,
-    /// W5: the tolerant case's tolerance, in percent of the deadline (0 to 100).
-    #[arg(long, default_value_t = plan::W5_TOLERANCE_PERCENT, value_parser = clap::value_parser!(u64).range(0..=100))]
-    pub tolerance: u64,
+    /// W2, W3, W4: each timer's tolerance, in percent of its distance from its start (0 to 100)
+    /// [default: 0, the exact workload]; W5: the tolerant case's tolerance [default: 5].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub tolerance: Option<u64>,
     /// Repetitions, 1 to 1000 [default: 5, W4 15].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=plan::MAX_REPS_ARG))]
     pub reps: Option<u32>,
@@ -173,6 +174,7 @@ pub fn bench_one(args: &BenchOneArgs) -> ExitCode {
             params: W2Params {
                 n: args.n.unwrap_or(plan::W2_N),
                 steps: args.steps,
+                tolerance_percent: args.tolerance.unwrap_or(0),
                 reps,
             },
         },
@@ -181,6 +183,7 @@ pub fn bench_one(args: &BenchOneArgs) -> ExitCode {
             params: W3Params {
                 timers: args.timers.unwrap_or(plan::W3_TIMERS),
                 ticks: args.ticks.unwrap_or(plan::W3_TICKS),
+                tolerance_percent: args.tolerance.unwrap_or(0),
                 reps,
             },
         },
@@ -189,6 +192,7 @@ pub fn bench_one(args: &BenchOneArgs) -> ExitCode {
             params: W4Params {
                 timers: args.timers.unwrap_or(plan::W4_TIMERS),
                 ticks: args.ticks.unwrap_or(plan::W4_TICKS),
+                tolerance_percent: args.tolerance.unwrap_or(0),
                 reps: args.reps.unwrap_or(plan::W4_REPS),
             },
         },
@@ -196,12 +200,16 @@ pub fn bench_one(args: &BenchOneArgs) -> ExitCode {
             eprintln!("error: bench-one does not run table1 (use table1-one)");
             return ExitCode::from(USAGE_ERROR);
         }
+        Workload::Tolerant => {
+            eprintln!("error: bench-one runs a tolerant workload as w2, w3 or w4 with --tolerance");
+            return ExitCode::from(USAGE_ERROR);
+        }
         Workload::W5 => Task::W5 {
             scheme,
             params: W5Params {
                 timers: args.timers.unwrap_or(plan::W5_TIMERS),
                 ticks: args.ticks.unwrap_or(plan::W5_TICKS),
-                tolerance_percent: args.tolerance,
+                tolerance_percent: args.tolerance.unwrap_or(plan::W5_TOLERANCE_PERCENT),
                 reps,
             },
         },

@@ -1,0 +1,61 @@
+//! Tolerant timers: W3 and W4 with 1 % and 5 % of each timer's distance as its tolerance, W2
+//! with 5 %, beside the exact workloads, on the production wheel, Linux's non-cascading wheel
+//! and the lazy heap, with the wheel's targets for tolerant timers.
+
+use std::path::Path;
+
+use callwheel_bench::plan::Settings;
+use callwheel_bench::registry::{self, SchemeInfo};
+use callwheel_bench::{sections, tolerant};
+
+use crate::experiment::{Experiment, Section, Size};
+
+/// `tolerant`: the tolerant workloads beside the exact ones.
+pub struct Tolerant;
+
+impl Experiment for Tolerant {
+    type Plan = Settings;
+
+    fn name(&self) -> &'static str {
+        "tolerant"
+    }
+
+    fn about(&self) -> &'static str {
+        "Tolerant timers: W2–W4 with tolerances beside the exact ones, the wheel against Linux's wheel"
+    }
+
+    fn plan(&self, size: Size) -> Settings {
+        let mut settings = Settings::standard();
+        match size {
+            Size::Tiny => settings = Settings::tiny(),
+            Size::Default => {
+                settings.w2_steps = 500_000;
+                settings.w3_timers = 1_000_000;
+                settings.set_reps(3);
+                settings.w4_reps = 7;
+            }
+            Size::Full => {}
+        }
+        settings
+    }
+
+    fn run(&self, settings: &Settings, _out: &Path) -> Section {
+        let mut done = Section::default();
+        let schemes: Vec<&'static SchemeInfo> = ["wheel", "linux-wheel", "heap-lazy"]
+            .iter()
+            .filter_map(|n| registry::find(n))
+            .collect();
+        let bar = sections::progress_bar(tolerant::jobs(settings, &schemes));
+        let (rows, md, verdicts) = tolerant::tolerant(settings, &schemes, &bar, &mut done.failures);
+        bar.finish_and_clear();
+        done.markdown.push_str(&md);
+        for r in &rows {
+            done.figures
+                .outcome("tolerant", r.scheme.name, &r.case(), &r.outcome);
+        }
+        for v in verdicts {
+            done.find("tolerant", v.what, v.result);
+        }
+        done
+    }
+}
