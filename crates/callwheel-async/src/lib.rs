@@ -23,8 +23,10 @@
 //! [`timeout`] whose future is ready — never registers), its waker goes into a slab slot of the
 //! wheel (no allocation per sleep once the slab has grown), and dropping it cancels in O(1).
 //! The driver wakes at the earliest window end among its timers (`[deadline, deadline +
-//! tolerance]`) and wakes every waker whose deadline has passed. A sleep therefore ends at its
-//! deadline plus the kernel's wake-up latency plus the tolerance it allows — where tokio's
+//! tolerance]`) and wakes every waker whose timer is due: its deadline has passed, or with a
+//! tolerance its firing instant, a coarse slot boundary in the window's first eighth
+//! ([`callwheel::firing_instant`]: the wheel places it there so that it never cascades). A
+//! sleep therefore ends inside its window, plus the kernel's wake-up latency — where tokio's
 //! timer rounds every sleep up to the next millisecond. The futures only need `Waker::wake`,
 //! so they run on tokio, smol, `futures::executor` or a hand-written loop.
 //!

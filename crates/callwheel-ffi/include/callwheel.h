@@ -542,9 +542,11 @@ void cw_wheel_free(cw_wheel *w);
 // Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
 // tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
 // significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
-// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). A
-// deadline at or before the wheel's time fires at the next cw_wheel_get. `out` receives its
-// handle: point it where the handle is kept (`&conn->timer`), the fastest way to keep it.
+// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). It is
+// due at its firing instant (see cw_wheel_get: the deadline, or with a window a coarse slot
+// boundary in its first eighth); one at or before the wheel's time fires at the next
+// cw_wheel_get. `out` receives its handle: point it where the handle is kept
+// (`&conn->timer`), the fastest way to keep it.
 //
 // Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
 // allocator refused to grow the wheel: nothing changed).
@@ -687,9 +689,15 @@ int cw_wheel_check(const cw_wheel *w,
 // Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
 // is re-armed for its next period before it is returned.
 //
-// Order: by deadline, timers with equal deadlines in the order they were armed (added or
+// A timer is due once the wheel's time reaches its firing instant: its deadline when its
+// tolerance is 0; with a window, the first multiple of the coarsest slot width (64^l ns) in
+// the window's first eighth, or the deadline when that part holds no multiple of 64 (placed
+// there, the timer fires without cascading down the wheel; never before its deadline, never
+// after its window).
+//
+// Order: by firing instant, timers with equal instants in the order they were armed (added or
 // reset) — except for *overdue* timers: those armed, or re-armed (a periodic timer catching
-// up missed periods with CW_MISSED_BURST, one period per pull), with a deadline at or before
+// up missed periods with CW_MISSED_BURST, one period per pull), with an instant at or before
 // the point the pulls have reached (the deadline of the latest timer pulled, or the wheel's
 // time after a pull that found nothing; never later than the wheel's time). Overdue timers
 // armed by add or reset come out in the order they were armed; where overdue timers come out
@@ -697,8 +705,8 @@ int cw_wheel_check(const cw_wheel *w,
 // number of pulls and never before its deadline. This keeps every call bounded, whatever the
 // callers add meanwhile.
 //
-// Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
-// wheel's time); CW_EINVAL for NULL `w` or `out`.
+// Returns 1 with `out` filled; 0 when nothing is due (no timer's firing instant is at or
+// before the wheel's time); CW_EINVAL for NULL `w` or `out`.
 //
 // # Safety
 //

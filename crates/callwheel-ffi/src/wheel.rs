@@ -274,9 +274,11 @@ pub unsafe extern "C" fn cw_wheel_free(w: *mut cw_wheel) {
 /// Adds a timer due at the absolute time `deadline`, in the window [deadline, deadline +
 /// tolerance] (the end saturates at UINT64_MAX; a tolerance of 2^30 ns or more is kept to 25
 /// significant bits, rounded down, so the end is earlier by less than 2^-24 of it, never
-/// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). A
-/// deadline at or before the wheel's time fires at the next cw_wheel_get. `out` receives its
-/// handle: point it where the handle is kept (`&conn->timer`), the fastest way to keep it.
+/// later), carrying `value` (a `(uint64_t)(uintptr_t)` pointer, an index, anything). It is
+/// due at its firing instant (see cw_wheel_get: the deadline, or with a window a coarse slot
+/// boundary in its first eighth); one at or before the wheel's time fires at the next
+/// cw_wheel_get. `out` receives its handle: point it where the handle is kept
+/// (`&conn->timer`), the fastest way to keep it.
 ///
 /// Returns 0; CW_EINVAL (NULL `w` or `out`); CW_ENOMEM (a fixed capacity is full, or the
 /// allocator refused to grow the wheel: nothing changed).

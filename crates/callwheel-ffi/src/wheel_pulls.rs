@@ -112,9 +112,15 @@ fn expiry(e: callwheel::Expired<u64>) -> cw_expiry {
 /// Pulls the next timer due by the wheel's time. A one-shot timer is removed; a periodic one
 /// is re-armed for its next period before it is returned.
 ///
-/// Order: by deadline, timers with equal deadlines in the order they were armed (added or
+/// A timer is due once the wheel's time reaches its firing instant: its deadline when its
+/// tolerance is 0; with a window, the first multiple of the coarsest slot width (64^l ns) in
+/// the window's first eighth, or the deadline when that part holds no multiple of 64 (placed
+/// there, the timer fires without cascading down the wheel; never before its deadline, never
+/// after its window).
+///
+/// Order: by firing instant, timers with equal instants in the order they were armed (added or
 /// reset) — except for *overdue* timers: those armed, or re-armed (a periodic timer catching
-/// up missed periods with CW_MISSED_BURST, one period per pull), with a deadline at or before
+/// up missed periods with CW_MISSED_BURST, one period per pull), with an instant at or before
 /// the point the pulls have reached (the deadline of the latest timer pulled, or the wheel's
 /// time after a pull that found nothing; never later than the wheel's time). Overdue timers
 /// armed by add or reset come out in the order they were armed; where overdue timers come out
@@ -122,8 +128,8 @@ fn expiry(e: callwheel::Expired<u64>) -> cw_expiry {
 /// number of pulls and never before its deadline. This keeps every call bounded, whatever the
 /// callers add meanwhile.
 ///
-/// Returns 1 with `out` filled; 0 when nothing is due (no timer's deadline is at or before the
-/// wheel's time); CW_EINVAL for NULL `w` or `out`.
+/// Returns 1 with `out` filled; 0 when nothing is due (no timer's firing instant is at or
+/// before the wheel's time); CW_EINVAL for NULL `w` or `out`.
 ///
 /// # Safety
 ///

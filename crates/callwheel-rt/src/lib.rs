@@ -24,9 +24,12 @@
 //! | clock bases | monotonic, realtime and boottime deadlines ([`Deadline::on`], [`Deadline::wall`]) on the same shards, re-evaluated when a clock is set; a runtime given the wall clock runs on the monotonic one | `bases`, `clock_sets`, `steady` |
 //!
 //! There are no periodic wake-ups: a driver with nothing pending sleeps until woken; with
-//! timers, it wakes once per coalesced window — firing, at each wake-up, every timer whose
-//! window `[deadline, deadline + tolerance]` contains the wake-up time, which is the minimum
-//! number of wake-ups (the wheel's greedy stabbing of the windows). A driver holds its shard's
+//! timers, it wakes once per coalesced window — at the earliest window end `[deadline,
+//! deadline + tolerance]`, firing every timer that is due by then: one whose deadline has
+//! passed, or with a tolerance whose firing instant has ([`callwheel::firing_instant`], a
+//! coarse slot boundary in the window's first eighth, where the wheel places it so that it
+//! never cascades). That is within a few per cent of the minimum number of wake-ups (exactly
+//! the minimum without tolerances). A driver holds its shard's
 //! lock for at most [`Config::max_expiries_per_lock`] expiries at a time (the papers' bounded
 //! interrupt lock-out) and runs no callback under it.
 //!

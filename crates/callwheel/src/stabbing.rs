@@ -5,8 +5,10 @@
 //! those windows; the fewest wake-ups that serve every timer is the minimum number of instants
 //! stabbing all the windows. For intervals the greedy rule is optimal: sort the windows by
 //! their end, wake at the end of the first one, drop every window that instant stabs, repeat.
-//! Driving the [`Wheel`](crate::Wheel) by `next_wakeup` is that greedy rule run online, so its
-//! wake-up count can be checked against this number.
+//! Driving the [`Wheel`](crate::Wheel) by `next_wakeup` runs that greedy rule online on the
+//! windows as the wheel fires them (from each timer's firing instant to its end), so its
+//! wake-up count can be checked against this number: equal with exact timers, within 5 %
+//! pooled over many windows with tolerances.
 
 use alloc::vec::Vec;
 
