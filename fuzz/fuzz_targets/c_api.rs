@@ -52,12 +52,12 @@ use std::collections::HashMap;
 
 use callwheel_ffi::{
     cw_c_prel, cw_callout_active, cw_callout_deactivate, cw_callout_drain, cw_callout_free,
-    cw_callout_init, cw_callout_pending, cw_callout_reset, cw_callout_reset_sbt_on,
-    cw_callout_next_event, cw_callout_process, cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_new, cw_func, cw_hardclock,
-    cw_handle, cw_setcallout, cw_softclock, cw_softticks, cw_strerror, cw_ticks, cw_timeout,
-    cw_unsetcallout, cw_untimeout, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE,
-    CW_C_DIRECT_EXEC, CW_C_HARDCLOCK, CW_EBUSY, CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE,
-    CW_ESTALE, CW_OK, CW_SBT_1MS, CW_SBT_1S,
+    cw_callout_init, cw_callout_next_event, cw_callout_pending, cw_callout_process,
+    cw_callout_reset, cw_callout_reset_sbt_on, cw_callout_stop, cw_callouts, cw_callouts_free,
+    cw_callouts_new, cw_func, cw_handle, cw_hardclock, cw_setcallout, cw_softclock, cw_softticks,
+    cw_strerror, cw_ticks, cw_timeout, cw_unsetcallout, cw_untimeout, CW_BACKING_HASHED,
+    CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE, CW_C_DIRECT_EXEC, CW_C_HARDCLOCK, CW_EBUSY,
+    CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_OK, CW_SBT_1MS, CW_SBT_1S,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -324,8 +324,8 @@ fn counts(s: &State<'_>, t: usize) -> (usize, usize) {
 /// input: CW_ESTALE, and nothing changes on either table.
 fn cross_table(s: &State<'_>, t: usize) {
     let other = 1 - t;
-    let one_shot = pick(s, &s.oneshots.borrow(), |o| o.table == other)
-        .map(|i| s.oneshots.borrow()[i].handle);
+    let one_shot =
+        pick(s, &s.oneshots.borrow(), |o| o.table == other).map(|i| s.oneshots.borrow()[i].handle);
     let persistent = pick(s, &s.persistents.borrow(), |p| p.table == other)
         .map(|i| s.persistents.borrow()[i].handle);
     let Some(h) = (if s.bytes.below(2) == 0 {
@@ -354,7 +354,11 @@ fn cross_table(s: &State<'_>, t: usize) {
         }
     };
     assert_eq!(rc, CW_ESTALE, "another table's handle names nothing here");
-    assert_eq!([counts(s, 0), counts(s, 1)], before, "a refused handle changed something");
+    assert_eq!(
+        [counts(s, 0), counts(s, 1)],
+        before,
+        "a refused handle changed something"
+    );
 }
 
 /// One call, chosen by the input, with its result checked against the model.
@@ -754,7 +758,11 @@ fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
     };
     assert_eq!(rcs, [CW_EINVAL; 6]);
     assert_eq!(out, 0, "nothing written through a refused call");
-    assert_eq!(hout, cw_handle::default(), "no handle written by a refused call");
+    assert_eq!(
+        hout,
+        cw_handle::default(),
+        "no handle written by a refused call"
+    );
 }
 
 fn new_table(bytes: &Bytes<'_>) -> *mut cw_callouts {

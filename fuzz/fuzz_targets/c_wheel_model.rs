@@ -8,10 +8,11 @@
 //! its period, tolerance and missed-period policy. Every return code, out-parameter and count is
 //! checked against it; `cw_wheel_check` must pass after every call, inside callbacks too.
 //!
-//! The order of pulls is checked where cw_wheel_get's documentation pins it down. A timer is
-//! *overdue* when it is added, reset or re-armed with a deadline at or before "the time of the
-//! wheel's latest pull". The wheel reads that as how far its pulls have got (the deadline of the
-//! latest timer pulled in deadline order, or the wheel's time once a round is done), which the C
+//! The order of pulls is checked where cw_wheel_get's documentation pins it down. A timer is due
+//! at its firing instant (`callwheel::firing_instant`: the deadline, or with a window a coarse
+//! slot boundary in its first eighth), and *overdue* when it is added, reset or re-armed with an
+//! instant at or before "the time of the wheel's latest pull". The wheel reads that as how far
+//! its pulls have got (the instant of the latest timer pulled in order, or the wheel's time once a round is done), which the C
 //! API does not show; so the model keeps a lower bound of it (`Model::reached`) and an upper
 //! bound (`Model::pulled_at`, the wheel's time at the latest pull), and classifies each arm:
 //! at or before the lower bound, overdue on any reading; after the upper bound, not overdue on
@@ -20,7 +21,7 @@
 //! - every timer pulled is pending and due, with its deadline, value and overruns; a periodic
 //!   one is re-armed as `Missed::next` says at the wheel's time;
 //! - a timer not overdue comes out before every other pending one not overdue with a smaller
-//!   (deadline, arm order);
+//!   (firing instant, arm order);
 //! - an overdue timer comes out after every overdue one armed before it, except that one added
 //!   or reset by the caller may overtake a CW_MISSED_BURST timer re-armed overdue by an earlier
 //!   pull (the wheel lets it join the round of overdue timers in progress, which the re-armed
@@ -43,14 +44,14 @@ use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr::{null, null_mut, NonNull};
 use std::collections::{BTreeMap, BTreeSet};
 
-use callwheel::{window_end, Missed};
+use callwheel::{firing_instant, window_end, Missed};
 use callwheel_ffi::{
     cw_expiry, cw_handle, cw_wheel, cw_wheel_add, cw_wheel_add_in, cw_wheel_add_periodic,
     cw_wheel_advance, cw_wheel_check, cw_wheel_counts, cw_wheel_del, cw_wheel_expire,
     cw_wheel_free, cw_wheel_get, cw_wheel_get_many, cw_wheel_info, cw_wheel_new,
-    cw_wheel_next_pending, cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve, cw_wheel_reset, cw_wheel_reset_in,
-    cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_MISSED_BURST,
-    CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
+    cw_wheel_next_pending, cw_wheel_next_wakeup, cw_wheel_pending, cw_wheel_reserve,
+    cw_wheel_reset, cw_wheel_reset_in, cw_wheel_timeout, cw_wheel_update, CW_EINVAL, CW_ENOMEM,
+    CW_ERANGE, CW_ESTALE, CW_MISSED_BURST, CW_MISSED_DELAY, CW_MISSED_SKIP, CW_OK,
 };
 
 use super::Bytes;
@@ -110,6 +111,9 @@ enum Class {
 #[derive(Clone, Copy, Debug)]
 struct Timer {
     deadline: u64,
+    /// The instant it is due (`callwheel::firing_instant`): the deadline, or with a window the
+    /// first multiple of the coarsest slot width in the window's first eighth.
+    at: u64,
     end: u64,
     value: u64,
     schedule: Option<Schedule>,
@@ -123,6 +127,7 @@ impl Timer {
     fn new(deadline: u64, tolerance: u64, value: u64, schedule: Option<Schedule>) -> Timer {
         Timer {
             deadline,
+            at: firing_instant(deadline, tolerance),
             end: window_end(deadline, tolerance),
             value,
             schedule,
@@ -139,7 +144,7 @@ struct Model {
     /// 0 for a growing wheel.
     capacity: usize,
     timers: BTreeMap<Key, Timer>,
-    /// The pending timers by deadline and by window end.
+    /// The pending timers by firing instant and by window end.
     by_deadline: BTreeSet<(u64, Key)>,
     by_end: BTreeSet<(u64, Key)>,
     /// The pending timers of class `Ordered`, in the order they must come out.
@@ -204,23 +209,26 @@ impl Model {
     /// Arms `t` as the latest of all, classified against how far the pulls have got;
     /// `rearmed` for a periodic timer's re-arm by a pull.
     fn insert(&mut self, k: Key, mut t: Timer, rearmed: bool) {
-        assert!(self.reached <= self.pulled_at, "model: the cursor's bounds cross");
+        assert!(
+            self.reached <= self.pulled_at,
+            "model: the cursor's bounds cross"
+        );
         self.seq += 1;
         t.seq = self.seq;
-        t.class = if t.deadline <= self.reached {
+        t.class = if t.at <= self.reached {
             Class::Overdue { rearmed }
-        } else if t.deadline > self.pulled_at {
+        } else if t.at > self.pulled_at {
             Class::Ordered
         } else {
             Class::Unsure
         };
         match t.class {
-            Class::Ordered => drop(self.ordered.insert((t.deadline, t.seq, k))),
+            Class::Ordered => drop(self.ordered.insert((t.at, t.seq, k))),
             Class::Overdue { rearmed: false } => drop(self.overdue_armed.insert(t.seq)),
             Class::Overdue { rearmed: true } => drop(self.overdue_rearmed.insert(t.seq)),
             Class::Unsure => {}
         }
-        self.by_deadline.insert((t.deadline, k));
+        self.by_deadline.insert((t.at, k));
         self.by_end.insert((t.end, k));
         self.timers.insert(k, t);
     }
@@ -228,10 +236,10 @@ impl Model {
     /// Takes a pending timer out; an empty wheel's wake-up is exact again.
     fn remove(&mut self, k: Key) -> Timer {
         let t = self.timers.remove(&k).expect("a model timer");
-        self.by_deadline.remove(&(t.deadline, k));
+        self.by_deadline.remove(&(t.at, k));
         self.by_end.remove(&(t.end, k));
         let found = match t.class {
-            Class::Ordered => self.ordered.remove(&(t.deadline, t.seq, k)),
+            Class::Ordered => self.ordered.remove(&(t.at, t.seq, k)),
             Class::Overdue { rearmed: false } => self.overdue_armed.remove(&t.seq),
             Class::Overdue { rearmed: true } => self.overdue_rearmed.remove(&t.seq),
             Class::Unsure => true,
@@ -250,10 +258,10 @@ impl Model {
         self.insert(k, t, rearmed);
     }
 
-    /// A pull (at the wheel's time) found a timer due at `deadline`.
-    fn pulled(&mut self, deadline: u64) {
+    /// A pull (at the wheel's time) found a timer due at `at` (its firing instant).
+    fn pulled(&mut self, at: u64) {
         self.pulled_at = self.now;
-        self.reached = self.reached.max(deadline);
+        self.reached = self.reached.max(at);
         self.mid_round = true;
     }
 
@@ -264,7 +272,7 @@ impl Model {
         self.mid_round = false;
     }
 
-    /// The smallest deadline, when it is due by the wheel's time.
+    /// The smallest firing instant, when it is due by the wheel's time.
     fn earliest_due(&self) -> Option<u64> {
         let &(d, _) = self.by_deadline.first()?;
         (d <= self.now).then_some(d)
@@ -282,8 +290,10 @@ impl Model {
     fn firings_due(&self, now: u64) -> u64 {
         self.by_deadline
             .range(..=(now, (u64::MAX, u64::MAX)))
-            .map(|(d, k)| match self.timers[k].schedule {
-                Some(p) if p.policy == Missed::Burst => ((now - d) / p.period).saturating_add(1),
+            .map(|(_, k)| match self.timers[k].schedule {
+                Some(p) if p.policy == Missed::Burst => {
+                    ((now - self.timers[k].deadline) / p.period).saturating_add(1)
+                }
                 _ => 1,
             })
             .fold(0, u64::saturating_add)
@@ -498,13 +508,21 @@ fn check(s: &State<'_>, t: usize) {
     // SAFETY: the wheel is live; the cursor and `e` are locals.
     while unsafe { cw_wheel_next_pending(s.w(t), &mut cursor, &mut e) } == 1 {
         assert!(
-            walked.insert(key(e.handle), (e.deadline, e.value)).is_none(),
+            walked
+                .insert(key(e.handle), (e.deadline, e.value))
+                .is_none(),
             "wheel {t}: the walk saw a timer twice"
         );
     }
-    let pending: BTreeMap<Key, (u64, u64)> =
-        m.timers.iter().map(|(&k, tm)| (k, (tm.deadline, tm.value))).collect();
-    assert_eq!(walked, pending, "wheel {t}: the walk and the pending timers");
+    let pending: BTreeMap<Key, (u64, u64)> = m
+        .timers
+        .iter()
+        .map(|(&k, tm)| (k, (tm.deadline, tm.value)))
+        .collect();
+    assert_eq!(
+        walked, pending,
+        "wheel {t}: the walk and the pending timers"
+    );
 }
 
 /// A timer the wheel accepted: its handle is new, carries the wheel's owner, and no other
@@ -514,7 +532,10 @@ fn started(s: &State<'_>, t: usize, h: cw_handle, timer: Timer) {
     let mut m = s.models[t].borrow_mut();
     if m.owner == 0 {
         let mut owners = s.owners.borrow_mut();
-        assert!(!owners.contains(&h.owner), "every wheel has an owner of its own");
+        assert!(
+            !owners.contains(&h.owner),
+            "every wheel has an owner of its own"
+        );
         owners.push(h.owner);
         m.owner = h.owner;
     }
@@ -584,12 +605,21 @@ fn expiry_in_batch(s: &State<'_>, t: usize, e: &cw_expiry, last: bool) {
         let Some(&timer) = m.timers.get(&k) else {
             panic!("wheel {t} at {now} fired {e:?}, which names no pending timer");
         };
-        assert_eq!(e.deadline, timer.deadline, "wheel {t}: {e:?} is not its timer's deadline {timer:?}");
-        assert!(timer.deadline <= now, "wheel {t} at {now} fired {e:?}, which is not due");
-        assert_eq!(e.value, timer.value, "wheel {t}: {e:?} is not its timer's value {timer:?}");
+        assert_eq!(
+            e.deadline, timer.deadline,
+            "wheel {t}: {e:?} is not its timer's deadline {timer:?}"
+        );
+        assert!(
+            timer.at <= now,
+            "wheel {t} at {now} fired {e:?}, which is not due"
+        );
+        assert_eq!(
+            e.value, timer.value,
+            "wheel {t}: {e:?} is not its timer's value {timer:?}"
+        );
         order(&m, t, k, &timer);
         m.fired += 1;
-        m.pulled(timer.deadline);
+        m.pulled(timer.at);
         match timer.schedule {
             None => {
                 assert_eq!(e.overruns, 0, "a one-shot timer has no overruns");
@@ -613,7 +643,11 @@ fn expiry_in_batch(s: &State<'_>, t: usize, e: &cw_expiry, last: bool) {
     }
     // The handle: stale after a one-shot or a last firing; a re-armed periodic timer is pending
     // at its next deadline.
-    let expected = s.models[t].borrow().timers.get(&key(e.handle)).map(|x| x.deadline);
+    let expected = s.models[t]
+        .borrow()
+        .timers
+        .get(&key(e.handle))
+        .map(|x| x.deadline);
     let mut d = UNTOUCHED;
     // SAFETY: the wheel is live; `d` is a local.
     let rc = unsafe { cw_wheel_pending(s.w(t), e.handle, &mut d) };
@@ -640,7 +674,7 @@ fn order(m: &Model, t: usize, k: Key, x: &Timer) {
             let first = m.ordered.first().copied();
             assert_eq!(
                 first,
-                Some((x.deadline, x.seq, k)),
+                Some((x.at, x.seq, k)),
                 "wheel {t} at {now} fired {x:?} (not overdue) before the pending timer {:?}",
                 first.map(|(_, _, f)| m.timers[&f])
             );
@@ -648,14 +682,18 @@ fn order(m: &Model, t: usize, k: Key, x: &Timer) {
         Class::Overdue { rearmed } => {
             let armed = m.overdue_armed.first().copied();
             let earlier = if rearmed {
-                armed.filter(|&a| a < x.seq).or_else(|| {
-                    m.overdue_rearmed.first().copied().filter(|&r| r < x.seq)
-                })
+                armed
+                    .filter(|&a| a < x.seq)
+                    .or_else(|| m.overdue_rearmed.first().copied().filter(|&r| r < x.seq))
             } else {
                 armed.filter(|&a| a < x.seq)
             };
             if let Some(seq) = earlier {
-                let y = m.timers.values().find(|y| y.seq == seq).expect("model: an overdue timer");
+                let y = m
+                    .timers
+                    .values()
+                    .find(|y| y.seq == seq)
+                    .expect("model: an overdue timer");
                 panic!("wheel {t} at {now} fired {x:?} (overdue) before the overdue timer {y:?}");
             }
         }
@@ -732,7 +770,10 @@ fn add_in(s: &State<'_>, t: usize) {
     match now.checked_add(delay) {
         None => {
             // Past the end of time; the order against a full wheel is not specified.
-            assert!(rc == CW_ERANGE || (full && rc == CW_ENOMEM), "add_in {now} + {delay}: {rc}");
+            assert!(
+                rc == CW_ERANGE || (full && rc == CW_ENOMEM),
+                "add_in {now} + {delay}: {rc}"
+            );
             refused(s, before, h);
         }
         Some(_) if full => {
@@ -757,8 +798,7 @@ fn add_periodic(s: &State<'_>, t: usize) {
     let before = snapshot_but_bytes(s);
     let mut h = UNTOUCHED_HANDLE;
     // SAFETY: the wheel is live; `h` is a local.
-    let rc =
-        unsafe { cw_wheel_add_periodic(s.w(t), first, period, tolerance, raw, value, &mut h) };
+    let rc = unsafe { cw_wheel_add_periodic(s.w(t), first, period, tolerance, raw, value, &mut h) };
     let policy = missed(raw);
     if period == 0 || policy.is_none() {
         assert!(
@@ -778,7 +818,11 @@ fn add_periodic(s: &State<'_>, t: usize) {
         return;
     }
     assert_eq!(h, UNTOUCHED_HANDLE, "a refused add wrote a handle");
-    assert_eq!(snapshot_but_bytes(s), before, "a refused add changed a wheel");
+    assert_eq!(
+        snapshot_but_bytes(s),
+        before,
+        "a refused add changed a wheel"
+    );
 }
 
 fn del(s: &State<'_>, t: usize) {
@@ -906,8 +950,16 @@ fn reserve(s: &State<'_>, t: usize) {
     let before = snapshot_but_bytes(s);
     // SAFETY: the wheel is live.
     let rc = unsafe { cw_wheel_reserve(s.w(t), n) };
-    assert_eq!(rc, if fits { CW_OK } else { CW_ENOMEM }, "reserve {n} with {pending} pending");
-    assert_eq!(snapshot_but_bytes(s), before, "reserve changed more than the bytes");
+    assert_eq!(
+        rc,
+        if fits { CW_OK } else { CW_ENOMEM },
+        "reserve {n} with {pending} pending"
+    );
+    assert_eq!(
+        snapshot_but_bytes(s),
+        before,
+        "reserve changed more than the bytes"
+    );
 }
 
 fn update(s: &State<'_>, t: usize) {
@@ -938,7 +990,10 @@ fn get(s: &State<'_>, t: usize) -> bool {
         0 => {
             let mut m = s.models[t].borrow_mut();
             if let Some(d) = m.earliest_due() {
-                panic!("wheel {t} at {}: get found nothing, but a timer is due at {d}", m.now);
+                panic!(
+                    "wheel {t} at {}: get found nothing, but a timer is due at {d}",
+                    m.now
+                );
             }
             assert_eq!(e, UNTOUCHED_EXPIRY, "an empty get wrote an expiry");
             m.round_done();
@@ -978,9 +1033,15 @@ fn batch(s: &State<'_>, t: usize, to: Option<u64>) {
             call(null_mut(), batch.as_mut_ptr(), 1),
             call(s.w(t), null_mut(), 1),
         ];
-        assert_eq!(rcs, [CW_EINVAL; 3], "a batch of 0 or a NULL argument is refused");
+        assert_eq!(
+            rcs, [CW_EINVAL; 3],
+            "a batch of 0 or a NULL argument is refused"
+        );
         assert_eq!(snapshot(s), before, "a refused batch changed a wheel");
-        assert_eq!(batch[0], UNTOUCHED_EXPIRY, "a refused batch wrote an expiry");
+        assert_eq!(
+            batch[0], UNTOUCHED_EXPIRY,
+            "a refused batch wrote an expiry"
+        );
         return;
     }
     if let Some(to) = to {
@@ -990,7 +1051,10 @@ fn batch(s: &State<'_>, t: usize, to: Option<u64>) {
             let rc = call(s.w(t), batch.as_mut_ptr(), max);
             assert_eq!(rc, CW_ERANGE, "advance from {now} back to {to}");
             assert_eq!(snapshot(s), before, "a refused advance changed a wheel");
-            assert_eq!(batch[0], UNTOUCHED_EXPIRY, "a refused advance wrote an expiry");
+            assert_eq!(
+                batch[0], UNTOUCHED_EXPIRY,
+                "a refused advance wrote an expiry"
+            );
             return;
         }
     }
@@ -1001,7 +1065,9 @@ fn batch(s: &State<'_>, t: usize, to: Option<u64>) {
     }
     assert!(got <= max, "a batch of {got} expiries for {max}");
     for (i, e) in batch[..got].iter().enumerate() {
-        let last = batch[i + 1..got].iter().all(|later| later.handle != e.handle);
+        let last = batch[i + 1..got]
+            .iter()
+            .all(|later| later.handle != e.handle);
         expiry_in_batch(s, t, e, last);
     }
     assert_eq!(
@@ -1031,10 +1097,7 @@ fn expire(s: &State<'_>, t: usize) {
         _ => 1 + u64::from(s.bytes.below(SMALL_MAX)),
     };
     let unlimited = |max: u64| max == 0 || max > u64::from(SMALL_MAX);
-    if to >= now
-        && unlimited(max)
-        && s.models[t].borrow().firings_due(to) > UNLIMITED_FIRINGS
-    {
+    if to >= now && unlimited(max) && s.models[t].borrow().firings_due(to) > UNLIMITED_FIRINGS {
         max = 1 + u64::from(s.bytes.below(SMALL_MAX));
     }
     let frame = Frame {
@@ -1069,7 +1132,10 @@ fn expire(s: &State<'_>, t: usize) {
         "expire returns the callbacks it made"
     );
     if max != 0 {
-        assert!(calls <= max, "expire made {calls} callbacks, at most {max} asked");
+        assert!(
+            calls <= max,
+            "expire made {calls} callbacks, at most {max} asked"
+        );
     }
     if max == 0 || calls < max {
         // Its last pull found nothing due.
@@ -1092,8 +1158,12 @@ fn expire(s: &State<'_>, t: usize) {
 fn wakeup(s: &State<'_>, t: usize) {
     let (mut at, mut ns) = (UNTOUCHED, UNTOUCHED);
     // SAFETY: the wheel is live; the out-pointers are locals.
-    let (rc, rc_ns) =
-        unsafe { (cw_wheel_next_wakeup(s.w(t), &mut at), cw_wheel_timeout(s.w(t), &mut ns)) };
+    let (rc, rc_ns) = unsafe {
+        (
+            cw_wheel_next_wakeup(s.w(t), &mut at),
+            cw_wheel_timeout(s.w(t), &mut ns),
+        )
+    };
     let m = s.models[t].borrow();
     let Some(end) = m.earliest_end() else {
         assert_eq!((rc, rc_ns), (0, 0), "wheel {t} is empty: no wake-up");
@@ -1107,11 +1177,21 @@ fn wakeup(s: &State<'_>, t: usize) {
         at <= now.max(end),
         "wheel {t} at {now}: wake-up {at} after the earliest window end {end}"
     );
-    assert_eq!(ns, at - now, "wheel {t} at {now}: timeout against wake-up {at}");
+    assert_eq!(
+        ns,
+        at - now,
+        "wheel {t} at {now}: timeout against wake-up {at}"
+    );
     if let Some(d) = m.earliest_due() {
-        assert_eq!(at, now, "wheel {t} at {now}: a timer due at {d}, but wake-up {at}");
+        assert_eq!(
+            at, now,
+            "wheel {t} at {now}: a timer due at {d}, but wake-up {at}"
+        );
     } else if !m.dirty && !m.mid_round {
-        assert_eq!(at, end, "wheel {t} at {now}: nothing due, wake-up {at}, earliest end {end}");
+        assert_eq!(
+            at, end,
+            "wheel {t} at {now}: nothing due, wake-up {at}, earliest end {end}"
+        );
     }
 }
 
@@ -1173,7 +1253,11 @@ fn null_calls(s: &State<'_>, t: usize) {
     // SAFETY: NULL is ignored.
     unsafe { cw_wheel_free(null_mut()) };
     assert_eq!(rcs, [CW_EINVAL; 6], "NULL arguments");
-    assert_eq!((out, v, e), (UNTOUCHED_HANDLE, UNTOUCHED, UNTOUCHED_EXPIRY), "a refused call wrote");
+    assert_eq!(
+        (out, v, e),
+        (UNTOUCHED_HANDLE, UNTOUCHED, UNTOUCHED_EXPIRY),
+        "a refused call wrote"
+    );
     assert_eq!(i, cw_wheel_info::default(), "a refused call wrote counts");
     assert_eq!(frame.calls.get(), 0, "a refused expire called back");
     assert_eq!(snapshot(s), before, "a refused call changed a wheel");
@@ -1183,7 +1267,11 @@ fn null_calls(s: &State<'_>, t: usize) {
 /// the refusals: no out-pointer, a capacity of 2^32 - 707 or more (the wheel's index space;
 /// the largest one allowed is not tried, as reserving it would trip the sanitizer's allocator).
 fn create(b: &Bytes<'_>) -> (*mut cw_wheel, Model) {
-    let capacity = if b.below(2) == 0 { 0 } else { 1 + usize::from(b.below(8)) };
+    let capacity = if b.below(2) == 0 {
+        0
+    } else {
+        1 + usize::from(b.below(8))
+    };
     let now = start_time(b);
     if b.below(4) == 0 {
         let first_refused = (1usize << 32) - 707;
@@ -1201,7 +1289,10 @@ fn create(b: &Bytes<'_>) -> (*mut cw_wheel, Model) {
         assert_eq!(rc, CW_EINVAL, "capacity {too_large}");
         assert!(out.is_null(), "a refused cw_wheel_new leaves NULL");
         // SAFETY: NULL is refused.
-        assert_eq!(unsafe { cw_wheel_new(capacity, now, null_mut()) }, CW_EINVAL);
+        assert_eq!(
+            unsafe { cw_wheel_new(capacity, now, null_mut()) },
+            CW_EINVAL
+        );
     }
     let mut w = null_mut();
     // SAFETY: `w` is a local.
@@ -1222,7 +1313,11 @@ fn finish(s: &State<'_>, t: usize) {
             let mut v = UNTOUCHED;
             // SAFETY: the wheel is live; `v` is a local.
             let rc = unsafe { cw_wheel_del(s.w(t), cw_handle { id, owner }, &mut v) };
-            assert_eq!((rc, v), (CW_OK, value), "deleting every timer before the free");
+            assert_eq!(
+                (rc, v),
+                (CW_OK, value),
+                "deleting every timer before the free"
+            );
             let mut m = s.models[t].borrow_mut();
             m.remove((id, owner));
             m.deleted += 1;
@@ -1232,7 +1327,9 @@ fn finish(s: &State<'_>, t: usize) {
         // SAFETY: as above.
         assert_eq!(unsafe { cw_wheel_next_wakeup(s.w(t), &mut at) }, 0);
     }
-    s.retired.borrow_mut().extend_from_slice(&s.models[t].borrow().issued);
+    s.retired
+        .borrow_mut()
+        .extend_from_slice(&s.models[t].borrow().issued);
     // SAFETY: created by `create`, freed once; no call on it is in progress (never from a
     // callback).
     unsafe { cw_wheel_free(s.w(t)) };

@@ -53,8 +53,12 @@ fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
         let clock = ManualClock::new(1_000_000_000);
-        let rt = Runtime::builder().clock(clock.clone()).shards(1).workers(1).build()
-        .expect("the runtime starts");
+        let rt = Runtime::builder()
+            .clock(clock.clone())
+            .shards(1)
+            .workers(1)
+            .build()
+            .expect("the runtime starts");
         Env { clock, rt }
     })
 }
@@ -208,7 +212,9 @@ impl Pair {
     /// run out of set keys (after about 2^24 sets: a very long run).
     fn new(quota: usize, missed: Missed) -> Option<Pair> {
         let env = env();
-        let config = TimerSetConfig::default().with_quota(quota).with_missed(missed);
+        let config = TimerSetConfig::default()
+            .with_quota(quota)
+            .with_missed(missed);
         let c = TimerSet::with_config(&env.rt, config).ok()?;
         let twin = TimerSet::with_config(&env.rt, config).ok()?;
         Some(Pair {
