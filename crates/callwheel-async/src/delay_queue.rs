@@ -111,6 +111,55 @@ impl<T> DelayQueue<T> {
         }
     }
 
+    /// An empty queue on the process-wide driver with room for `capacity` values before it
+    /// allocates (tokio-util's `with_capacity`; memory refused here aborts, as `Vec` does).
+    pub fn with_capacity(capacity: usize) -> DelayQueue<T> {
+        let mut queue = DelayQueue::new();
+        queue.reserve(capacity);
+        queue
+    }
+
+    /// How many values the queue holds without allocating.
+    pub fn capacity(&self) -> usize {
+        self.wheel.capacity()
+    }
+
+    /// Makes room for `additional` more values than the queue holds. Aborts when memory runs
+    /// out or the count passes what a queue indexes (2^32 − 707 values), as `Vec::reserve`
+    /// panics on overflow; [`DelayQueue::try_reserve`] returns the error instead.
+    pub fn reserve(&mut self, additional: usize) {
+        if self.try_reserve(additional).is_err() {
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<T>());
+        }
+    }
+
+    /// [`DelayQueue::reserve`], returning [`Error::Full`] or [`Error::NoMemory`] (nothing
+    /// changed) instead of aborting.
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), Error> {
+        self.wheel.reserve(additional)
+    }
+
+    /// Gives back the room the queue never used. The slots of values that came back or were
+    /// removed stay, free for the next inserts (each keeps the generation that keeps a stale
+    /// key from naming a later value).
+    pub fn shrink_to_fit(&mut self) {
+        self.wheel.shrink_to_fit();
+    }
+
+    /// tokio-util's `compact`, which moves values to fill the slots of removed ones: here
+    /// [`DelayQueue::shrink_to_fit`], as a value never moves (its key is its slot and that
+    /// slot's generation, checked on every use); the memory a queue holds is bounded by its
+    /// largest number of values at once.
+    pub fn compact(&mut self) {
+        self.shrink_to_fit();
+    }
+
+    /// The key of the value [`DelayQueue::poll_expired`] returns next (the one due soonest),
+    /// without taking it or waiting for it; `None` when the queue is empty.
+    pub fn peek(&self) -> Option<Key> {
+        self.wheel.peek().map(Key)
+    }
+
     /// Values may come back up to `tolerance` after their deadline (never before), so that
     /// values with overlapping windows share one wake-up.
     pub fn with_tolerance(mut self, tolerance: Duration) -> DelayQueue<T> {
@@ -178,9 +227,23 @@ impl<T> DelayQueue<T> {
         }
     }
 
-    /// Removes the value `key` names and returns it; `None` for a stale or foreign key.
+    /// Removes the value `key` names and returns it; `None` for a stale or foreign key
+    /// (tokio-util's `remove` panics there and returns an `Expired`: see
+    /// [`DelayQueue::try_remove`]).
     pub fn remove(&mut self, key: &Key) -> Option<T> {
         self.wheel.stop(key.0)
+    }
+
+    /// Removes the value `key` names and returns it with its key and deadline, as
+    /// tokio-util's `try_remove`; `None` for a stale or foreign key.
+    pub fn try_remove(&mut self, key: &Key) -> Option<Expired<T>> {
+        let deadline = self.deadline(key)?;
+        let value = self.wheel.stop(key.0)?;
+        Some(Expired {
+            value,
+            key: *key,
+            deadline,
+        })
     }
 
     /// Moves the value `key` names to `timeout` from now; `false` for a stale or foreign key.
@@ -258,8 +321,9 @@ impl<T> DelayQueue<T> {
         self.wheel.memory_bytes()
     }
 
-    /// The next value whose delay has passed (deadline order; insertion order among equal
-    /// deadlines): `Ready(Some(expired))`; `Ready(None)` when the queue is empty (poll again
+    /// The next value whose delay has passed (deadline order, insertion order among equal
+    /// deadlines; with a tolerance, the order of the instants within their windows at which
+    /// the wheel returns them, [`callwheel::firing_instant`]): `Ready(Some(expired))`; `Ready(None)` when the queue is empty (poll again
     /// after an insert); `Pending` until the next one is due, with the task woken then (or
     /// when an insert or reset makes one due sooner).
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
@@ -314,7 +378,12 @@ impl Driver {
     }
 }
 
-impl<T: Unpin> futures_core::Stream for DelayQueue<T> {
+/// A queue never pins its values: they move in and out by value and are reached through
+/// `&mut self` only, so the queue itself may move whatever `T` is (a `Stream` of values that
+/// are not `Unpin`, as tokio-util's queue is).
+impl<T> Unpin for DelayQueue<T> {}
+
+impl<T> futures_core::Stream for DelayQueue<T> {
     type Item = Expired<T>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {

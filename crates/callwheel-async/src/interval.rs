@@ -111,6 +111,26 @@ impl Interval {
         self.sleep.reset_after(self.period);
     }
 
+    /// The next tick now: the following ones one period apart from it.
+    pub fn reset_immediately(&mut self) {
+        self.finished = false;
+        self.sleep.reset_after(Duration::ZERO);
+    }
+
+    /// The next tick `after` from now, the following ones one period apart from it
+    /// (`Duration::MAX`: no tick ever comes).
+    pub fn reset_after(&mut self, after: Duration) {
+        self.finished = false;
+        self.sleep.reset_after(after);
+    }
+
+    /// The next tick at `deadline` (at once if it has passed), the following ones one period
+    /// apart from it.
+    pub fn reset_at(&mut self, deadline: Instant) {
+        self.finished = false;
+        self.sleep.reset(deadline);
+    }
+
     /// The period.
     pub fn period(&self) -> Duration {
         self.period

@@ -78,7 +78,7 @@ mod timeout;
 mod tokio_reactor;
 
 pub use callwheel::Missed;
-pub use callwheel_rt::{Clock, ManualClock, Tolerance};
+pub use callwheel_rt::{Clock, ManualClock, Tolerance, Waiter, Wake};
 pub use delay_queue::{DelayQueue, Expired, Key};
 pub use driver::{Builder, Driver, DriverStats, MAX_SHARDS};
 pub use interval::{interval, interval_at, Interval};

@@ -129,6 +129,18 @@ impl Sleep {
         }
     }
 
+    /// A sleep on `driver` with its deadline already read from the driver's clock.
+    pub(crate) fn fixed(driver: Option<Link>, deadline: Instant, deadline_ns: u64) -> Sleep {
+        Sleep {
+            follows_context: driver.is_none(),
+            driver,
+            deadline,
+            deadline_ns,
+            tolerance: None,
+            registration: Registration::Idle,
+        }
+    }
+
     /// The reading of the clock this sleep counts on: its driver's, or `CLOCK_MONOTONIC`
     /// before it is registered; `None` in the degraded mode (no driver at all).
     fn clock_now(&self) -> Option<u64> {
@@ -171,8 +183,9 @@ impl Sleep {
     }
 
     /// Moves the deadline to `deadline`, whether the sleep completed or not: a completed sleep
-    /// becomes pending again. The timer keeps its place in the driver when it is still
-    /// registered (no new registration).
+    /// becomes pending again, and one moved to a time already passed completes at its next
+    /// poll. The timer keeps its place in the driver when it is still registered and its new
+    /// deadline is ahead (no new registration).
     pub fn reset(&mut self, deadline: Instant) {
         let ns = self.clock_ns_at(deadline);
         self.set_deadline(deadline, ns);
@@ -215,6 +228,12 @@ impl Sleep {
         self.deadline = deadline;
         self.deadline_ns = ns;
         match (&self.registration, &self.driver) {
+            // Moved to a time already passed: due at the next poll, as tokio's is, rather than
+            // at the driver's next turn.
+            (Registration::Armed(entry), Some(d)) if ns <= d.now() => {
+                d.cancel(*entry);
+                self.registration = Registration::Idle;
+            }
             (Registration::Armed(entry), Some(d)) => {
                 let tolerance = self.tolerance_ns(d);
                 if !d.reset(*entry, ns, tolerance) {

@@ -1,9 +1,15 @@
 //! [`Timeout`]: a future with a deadline.
 //!
-//! The inner future is polled first, and the deadline's sleep is made only at the first poll
-//! where the inner future is pending: a timeout whose future is ready at its first poll reads
-//! no clock, takes no lock and registers nothing — the common case of a timeout around an
-//! operation that usually completes at once.
+//! The deadline counts from the call that makes the timeout, as tokio's does. The inner future
+//! is polled first, and the deadline's sleep is made only at the first poll where the inner
+//! future is pending: a timeout whose future is ready at its first poll takes no lock and
+//! registers nothing, and the call reads only `CLOCK_MONOTONIC_COARSE` (a few nanoseconds:
+//! [`callwheel_rt::coarse_monotonic`]) — the common case of a timeout around an operation that
+//! usually completes at once. The precise clock is read when the sleep is made; the deadline is
+//! the earlier of that reading plus the duration and the coarse reading plus its resolution
+//! plus the duration: never before the call plus the duration, and at most one kernel tick
+//! (the coarse clock's resolution, 4 ms at `HZ = 250`) after it, which only a timeout first
+//! polled more than a tick after its call can see.
 
 use std::fmt;
 use std::future::Future;
@@ -26,13 +32,41 @@ impl fmt::Display for Elapsed {
 
 impl std::error::Error for Elapsed {}
 
+/// An elapsed timeout as an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut), so
+/// that `?` works on a timeout inside a function returning `std::io::Result`, as with tokio's.
+impl From<Elapsed> for std::io::Error {
+    fn from(elapsed: Elapsed) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, elapsed)
+    }
+}
+
 /// When a timeout's deadline is, before its sleep exists.
 #[derive(Clone, Copy, Debug)]
 enum When {
-    /// This long after the first poll at which the future is pending.
-    After(Duration),
+    /// `duration` after the call, which read `CLOCK_MONOTONIC_COARSE` (`called`, with the
+    /// clock's `resolution`): a timeout made by the free functions, whose sleep counts in
+    /// `CLOCK_MONOTONIC` nanoseconds whichever driver takes it.
+    After {
+        duration: Duration,
+        called: u64,
+        resolution: u64,
+    },
+    /// This deadline, read from the driver's clock at the call: a driver's timeout.
+    Fixed(Instant, u64),
     /// At this instant.
     At(Instant),
+}
+
+impl When {
+    /// `duration` after now, for the process-wide or the context's driver.
+    fn after(duration: Duration) -> When {
+        let (called, resolution) = callwheel_rt::coarse_monotonic();
+        When::After {
+            duration,
+            called,
+            resolution,
+        }
+    }
 }
 
 pin_project_lite::pin_project! {
@@ -51,11 +85,12 @@ pin_project_lite::pin_project! {
 }
 
 /// Runs `future` for at most `duration`: `Ok(output)` if it completes first, `Err(Elapsed)`
-/// otherwise (the future is then dropped with the `Timeout`). On the process-wide driver.
+/// otherwise (the future is then dropped with the `Timeout`). On the executor's driver or the
+/// process-wide one.
 ///
-/// The duration counts from the first poll at which `future` is pending (a `Timeout` does
-/// nothing before it is polled); a future that is ready at its first poll costs no clock
-/// read and no timer.
+/// The duration counts from this call, as `tokio::time::timeout`'s does (to within one
+/// kernel tick late, never early: see the module's documentation); a future that is ready at
+/// its first poll costs one coarse clock read and no timer. `Duration::MAX` never elapses.
 ///
 /// ```
 /// # futures::executor::block_on(async {
@@ -66,7 +101,7 @@ pin_project_lite::pin_project! {
 /// # });
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout::new(None, When::After(duration), future)
+    Timeout::new(None, When::after(duration), future)
 }
 
 /// [`timeout`] with a deadline instead of a duration.
@@ -75,9 +110,14 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 }
 
 impl Driver {
-    /// [`timeout`] on this driver.
+    /// [`timeout`] on this driver: the duration counts from this call on the driver's clock
+    /// (one reading of it here, exact on a [`ManualClock`]).
+    ///
+    /// [`ManualClock`]: callwheel_rt::ManualClock
     pub fn timeout<F: Future>(&self, duration: Duration, future: F) -> Timeout<F> {
-        Timeout::new(Some(self.link()), When::After(duration), future)
+        let link = self.link();
+        let (at, ns) = link.deadline_after(duration);
+        Timeout::new(Some(link), When::Fixed(at, ns), future)
     }
 
     /// [`timeout_at`] on this driver.
@@ -86,15 +126,39 @@ impl Driver {
     }
 }
 
-/// The deadline's sleep, made now.
-fn make_sleep(driver: &Option<Link>, when: When, tolerance: Option<Duration>) -> Sleep {
-    let sleep = match when {
-        When::After(d) => Sleep::after(driver.clone(), d),
-        When::At(at) => Sleep::at(driver.clone(), at),
+/// The deadline's sleep, made now, and whether it was read from the clock just now for a
+/// positive duration (so it cannot be due yet, and its first poll need not read the clock).
+fn make_sleep(driver: &Option<Link>, when: When, tolerance: Option<Duration>) -> (Sleep, bool) {
+    let (sleep, fresh) = match when {
+        When::After {
+            duration,
+            called,
+            resolution,
+        } => {
+            let mut sleep = Sleep::after(driver.clone(), duration);
+            // The call was at most one resolution after its coarse reading: no deadline need
+            // be later than that bound plus the duration (none is earlier than the call plus
+            // the duration either way).
+            let latest = called
+                .saturating_add(resolution)
+                .saturating_add(callwheel_rt::saturating_ns(duration));
+            let ns = sleep.deadline_ns();
+            let capped = ns > latest;
+            if capped {
+                let at = sleep.deadline();
+                let at = at
+                    .checked_sub(Duration::from_nanos(ns - latest))
+                    .unwrap_or(at);
+                sleep.set_deadline(at, latest);
+            }
+            (sleep, !capped && !duration.is_zero())
+        }
+        When::Fixed(at, ns) => (Sleep::fixed(driver.clone(), at, ns), false),
+        When::At(at) => (Sleep::at(driver.clone(), at), false),
     };
     match tolerance {
-        Some(t) => sleep.tolerance(t),
-        None => sleep,
+        Some(t) => (sleep.tolerance(t), fresh),
+        None => (sleep, fresh),
     }
 }
 
@@ -125,11 +189,11 @@ impl<F> Timeout<F> {
     }
 
     /// The deadline's sleep, to read or reset (made now if the timeout has not yet needed
-    /// it, so a duration then counts from this call).
+    /// it; its deadline still counts from the call that made the timeout).
     pub fn sleep(&mut self) -> &mut Sleep {
         let (driver, when, tolerance) = (&self.driver, self.when, self.tolerance);
         self.sleep
-            .get_or_insert_with(|| make_sleep(driver, when, tolerance))
+            .get_or_insert_with(|| make_sleep(driver, when, tolerance).0)
     }
 
     /// This timeout may fire up to `tolerance` after its deadline (see
@@ -153,11 +217,12 @@ impl<F: Future> Future for Timeout<F> {
         let polled = match this.sleep {
             Some(sleep) => sleep.poll_sleep(cx),
             None => {
-                let sleep = this.sleep.insert(make_sleep(driver, when, tolerance));
-                match when {
-                    // Made from the clock just now, for a positive duration: not yet due.
-                    When::After(d) if !d.is_zero() => sleep.poll_fresh(cx),
-                    _ => sleep.poll_sleep(cx),
+                let (sleep, fresh) = make_sleep(driver, when, tolerance);
+                let sleep = this.sleep.insert(sleep);
+                if fresh {
+                    sleep.poll_fresh(cx)
+                } else {
+                    sleep.poll_sleep(cx)
                 }
             }
         };

@@ -142,7 +142,7 @@ mod test_clock;
 
 pub use alarm::Alarm;
 pub use callwheel::Missed;
-pub use clock::{Clock, ClockId, SystemClock, Waiter, Wake};
+pub use clock::{coarse_monotonic, Clock, ClockId, SystemClock, Waiter, Wake};
 pub use condvar::Condvar;
 pub use config::{
     Builder, Config, MAX_EXPIRIES_PER_LOCK, MAX_SHARDS, MAX_SPIN, MAX_TOLERANCE_PPM, MAX_WORKERS,

@@ -37,6 +37,26 @@ pub(crate) fn clock_gettime(clock: ClockId) -> io::Result<u64> {
     Ok(secs.saturating_mul(NS).saturating_add(nanos))
 }
 
+/// `CLOCK_MONOTONIC_COARSE` in nanoseconds.
+pub(crate) fn clock_gettime_coarse() -> u64 {
+    let ts = rustix::time::clock_gettime(ClockId::MonotonicCoarse);
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
+    secs.saturating_mul(NS).saturating_add(nanos)
+}
+
+/// `CLOCK_MONOTONIC_COARSE`'s resolution in nanoseconds (a kernel tick), at least 1; 10 ms
+/// (the coarsest tick Linux has, `HZ = 100`) should the kernel not say.
+pub(crate) fn coarse_resolution() -> u64 {
+    let ts = rustix::time::clock_getres(ClockId::MonotonicCoarse);
+    let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
+    match secs.saturating_mul(NS).saturating_add(nanos) {
+        0 => 10_000_000,
+        r => r,
+    }
+}
+
 /// Sleeps until `clock` reads `deadline` (absolute), restarting after signals.
 pub(crate) fn clock_nanosleep_abs(clock: ClockId, deadline: u64) -> io::Result<()> {
     let ts = timespec(deadline);

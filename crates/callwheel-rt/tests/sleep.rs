@@ -319,3 +319,24 @@ fn sleep_for_takes_either_timeout() {
     .unwrap();
     assert!(start.elapsed() >= Duration::from_millis(2));
 }
+
+/// The coarse clock the async timeouts stamp their call with: never ahead of
+/// `CLOCK_MONOTONIC`, behind it by less than its resolution (plus the time between the two
+/// reads), and with a resolution of at least 1 ns.
+#[test]
+fn the_coarse_clock_trails_the_monotonic_one_by_less_than_its_resolution() {
+    for _ in 0..1_000 {
+        let (coarse, resolution) = callwheel_rt::coarse_monotonic();
+        let precise = callwheel_rt::ClockId::Monotonic.read().unwrap();
+        assert!(resolution >= 1);
+        assert!(
+            coarse <= precise,
+            "coarse {coarse} ahead of monotonic {precise}"
+        );
+        // A generous allowance for a thread descheduled between the two reads.
+        assert!(
+            precise - coarse < resolution + 50_000_000,
+            "coarse {coarse}, monotonic {precise}, resolution {resolution}"
+        );
+    }
+}

@@ -1252,3 +1252,52 @@ fn a_wheel_at_deadlines_fires_windows_at_their_deadlines() {
         assert_eq!(fired, [1, 2, 3]);
     }
 }
+
+proptest! {
+    /// `peek` names the timer the next pull fires, whatever the mix of exact and tolerant
+    /// timers, stops, overdue starts and pulls left mid-call: checked against `poll_expired`
+    /// at the wheel's next expiry.
+    #[test]
+    fn peek_names_the_timer_the_next_pull_fires(
+        ops in proptest::collection::vec((0u8..4, 0u64..20_000, 0u64..3_000, any::<usize>()), 1..200),
+    ) {
+        let mut w: Wheel<u64> = Wheel::new();
+        let mut live: Vec<Handle> = Vec::new();
+        for (i, (kind, a, b, pick)) in ops.into_iter().enumerate() {
+            let now = w.now();
+            match kind {
+                0 | 1 => {
+                    // Some in the past (overdue), most ahead, about half with a window.
+                    let d = (now + a).saturating_sub(2_000);
+                    let tol = if b % 2 == 0 { 0 } else { b };
+                    live.push(w.start_with(d, tol, i as u64).unwrap());
+                }
+                2 if !live.is_empty() => {
+                    let h = live.swap_remove(pick % live.len());
+                    let _ = w.stop(h);
+                }
+                _ => {
+                    let expected = w.peek();
+                    // Pull at the wheel's own next-expiry answers until something fires (an
+                    // answer may be early after stops, never late).
+                    let mut got = None;
+                    for _ in 0..1_000 {
+                        let Some(t) = w.next_expiry() else { break };
+                        if let Some(e) = w.poll_expired(t) {
+                            got = Some(e.handle);
+                            break;
+                        }
+                    }
+                    prop_assert_eq!(got, expected, "peek against the next pull at step {}", i);
+                    if let Some(h) = got {
+                        live.retain(|&x| x != h);
+                    }
+                    // A short pull, which may leave the call mid-way.
+                    let _ = w.poll_expired(now + b);
+                    live.retain(|&h| w.contains(h));
+                }
+            }
+            w.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        }
+    }
+}

@@ -53,6 +53,11 @@ impl Links {
         self.v.try_reserve_exact(additional)
     }
 
+    /// Gives back the spare capacity; the entries (and so the invariant) are untouched.
+    pub(super) fn shrink_to_fit(&mut self) {
+        self.v.shrink_to_fit();
+    }
+
     /// Adds an entry on no list (linked to itself) and returns its index.
     pub(super) fn push_unlinked(&mut self) -> u32 {
         let li = self.v.len() as u32;

@@ -1,7 +1,7 @@
 //! Queries: the wake-up instant (the earliest window end), the earliest deadline, and what a
 //! handle names. None of them changes the wheel.
 
-use super::geometry::{slot_start, SLOTS};
+use super::geometry::{slot_start, BASE, DEFERRED, NIL, OVERDUE, SLOTS};
 use super::{Missed, Wheel};
 use crate::handle::Handle;
 use crate::time::Tick;
@@ -157,6 +157,88 @@ impl<T> Wheel<T> {
             levels &= levels - 1;
         }
         Some(best.max(self.cursor))
+    }
+
+    /// The timer that `advance` or [`Wheel::poll_expired`] fires next once time reaches it,
+    /// without firing it: the one due soonest (by its [`firing_instant`](crate::firing_instant);
+    /// among equal instants, the one started first), or, while timers wait at the wheel's own
+    /// time (overdue, or an `advance` left unfinished), the first of those. `None` when nothing
+    /// is pending. O(1) plus a walk of the earliest occupied slot.
+    ///
+    /// ```
+    /// use callwheel::{Timers, Wheel};
+    ///
+    /// let mut wheel = Wheel::new();
+    /// wheel.start(30, "b")?;
+    /// let a = wheel.start(10, "a")?;
+    /// assert_eq!(wheel.peek(), Some(a));
+    /// assert_eq!(wheel.poll_expired(100).map(|e| e.handle), Some(a));
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn peek(&self) -> Option<Handle> {
+        if Timers::len(self) == 0 {
+            return None;
+        }
+        // An unfinished drain fires from where its walk stands, the timers queued for it.
+        let mut li = self.walk_next;
+        while li != NIL && li != OVERDUE {
+            if self
+                .adv
+                .fires_in_this_drain_short(self.timer(li - BASE).window.payload())
+            {
+                return Some(self.handle_of(li - BASE));
+            }
+            li = self.links.next(li);
+        }
+        // A slot being processed at the cursor fires its due timers first, in list order.
+        if self.processing != NIL {
+            let mut li = self.links.next(self.processing);
+            while li != self.processing {
+                let t = self.timer(li - BASE);
+                if self.instant(t.deadline, self.end_of(li - BASE)) <= self.cursor {
+                    return Some(self.handle_of(li - BASE));
+                }
+                li = self.links.next(li);
+            }
+        }
+        let overdue = self.links.next(OVERDUE);
+        if overdue != OVERDUE {
+            return Some(self.handle_of(overdue - BASE));
+        }
+        // The earliest slot holds the earliest instant among the placed timers, and the
+        // first of its timers with the smallest instant fires first (list order is start
+        // order among equals).
+        let mut best: Option<(Tick, u32)> = None;
+        if self.levels != 0 {
+            let (list, _) = self.first_slot();
+            self.earliest_in(list, &mut best);
+        }
+        // The rest of a slot being processed moves down behind the timers already there, and
+        // so do the timers started meanwhile.
+        if self.processing != NIL {
+            self.earliest_in(self.processing, &mut best);
+        }
+        self.earliest_in(DEFERRED, &mut best);
+        best.map(|(_, idx)| self.handle_of(idx))
+    }
+
+    /// Lowers `best` to the first timer of `list` with the smallest firing instant, when it is
+    /// below `best`'s.
+    fn earliest_in(&self, list: u32, best: &mut Option<(Tick, u32)>) {
+        let mut li = self.links.next(list);
+        while li != list {
+            let t = self.timer(li - BASE);
+            let at = self.instant(t.deadline, self.end_of(li - BASE));
+            if best.is_none_or(|(b, _)| at < b) {
+                *best = Some((at, li - BASE));
+            }
+            li = self.links.next(li);
+        }
+    }
+
+    /// The handle of the live timer at `idx`.
+    fn handle_of(&self, idx: u32) -> Handle {
+        self.owner.handle(idx, self.timer(idx).generation.get())
     }
 
     /// The earliest deadline, as [`Timers::next_expiry`] documents

@@ -102,6 +102,35 @@ impl<T> Wheel<T> {
         self.reserve_links()
     }
 
+    /// How many timers the wheel holds without allocating: a fixed capacity's own figure, or
+    /// the slab's room (pending timers, freed slots and spare capacity, less the retired
+    /// slots).
+    ///
+    /// ```
+    /// use callwheel::Wheel;
+    ///
+    /// let mut wheel: Wheel<()> = Wheel::new();
+    /// wheel.reserve(100)?;
+    /// assert!(wheel.capacity() >= 100);
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        match self.capacity {
+            Some(capacity) => capacity,
+            None => self.nodes.capacity() - self.retired,
+        }
+    }
+
+    /// Gives back the slab's spare capacity (room never used). The slots of stopped and fired
+    /// timers stay, free for the next starts: each keeps its generation, which is what keeps
+    /// a stale handle from naming a later timer in the same slot. O(1) plus the reallocation.
+    pub fn shrink_to_fit(&mut self) {
+        if self.capacity.is_none() {
+            self.nodes.shrink_to_fit();
+            self.links.shrink_to_fit();
+        }
+    }
+
     /// Reserves the links for the slab's capacity: left to grow by doubling on its own from
     /// the sentinels' length, the links array would reserve up to twice what it needs.
     #[inline(always)]
