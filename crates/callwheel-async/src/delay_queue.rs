@@ -97,7 +97,7 @@ impl<T> Default for DelayQueue<T> {
 impl<T> DelayQueue<T> {
     /// An empty queue on the process-wide driver.
     pub fn new() -> DelayQueue<T> {
-        DelayQueue::on(None)
+        DelayQueue::on(crate::sleep::made_on())
     }
 
     fn on(driver: Option<Link>) -> DelayQueue<T> {

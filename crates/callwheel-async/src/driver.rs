@@ -47,6 +47,9 @@ pub(crate) enum Wakeup {
     /// A task of an executor awaits this alarm's readiness in the executor's reactor.
     #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
     Reactor(Arc<ReactorAlarm>),
+    /// A task on tokio's paused clock waits for this (or for its next wake-up there).
+    #[cfg(feature = "test-util")]
+    Notify(Arc<tokio::sync::Notify>),
 }
 
 impl Wakeup {
@@ -54,6 +57,8 @@ impl Wakeup {
         match self {
             Wakeup::Thread(w) => w.wake(),
             Wakeup::Reactor(a) => a.wake_now(),
+            #[cfg(feature = "test-util")]
+            Wakeup::Notify(n) => n.notify_one(),
         }
     }
 }
@@ -353,6 +358,8 @@ impl Inner {
         match &self.shards[i].waiter {
             Wakeup::Thread(w) => w.as_ref(),
             Wakeup::Reactor(_) => unreachable!("a reactor's shard has no thread"),
+            #[cfg(feature = "test-util")]
+            Wakeup::Notify(_) => unreachable!("a paused clock's shard has no thread"),
         }
     }
 
@@ -439,6 +446,36 @@ impl Inner {
             tolerance: Tolerance::EXACT,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
+        }
+    }
+
+    /// The shared state of a driver with one shard on tokio's paused `clock`, whose task waits
+    /// on `notify` (exact timers by default).
+    #[cfg(feature = "test-util")]
+    pub(crate) fn paused(clock: Arc<dyn Clock>, notify: Arc<tokio::sync::Notify>) -> Inner {
+        Inner {
+            clock,
+            monotonic: false,
+            shards: vec![Shard::new(Wakeup::Notify(notify))].into_boxed_slice(),
+            tolerance: Tolerance::EXACT,
+            shutdown: AtomicBool::new(false),
+            handles: AtomicUsize::new(1),
+        }
+    }
+
+    /// Whether this driver counts on tokio's paused clock.
+    #[cfg(feature = "test-util")]
+    pub(crate) fn is_paused_clock(&self) -> bool {
+        self.shards
+            .iter()
+            .any(|s| matches!(s.waiter, Wakeup::Notify(_)))
+    }
+
+    /// Makes every shard's driver look at its wheel now.
+    #[cfg(feature = "test-util")]
+    pub(crate) fn nudge(&self) {
+        for s in self.shards.iter() {
+            s.waiter.wake();
         }
     }
 

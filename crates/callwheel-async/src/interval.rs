@@ -42,7 +42,11 @@ const MIN_PERIOD: Duration = Duration::from_nanos(1);
 /// # });
 /// ```
 pub fn interval(period: Duration) -> Interval {
-    interval_at(Instant::now(), period)
+    match crate::sleep::made_on() {
+        // On a paused clock: its first tick now there.
+        Some(link) => Interval::new(Sleep::after(Some(link), Duration::ZERO), period),
+        None => interval_at(Instant::now(), period),
+    }
 }
 
 /// Ticks at `start` and then every `period` after it.

@@ -68,6 +68,8 @@ mod driver;
 mod interval;
 #[cfg(all(test, callwheel_loom))]
 mod loom_tests;
+#[cfg(feature = "test-util")]
+mod paused;
 // Used by the executors' drivers (the `tokio` and `async-io` features).
 #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
 mod reactor;
@@ -82,6 +84,8 @@ pub use callwheel_rt::{Clock, ManualClock, Tolerance, Waiter, Wake};
 pub use delay_queue::{DelayQueue, Expired, Key};
 pub use driver::{Builder, Driver, DriverStats, MAX_SHARDS};
 pub use interval::{interval, interval_at, Interval};
+#[cfg(feature = "test-util")]
+pub use paused::{advance, is_paused, pause, resume};
 pub use sleep::{sleep, sleep_until, Sleep};
 pub use timeout::{timeout, timeout_at, Elapsed, Timeout};
 

@@ -72,13 +72,28 @@ pub struct Sleep {
 /// # });
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::after(None, duration)
+    Sleep::after(made_on(), duration)
+}
+
+/// The driver a timer made by a free function is bound to at once: a paused runtime's (its
+/// deadline counts on the paused clock), with the feature `test-util`; otherwise none, and the
+/// timer follows the context it is first polled in.
+#[inline]
+pub(crate) fn made_on() -> Option<Link> {
+    #[cfg(feature = "test-util")]
+    {
+        crate::paused::made_on()
+    }
+    #[cfg(not(feature = "test-util"))]
+    {
+        None
+    }
 }
 
 /// A future that completes at `deadline` (at once when it has passed, including an `Instant`
 /// from before the process started), on the process-wide driver.
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::at(None, deadline)
+    Sleep::at(made_on(), deadline)
 }
 
 impl Driver {

@@ -101,12 +101,18 @@ pin_project_lite::pin_project! {
 /// # });
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout::new(None, When::after(duration), future)
+    match crate::sleep::made_on() {
+        Some(link) => {
+            let (at, ns) = link.deadline_after(duration);
+            Timeout::new(Some(link), When::Fixed(at, ns), future)
+        }
+        None => Timeout::new(None, When::after(duration), future),
+    }
 }
 
 /// [`timeout`] with a deadline instead of a duration.
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout::new(None, When::At(deadline), future)
+    Timeout::new(crate::sleep::made_on(), When::At(deadline), future)
 }
 
 impl Driver {

@@ -55,6 +55,11 @@ thread_local! {
 /// in, made on first use; `None` outside a runtime (or on a runtime without I/O, or when the
 /// alarm cannot be made), for the process-wide driver.
 pub(crate) fn context_link() -> Option<Link> {
+    // A runtime whose time is paused has a driver on its paused clock.
+    #[cfg(feature = "test-util")]
+    if let Some(link) = crate::paused::paused_link() {
+        return Some(link);
+    }
     // The task being polled answers first: a task never leaves its runtime, so the wheel it
     // found on this thread last time is the one (tokio's `task::try_id` reads a thread-local;
     // `Handle::try_current` clones the runtime's handle, an atomic operation on a cache line
@@ -93,6 +98,10 @@ fn lookup() -> Option<Link> {
                 Some((_, Known::Driver(inner))) => return Some(Link::Own(Arc::clone(inner))),
                 Some((_, Known::NoIo)) => return None,
                 None => {}
+            }
+            #[cfg(feature = "test-util")]
+            if let Some(link) = crate::paused::found_paused(&handle) {
+                return Some(link);
             }
             match start(&handle) {
                 Ok(inner) => {
