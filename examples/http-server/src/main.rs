@@ -82,7 +82,9 @@ fn since_epoch(at: Instant) -> u64 {
 }
 
 async fn respond(_req: Request<Incoming>) -> Response<Full<Bytes>> {
-    Response::new(Full::new(Bytes::from_static(b"hello from callwheel's load test\n")))
+    Response::new(Full::new(Bytes::from_static(
+        b"hello from callwheel's load test\n",
+    )))
 }
 
 async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
