@@ -120,31 +120,19 @@ impl Sleep {
             Some(d) => d.deadline_after(duration),
             None => monotonic_deadline_after(duration),
         };
-        Sleep {
-            follows_context: driver.is_none(),
-            driver,
-            deadline,
-            deadline_ns,
-            tolerance: None,
-            registration: Registration::Idle,
-        }
+        Sleep::fixed(driver, deadline, deadline_ns)
     }
 
     /// [`Sleep::after`] with a deadline.
     pub(crate) fn at(driver: Option<Link>, deadline: Instant) -> Sleep {
-        Sleep {
-            deadline_ns: driver
-                .as_ref()
-                .map_or(monotonic_ns(deadline), |d| d.ns_at(deadline)),
-            follows_context: driver.is_none(),
-            driver,
-            deadline,
-            tolerance: None,
-            registration: Registration::Idle,
-        }
+        let deadline_ns = driver
+            .as_ref()
+            .map_or(monotonic_ns(deadline), |d| d.ns_at(deadline));
+        Sleep::fixed(driver, deadline, deadline_ns)
     }
 
-    /// A sleep on `driver` with its deadline already read from the driver's clock.
+    /// A sleep on `driver` (or following its context) with its deadline already read, in the
+    /// clock's nanoseconds too.
     pub(crate) fn fixed(driver: Option<Link>, deadline: Instant, deadline_ns: u64) -> Sleep {
         Sleep {
             follows_context: driver.is_none(),

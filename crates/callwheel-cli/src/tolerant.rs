@@ -24,19 +24,9 @@ impl Experiment for Tolerant {
         "Tolerant timers: W2–W4 with tolerances beside the exact ones, the wheel against Linux's wheel"
     }
 
+    /// The sizes of the `peers` experiment, whose W2–W4 these are with tolerances.
     fn plan(&self, size: Size) -> Settings {
-        let mut settings = Settings::standard();
-        match size {
-            Size::Tiny => settings = Settings::tiny(),
-            Size::Default => {
-                settings.w2_steps = 500_000;
-                settings.w3_timers = 1_000_000;
-                settings.set_reps(3);
-                settings.w4_reps = 7;
-            }
-            Size::Full => {}
-        }
-        settings
+        crate::peers::Peers.plan(size)
     }
 
     fn run(&self, settings: &Settings, _out: &Path) -> Section {
