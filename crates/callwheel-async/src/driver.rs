@@ -154,11 +154,23 @@ pub(crate) enum Refused {
     NoMemory,
 }
 
-/// Where a registered future's timer is.
+/// Where a registered future's timer is, and what a re-poll needs to answer without the
+/// shard's lock: the shard's firing count when the timer was last seen pending, and the waker
+/// it holds (its data and vtable addresses: `Waker::will_wake`'s test).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     shard: usize,
     handle: Handle,
+    fired: u64,
+    waker: (usize, usize),
+}
+
+/// A waker's identity, as `Waker::will_wake` compares it.
+fn identity(waker: &Waker) -> (usize, usize) {
+    (
+        waker.data() as usize,
+        std::ptr::from_ref(waker.vtable()) as usize,
+    )
 }
 
 /// The deadline `duration` from now, as an `Instant` and in `CLOCK_MONOTONIC` nanoseconds (one
@@ -263,17 +275,35 @@ impl Inner {
             .map_err(|_| Refused::NoMemory)?;
         let lead = st.lead;
         let wake = st.plan.wake_for(lead, deadline, end);
+        let fired = s.fired.load(Ordering::Acquire);
         drop(st);
         if wake {
             s.waiter.wake();
         }
-        Ok(Entry { shard, handle })
+        Ok(Entry {
+            shard,
+            handle,
+            fired,
+            waker: identity(waker),
+        })
     }
 
     /// Whether the registered timer is still pending; if so, `waker` replaces its waker
     /// (unless it would wake the same task). `false` once it fired, or the driver shut down.
-    pub(crate) fn still_pending(&self, entry: Entry, waker: &Waker) -> bool {
-        let mut st = self.shards[entry.shard].lock();
+    ///
+    /// The common re-poll — the same task, and nothing fired on the shard since the timer was
+    /// last seen pending — answers from two atomic loads, without the lock: a timer that fired
+    /// since has moved the shard's count (the driver counts its firings before it wakes them),
+    /// so a re-poll that misses a firing in progress is followed by that firing's wake-up.
+    pub(crate) fn still_pending(&self, entry: &mut Entry, waker: &Waker) -> bool {
+        let s = &self.shards[entry.shard];
+        if entry.waker == identity(waker)
+            && s.fired.load(Ordering::Acquire) == entry.fired
+            && !self.is_shut_down()
+        {
+            return true;
+        }
+        let mut st = s.lock();
         if self.is_shut_down() {
             return false;
         }
@@ -282,6 +312,8 @@ impl Inner {
                 if !stored.will_wake(waker) {
                     stored.clone_from(waker);
                 }
+                entry.fired = s.fired.load(Ordering::Acquire);
+                entry.waker = identity(waker);
                 true
             }
             None => false,
@@ -410,7 +442,8 @@ impl Inner {
                 Next::Again
             }
         };
-        shard.fired.fetch_add(due.len() as u64, Ordering::Relaxed);
+        // Counted before the wake-ups: a re-poll that reads the old count is woken after.
+        shard.fired.fetch_add(due.len() as u64, Ordering::Release);
         wake_all(due);
         next
     }

@@ -183,6 +183,32 @@ fn loom_repoll_with_a_new_waker_races_the_firing() {
     });
 }
 
+/// A re-poll by the same task races the firing, with no lock taken when it finds the shard's
+/// firing count unchanged: one firing, one wake of that task, a sleep that completes when
+/// polled after it, and no waker left behind, whichever of the two came first.
+#[test]
+fn loom_repoll_with_the_same_waker_races_the_firing() {
+    loom::model(|| {
+        let Firing {
+            inner,
+            a,
+            wa,
+            mut sleep,
+            t,
+            ..
+        } = registered_and_firing();
+        let second = poll(&mut sleep, &wa);
+        t.join().unwrap();
+        assert_eq!(a.woken(), 1, "one firing, one wake");
+        if second.is_pending() {
+            assert!(poll(&mut sleep, &wa).is_ready(), "woken, it completes");
+        }
+        assert_eq!(inner.counts().0, 0);
+        drop((sleep, wa));
+        assert_eq!(Arc::strong_count(&a), 1, "no clone of a waker left behind");
+    });
+}
+
 /// A registered sleep is dropped while the driver fires it: the timer is gone either way,
 /// woken at most once, and no clone of its waker stays in the wheel.
 #[test]

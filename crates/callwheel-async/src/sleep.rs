@@ -283,7 +283,7 @@ impl Sleep {
         };
         match self.registration {
             Registration::Done => Poll::Ready(()),
-            Registration::Armed(entry) => {
+            Registration::Armed(ref mut entry) => {
                 if d.still_pending(entry, cx.waker()) {
                     return Poll::Pending;
                 }
