@@ -194,3 +194,68 @@ fn bad_input_has_its_documented_result() {
         assert_eq!(b - a, Duration::from_nanos(1));
     });
 }
+
+/// The same calls on smol, on the real clock: a timeout counted from its call, the interval
+/// resets, the delay queue's `peek` and `try_remove`, and `?` on an elapsed timeout.
+#[test]
+fn the_tokio_shaped_calls_work_on_smol() {
+    smol::block_on(async {
+        // Made, then first polled after its duration: elapsed at that first poll.
+        let t = timeout(Duration::from_millis(20), pending::<()>());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(t.await.is_err());
+
+        let mut every = interval(Duration::from_secs(3600));
+        every.tick().await;
+        every.reset_immediately();
+        let start = Instant::now();
+        every.tick().await;
+        every.reset_after(Duration::from_millis(5));
+        every.tick().await;
+        assert!(start.elapsed() >= Duration::from_millis(5));
+
+        let mut q = DelayQueue::new();
+        let slow = q.insert("slow", Duration::from_secs(3600));
+        let fast = q.insert("fast", Duration::from_millis(2));
+        assert_eq!(q.peek(), Some(fast));
+        assert_eq!(q.try_remove(&slow).map(|e| *e.get_ref()), Some("slow"));
+        let e = std::future::poll_fn(|cx| q.poll_expired(cx)).await.unwrap();
+        assert_eq!((e.key(), e.into_inner()), (fast, "fast"));
+
+        async fn read() -> std::io::Result<()> {
+            timeout(Duration::ZERO, pending::<()>()).await?;
+            Ok(())
+        }
+        assert_eq!(
+            read().await.unwrap_err().kind(),
+            std::io::ErrorKind::TimedOut
+        );
+    });
+}
+
+/// The documented difference on a simulated clock: an `Instant` converts by its distance from
+/// the real `Instant::now()`, so an instant taken before the simulated clock moved still lies
+/// that far ahead of the simulated now; a duration counts on the simulated clock.
+#[test]
+fn on_a_simulated_clock_an_instant_counts_from_the_real_now() {
+    let (driver, clock) = Driver::manual().unwrap();
+    let mut q = driver.delay_queue();
+    let real_now = Instant::now();
+    advance(&clock, 50 * MS);
+    // 200 ms after an instant taken before the 50 ms move: still about 200 ms ahead (less the
+    // real time the test took since).
+    let by_instant = q.insert_at("by instant", real_now + Duration::from_nanos(200 * MS));
+    let by_duration = q.insert("by duration", Duration::from_nanos(5 * MS));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(q.poll_expired(&mut cx).is_pending());
+    advance(&clock, 5 * MS);
+    match q.poll_expired(&mut cx) {
+        Poll::Ready(Some(e)) => assert_eq!(e.key(), by_duration),
+        other => panic!("{other:?}"),
+    }
+    advance(&clock, 200 * MS);
+    match q.poll_expired(&mut cx) {
+        Poll::Ready(Some(e)) => assert_eq!(e.key(), by_instant),
+        other => panic!("{other:?}"),
+    }
+}
