@@ -12,7 +12,8 @@
 //! | [`plan`] | the sizes, and the reductions, skips and n/a rows |
 //! | [`runner`] | one child process per measurement, and its report |
 //! | [`child_line`] | a child's result line: a tag and a JSON object |
-//! | [`sections`] | each workload's measurements under a progress bar, and its Markdown section |
+//! | [`sections`] | each workload's measurements and its Markdown section (running them, under a progress bar and in rounds: `measure.rs`) |
+//! | [`tolerant`] | W2–W4 with tolerances beside the exact ones, and the targets for tolerant timers |
 //! | [`report`] | the tables |
 //! | [`verdict`] | an experiment's verdict lines (what was checked, met or missed) |
 //! | [`percentile`] | percentiles by nearest rank, the one rule of every table |
@@ -33,6 +34,7 @@ pub mod c_driver;
 pub mod c_wheel;
 pub mod child_line;
 pub mod machine;
+mod measure;
 pub mod peers;
 pub mod percentile;
 pub mod plan;

@@ -52,17 +52,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         if direct != self.direct_live || queued != direct {
             return Err("a direct callout is missing from its queue");
         }
-        let batch_due = self
-            .batch
-            .iter()
-            .filter(|&&i| {
-                self.pool
-                    .records
-                    .get(i)
-                    .is_some_and(|r| r.sched == Sched::Due)
-            })
-            .count();
-        if due != batch_due {
+        if due != self.due_in_batch() {
             return Err("a due record is missing from the batch");
         }
         for (n, &(idx, generation, _)) in self.drains.iter().enumerate() {

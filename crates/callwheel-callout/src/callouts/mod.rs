@@ -241,8 +241,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// Callouts armed and not yet handed to a runner (persistent idle ones not counted; one
     /// whose move to another CPU's table waits for its handler to return is counted).
     pub fn pending(&self) -> usize {
-        let due = self
-            .batch
+        self.scheme.len() + self.direct_live + self.due_in_batch() + self.moves.len()
+    }
+
+    /// The records of the batch still due (the rest were stopped while it waited).
+    fn due_in_batch(&self) -> usize {
+        self.batch
             .iter()
             .filter(|&&i| {
                 self.pool
@@ -250,8 +254,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                     .get(i)
                     .is_some_and(|r| r.sched == Sched::Due)
             })
-            .count();
-        self.scheme.len() + self.direct_live + due + self.moves.len()
+            .count()
     }
 
     /// Records in use (armed one-shot callouts, and every initialised persistent one).
