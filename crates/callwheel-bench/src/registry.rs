@@ -41,6 +41,7 @@ use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel_schemes::linux_wheel::LinuxWheel;
 use callwheel_schemes::ordered_list::OrderedList;
+use callwheel_schemes::simulation_wheel::SimulationWheel;
 use callwheel_schemes::straightforward::Straightforward;
 use clap::ValueEnum;
 
@@ -292,6 +293,7 @@ pub const SCHEMES: &[SchemeInfo] = &[
     scheme!("hierarchical-paper", "S7-paper", Role::Scheme, Complexity::CONSTANT, Caps { max_ahead: PAPER_RANGE, ..Caps::EXACT }, HierarchicalWheel::paper(Migration::Full)),
     scheme!("calendar-queue", "Brown", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, CalendarQueue::new()),
     scheme!("linux-wheel", "Linux", Role::Scheme, Complexity::CONSTANT, Caps { note: "up to one bucket late", ..Caps::LOSSY }, LinuxWheel::new()),
+    scheme!("simulation-wheel", "TEGAS", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, |w| match w { Workload::W2 => SimulationWheel::new(1 << 10)?, _ => SimulationWheel::new(1 << 20)? }),
     scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
     SchemeInfo { w1: c_driver::w1, w2: c_driver::w2, w3: c_driver::w3, w4: c_driver::w4, ..scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps { note: "cw_wheel_* from C", ..Caps::EXACT }, CWheel::new()?) },
     scheme!("async-queue", "facility-async", Role::Facility, Complexity::CONSTANT, Caps { note: "callwheel-async DelayQueue, 1 ms ticks", max_ahead: AsyncQueue::MAX_DEADLINE, ..Caps::TICKING }, AsyncQueue::new()?),

@@ -1,7 +1,7 @@
 //! The timer schemes a callout table can run on.
 
 use callwheel::Wheel;
-use callwheel::{Error, Scheme, Tick};
+use callwheel::{Error, Handle, Scheme, Tick};
 use callwheel_schemes::balanced_tree::BalancedTree;
 use callwheel_schemes::binary_heap::BinaryHeap;
 use callwheel_schemes::calendar_queue::CalendarQueue;
@@ -13,9 +13,9 @@ use callwheel_schemes::ordered_list::OrderedList;
 
 /// A timer scheme holding callout records (by their pool index).
 ///
-/// Every scheme of the `callwheel` crate is one. calloutng's precision goes to the scheme's
-/// own [`Timers::start_with`](callwheel::Timers::start_with) (the production [`Wheel`] coalesces within the window, the exact
-/// schemes fire at its start). The addition to [`Scheme`] is the pair
+/// Every scheme of the `callwheel` crate is one. calloutng's precision is honoured by every
+/// backing ([`Backing::start_within`]): a callout runs at its window's firing instant, which
+/// callouts with overlapping windows share. The addition to [`Scheme`] is the pair
 /// [`Backing::load_limit`] / [`Backing::resized`], by which a scheme of fixed shape (a hashed
 /// wheel's bucket count) grows with the table's pool, and the old callout's search
 /// ([`Backing::SEARCHED_BY_UNTIMEOUT`]).
@@ -49,6 +49,29 @@ pub trait Backing: Scheme<u32> + Sized {
     /// production wheel after stops (earlier than needed, never later).
     fn earliest(&mut self) -> Option<Tick> {
         self.next_expiry()
+    }
+
+    /// Starts record `idx` to run anywhere in `[deadline, deadline + tolerance]` (calloutng's
+    /// precision). The default starts it at the window's firing instant,
+    /// [`callwheel::firing_instant`]: the instant the production wheel fires such a timer at,
+    /// inside the window and aligned so that callouts whose windows overlap share a tick, and
+    /// so one interrupt, on every backing; an exact callout's instant is its deadline. The
+    /// production wheel takes the window itself, and reports its end as the latest wake-up.
+    ///
+    /// # Errors
+    ///
+    /// As [`Timers::start_with`](callwheel::Timers::start_with).
+    fn start_within(&mut self, deadline: Tick, tolerance: Tick, idx: u32) -> Result<Handle, Error> {
+        self.start_with(callwheel::firing_instant(deadline, tolerance), 0, idx)
+    }
+
+    /// The scheme's own work at a clock interrupt that moves the table's time to `tick`, and
+    /// whether a timer may be due then (whether `softclock` has work). The default does no
+    /// work: it asks [`Timers::may_expire_at`](callwheel::Timers::may_expire_at). 4.4BSD's
+    /// `calltodo` decrements its head and every entry due but not yet run
+    /// ([`DifferentialList::hardclock`]), as the kernel's clock interrupt did.
+    fn hardclock(&mut self, tick: Tick) -> bool {
+        self.may_expire_at(tick)
     }
 
     /// How many pending timers this scheme holds before its costs start to grow with their
@@ -92,6 +115,10 @@ impl Backing for DifferentialList<u32> {
     fn entries_skipped(&self) -> u64 {
         DifferentialList::entries_skipped(self)
     }
+
+    fn hardclock(&mut self, tick: Tick) -> bool {
+        DifferentialList::hardclock(self, tick)
+    }
 }
 
 exact_backing!(
@@ -102,7 +129,11 @@ exact_backing!(
     CalendarQueue<u32>,
 );
 
-impl Backing for Wheel<u32> {}
+impl Backing for Wheel<u32> {
+    fn start_within(&mut self, deadline: Tick, tolerance: Tick, idx: u32) -> Result<Handle, Error> {
+        callwheel::Timers::start_with(self, deadline, tolerance, idx)
+    }
+}
 
 /// Pending timers per bucket above which a hashed wheel is rebuilt with more buckets: per tick,
 /// Scheme 6 examines one bucket (n / size timers on average), and Scheme 5's start walks one.

@@ -53,5 +53,54 @@ pub fn slack(interval: Sbt, precision: Sbt, flags: u32) -> Sbt {
     slack
 }
 
+/// FreeBSD's default allowed deviation of a callout's time, in percent
+/// (`kern.timecounter.alldeviation`): see [`deviation_shift`].
+pub const DEFAULT_DEVIATION_PERCENT: u32 = 5;
+
+/// calloutng's default precision for a callout armed without `C_PREL`: `interval >> shift`,
+/// the shift derived from an allowed deviation of `percent` % as FreeBSD derives its
+/// `tc_precexp` (the highest bit of `t + t/2` for `t = (99 + percent) / percent`): 5 % gives
+/// 4, one sixteenth of the interval; 10 % gives 3, 1 % gives 7. `None` for 0 %: exact.
+///
+/// ```
+/// use callwheel_callout::flags::deviation_shift;
+///
+/// assert_eq!(deviation_shift(5), Some(4));
+/// assert_eq!(deviation_shift(10), Some(3));
+/// assert_eq!(deviation_shift(100), Some(0));
+/// assert_eq!(deviation_shift(0), None);
+/// ```
+pub fn deviation_shift(percent: u32) -> Option<u32> {
+    if percent == 0 {
+        return None;
+    }
+    let t = (99 + percent.min(100)) / percent.min(100);
+    Some((t + t / 2).ilog2())
+}
+
+/// How late a callout due `interval` from now may run when armed through FreeBSD's calls
+/// (`callout_when`'s rule): [`slack`], or without `C_PREL` at least `interval >> shift`, the
+/// table's default deviation ([`deviation_shift`]; `None`: none).
+///
+/// ```
+/// use callwheel::time::Sbt;
+/// use callwheel_callout::flags::{c_prel, default_slack};
+///
+/// let sixteen_s = Sbt::from_secs(16);
+/// assert_eq!(default_slack(sixteen_s, Sbt::ZERO, 0, Some(4)), Sbt::from_secs(1));
+/// assert_eq!(default_slack(sixteen_s, Sbt::from_secs(2), 0, Some(4)), Sbt::from_secs(2));
+/// assert_eq!(default_slack(sixteen_s, Sbt::ZERO, c_prel(3), Some(4)), Sbt::from_secs(2));
+/// assert_eq!(default_slack(sixteen_s, Sbt::ZERO, 0, None), Sbt::ZERO);
+/// ```
+pub fn default_slack(interval: Sbt, precision: Sbt, flags: u32, shift: Option<u32>) -> Sbt {
+    let asked = slack(interval, precision, flags);
+    match shift {
+        Some(s) if c_prelget(flags).is_none() => {
+            asked.max(Sbt::from_raw(interval.max(Sbt::ZERO).as_raw() >> s.min(63)))
+        }
+        _ => asked,
+    }
+}
+
 /// Every bit this implementation understands.
 pub const KNOWN: u32 = C_DIRECT_EXEC | C_ABSOLUTE | C_HARDCLOCK | C_PRELMASK;

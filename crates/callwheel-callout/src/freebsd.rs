@@ -11,7 +11,7 @@ use callwheel::time::Sbt;
 use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
-use crate::flags::{slack, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
+use crate::flags::{default_slack, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
 use crate::moves::{Moving, When};
 use crate::pool::{Kind, Sched};
 use crate::{Callouts, Error};
@@ -58,7 +58,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// `callout_reset(c, ticks, func, arg)`: (re)arms the callout to run `call` `ticks` ticks
-    /// from now (`ticks <= 0` counts as 1) and marks it active. Returns `Ok(true)` if it was
+    /// from now (`ticks <= 0` counts as 1) and marks it active. Like FreeBSD's, it may run up
+    /// to the table's default deviation of `ticks` late ([`Config::deviation_percent`](crate::Config::deviation_percent), a
+    /// sixteenth; whole ticks, at the window's firing instant). Returns `Ok(true)` if it was
     /// pending (that arming is cancelled). Ignored (`Ok(false)`) while a
     /// [`Callouts::callout_async_drain`] waits for the handler.
     ///
@@ -79,8 +81,11 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///   (as `ticks <= 0` does for `callout_reset`). A deadline after the last tick is
     ///   [`Error::PastEndOfTime`].
     /// - The callout may run up to `precision` late, or `interval / 2^n` with `C_PREL(n)`
-    ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; the tolerance goes to schemes
-    ///   that coalesce (the production wheel), rounded down to whole ticks.
+    ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; without `C_PREL`, at least the
+    ///   table's default deviation of the interval ([`Config::deviation_percent`](crate::Config::deviation_percent): a sixteenth),
+    ///   as calloutng's `callout_when` allows. Rounded down to whole ticks, the window goes to
+    ///   the backing, which runs the callout at the window's firing instant
+    ///   ([`Backing::start_within`](crate::Backing::start_within)).
     /// - [`C_DIRECT_EXEC`]: run from [`Callouts::hardclock_with`].
     /// - `cpu` must be 0 or -1: a table is one CPU's callout queue (a
     ///   [`PerCpuCallouts`](crate::PerCpuCallouts) set takes any of its CPUs).
@@ -130,7 +135,13 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// tick there is no next one).
     pub(crate) fn arming(&self, when: When) -> Result<(Tick, Tick, bool), Error> {
         let (sbt, precision, flags) = match when {
-            When::Ticks(n) => return Ok((self.deadline_in(n)?, 0, false)),
+            When::Ticks(n) => {
+                // callout_reset: the default precision, a share of the ticks ahead.
+                let deadline = self.deadline_in(n)?;
+                let ahead = deadline - self.ticks();
+                let tolerance = self.deviation.map_or(0, |s| ahead >> s.min(63));
+                return Ok((deadline, tolerance, false));
+            }
             When::Sbt {
                 sbt,
                 precision,
@@ -152,7 +163,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         };
         Ok((
             deadline,
-            self.ticks_floor(slack(interval, precision, flags)),
+            self.ticks_floor(default_slack(interval, precision, flags, self.deviation)),
             flags & C_DIRECT_EXEC != 0,
         ))
     }

@@ -12,9 +12,12 @@ use callwheel_callout::{Callouts, Config};
 /// A nanosecond tick: the table's time is the caller's clock in nanoseconds.
 const HZ: u32 = 1_000_000_000;
 
+/// A nanosecond table whose callouts get no default precision: the windows here are the ones
+/// each test asks for (the default deviation has its own tests in `precision.rs`).
 fn table() -> Callouts<Wheel<u32>, usize> {
     let config = Config {
         hz: HZ,
+        deviation_percent: 0,
         ..Config::default()
     };
     Callouts::with_config(Wheel::new(), config).unwrap()

@@ -23,6 +23,8 @@
 //! | [`instructions`] | the wheel's start and stop, and the C API's add and del, in instructions per call (W1), by callgrind | `instructions`, `instructions-driver` |
 //! | [`callgrind`] | running a driver under callgrind and reading its dumps (for `table2` and `instructions`) | |
 //! | [`cost_model`] | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as M and T vary | (repro) |
+//! | [`insertion_cost`] | Scheme 2's insertion from the head and the rear on a simulated timer queue, against the paper's averages | (repro) |
+//! | [`callout_memory`] | bytes per callout of the new and the original callout tables, against Costello & Varghese's longwords | (repro) |
 //! | [`peers`] | the production wheel against today's timer libraries on W1–W5 | (repro) |
 //! | [`tolerant`] | W2–W4 with tolerances beside the exact ones: the wheel against Linux's non-cascading wheel | (repro) |
 //! | [`coalescing`] | the wheel's wake-ups against the optimum as tolerance grows | (repro) |
@@ -39,14 +41,17 @@ pub mod async_precision;
 pub mod async_timers;
 pub mod bench;
 pub mod callgrind;
+pub mod callout_memory;
 pub mod cli;
 pub mod coalescing;
 pub mod compare;
 pub mod cost_model;
+pub mod direct_exec;
 pub mod experiment;
 pub mod failure;
 pub mod family;
 pub mod flags;
+pub mod insertion_cost;
 pub mod instructions;
 pub mod latency;
 pub mod peers;

@@ -9,10 +9,13 @@
 //! | `table2` | Costello & Varghese's Table II: instructions per call of each timer function, counted by callgrind (skipped without valgrind) |
 //! | `instructions` | W1's start and stop in instructions per call: the production wheel (no value, `u64`) and the C API, N = 0 to 10⁶, counted by callgrind (skipped without valgrind) |
 //! | `cost-model` | Varghese & Lauck's cost model: Scheme 6 against Scheme 7 as the wheel's size M and the timers' interval T vary |
+//! | `insertion-cost` | Scheme 2's insertion searched from the head and from the rear on a simulated M/G/∞ timer queue, in the paper's units, against its `2 + 2n/3`, `2 + n/2` and `2 + n/3` |
+//! | `callout-memory` | bytes per callout of the new callout table (Scheme 6 with the hash) and the original (`calltodo`), against Costello & Varghese's 9n + n–2n + 2n–4n and 4n longwords |
 //! | `peers` | the production wheel against BinaryHeap, BTreeMap and tokio-util's DelayQueue on W1–W5 |
 //! | `tolerant` | W2–W4 with tolerances of 1 % and 5 % beside the exact ones: the wheel (tolerant timers placed where they fire without cascading) against Linux's non-cascading wheel |
 //! | `coalescing` | the wheel's wake-ups against the optimal stabbing number as tolerance grows |
 //! | `latency` | callwheel-rt timers' lateness against a bare `clock_nanosleep(TIMER_ABSTIME)` loop, idle and loaded |
+//! | `direct` | calloutng's direct execution (`C_DIRECT_EXEC`, run from the interrupt) against the deferred path (handed to the softclock thread): lateness of each on a real clock, in one run |
 //! | `sweep` | requested against actual sleep from 1 µs to 10 ms (calloutng Figures 4–7) for callwheel-rt, raw `clock_nanosleep` and tokio, and the runtime's wake-ups at 0 % and 5 % tolerance |
 //! | `stress` | `start` latency while a mass expiry runs, and the count check (every timer fired once or was stopped) |
 //! | `async` | callwheel-async's sleep precision on three executors (log-log figure), timeout churn and a sleep storm, against tokio's and async-io's timers |
@@ -26,16 +29,19 @@ use callwheel_bench::machine::Machine;
 use callwheel_bench::results;
 
 /// Every experiment, in report order: `callwheel repro` runs them one after another.
-pub static EXPERIMENTS: [&dyn Registered; 12] = [
+pub static EXPERIMENTS: [&dyn Registered; 15] = [
     &crate::family::Family,
     &crate::table1::experiment::Table1,
     &crate::table2::experiment::Table2,
     &crate::instructions::experiment::Instructions,
     &crate::cost_model::CostModel,
+    &crate::insertion_cost::InsertionCost,
+    &crate::callout_memory::CalloutMemory,
     &crate::peers::Peers,
     &crate::tolerant::Tolerant,
     &crate::coalescing::Coalescing,
     &crate::latency::experiment::Latency,
+    &crate::direct_exec::DirectExec,
     &crate::sweep::Sweep,
     &crate::stress::Stress,
     &crate::async_timers::Async,

@@ -288,6 +288,9 @@ pub unsafe extern "C" fn cw_callouts_new(
             calloutsize,
             fixed: fixed != 0,
             hz,
+            // The C tables arm exactly unless a precision or C_PREL asks otherwise: no
+            // default deviation (the header says so).
+            deviation_percent: 0,
             ..Config::default()
         };
         let table = Table::new(backing, config)?;

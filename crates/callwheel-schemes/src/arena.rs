@@ -227,16 +227,46 @@ impl<T> Arena<T> {
     /// same deadline (so equal deadlines stay in start order). O(position): searched from the
     /// head, as the paper's Scheme 2 does.
     pub(crate) fn insert_sorted(&mut self, list: u32, idx: u32) {
+        self.insert_sorted_from(list, idx, false);
+    }
+
+    /// [`Arena::insert_sorted`], the search starting at the head (`from_rear == false`) or at
+    /// the tail. Both find the same place, after every node with the same deadline. Returns the
+    /// nodes the search passed over: from the head, those due at or before the new node; from
+    /// the tail, those due after it. The node at which the search stops, if any, is not counted.
+    pub(crate) fn insert_sorted_from(&mut self, list: u32, idx: u32, from_rear: bool) -> u64 {
         let expiry = self.nodes[idx].expiry;
-        let mut at = self.first(list);
-        while at != NIL && self.nodes[at].expiry <= expiry {
-            at = self.nodes[at].next;
-        }
-        if at == NIL {
-            self.push_back(list, idx);
+        let mut passed = 0;
+        if from_rear {
+            let mut at = self.heads[list as usize].last;
+            while at != NIL && self.nodes[at].expiry > expiry {
+                at = self.nodes[at].prev;
+                passed += 1;
+            }
+            // `at` is the last node due at or before the new one: link after it.
+            let after = if at == NIL {
+                self.first(list)
+            } else {
+                self.nodes[at].next
+            };
+            if after == NIL {
+                self.push_back(list, idx);
+            } else {
+                self.insert_before(after, idx);
+            }
         } else {
-            self.insert_before(at, idx);
+            let mut at = self.first(list);
+            while at != NIL && self.nodes[at].expiry <= expiry {
+                at = self.nodes[at].next;
+                passed += 1;
+            }
+            if at == NIL {
+                self.push_back(list, idx);
+            } else {
+                self.insert_before(at, idx);
+            }
         }
+        passed
     }
 
     /// Removes a node from whatever list it is on (no-op when on none).

@@ -7,15 +7,30 @@
 //! ```
 //!
 //! Each entry holds the ticks between its predecessor's expiry and its own, the head's counted
-//! from now. `hardclock()` therefore only decrements the head; an entry whose `c_time` reaches
-//! zero (or below, if the softclock fell behind) is due, and so is every zero after it.
+//! from now. `hardclock()` therefore decrements only the head while nothing is due. Once the
+//! head is due, 4.4BSD's `hardclock()` keeps walking: it decrements every entry already due
+//! (an overdue entry's `c_time` goes negative and counts the ticks it is late) and the first
+//! one not yet due, so a clock interrupt with `v` callouts waiting for `softclock()` costs
+//! `34 + 11v` instructions in Table II. This list does the same:
+//!
+//! ```text
+//!   at tick 11, softclock not yet run:
+//!   calltodo → [c_time -1] → [c_time -1] → [c_time 2] → [c_time 4] → NIL
+//!              due at 10      due at 10      due at 13    due at 17
+//!              └── overdue: counted from now ──┘ └ from now ┘ └ from its predecessor
+//! ```
+//!
+//! An entry after an overdue one (negative `c_time`) counts from now; any other entry counts
+//! from its predecessor's expiry, as in the kernel, whose `timeout()` skips the overdue entries
+//! without subtracting them and whose `untimeout()` folds only a positive `c_time` into the
+//! successor.
 //!
 //! | operation | cost |
 //! |---|---|
 //! | start (`timeout`) | O(n): walk from the head summing `c_time` |
 //! | stop by handle | O(1): fold the entry's `c_time` into its successor |
 //! | [`DifferentialList::search`] (`untimeout(func, arg)`) | O(n): walk from the head to the first match |
-//! | per tick (`hardclock`) | O(1): decrement the head (tickless here: jump by the head's `c_time`) |
+//! | per tick ([`DifferentialList::hardclock`]) | O(1) + O(v): the head, and every entry due but not yet run |
 //!
 //! Stopping by handle is O(1) here; the historical `untimeout(func, arg)` had no handle and
 //! searched the list from its head, which is [`DifferentialList::search`]: the callout layer's
@@ -95,15 +110,36 @@ impl<T> DifferentialList<T> {
         (None, skipped)
     }
 
-    /// `hardclock()`: time has moved to `tick`; decrement the head by the elapsed ticks.
-    fn hardclock(&mut self, tick: Tick) {
-        let head = self.core.arena.first(CALLTODO);
-        if head != NIL {
-            let elapsed = (tick - self.synced) as i64;
-            let c = c_time(&self.core, head);
-            set_c_time(&mut self.core, head, c.saturating_sub(elapsed));
+    /// 4.4BSD's `hardclock()` on `calltodo`: time has moved to `tick` (a jump of several ticks
+    /// is the same as that many interrupts). Decrements the head and, while the entry just
+    /// decremented is overdue, the next one, each overdue entry keeping its own lateness: the
+    /// walk the kernel made at every clock interrupt, over the `v` entries due but not yet run.
+    /// Returns whether any timer is due (the kernel's `needsoft`). A `tick` at or before the
+    /// last one changes nothing.
+    ///
+    /// The callout layer calls it at every clock interrupt (`Backing::hardclock` there); the
+    /// shared tick loop calls it before each tick it processes, where it has nothing left to do.
+    pub fn hardclock(&mut self, tick: Tick) -> bool {
+        if tick > self.synced {
+            // The ticks still to take off the entry at `at`: all of them while the entries
+            // before it were already overdue (it counts from now), those past its
+            // predecessor's expiry when that one has just become due (it counted from there).
+            let mut elapsed = i64::try_from(tick - self.synced).unwrap_or(i64::MAX);
+            let mut at = self.core.arena.first(CALLTODO);
+            while at != NIL {
+                let c = c_time(&self.core, at);
+                let left = c.saturating_sub(elapsed);
+                set_c_time(&mut self.core, at, left);
+                if left >= 0 {
+                    break;
+                }
+                elapsed -= c.max(0);
+                at = self.core.arena.node(at).next;
+            }
+            self.synced = tick;
         }
-        self.synced = tick;
+        let head = self.core.arena.first(CALLTODO);
+        (head != NIL && c_time(&self.core, head) <= 0) || self.core.pending_now()
     }
 }
 
@@ -128,7 +164,10 @@ impl<T> TickDriven<T> for DifferentialList<T> {
     }
 
     fn place(&mut self, idx: u32) {
-        let mut rest = (self.core.arena.node(idx).expiry - self.synced) as i64;
+        // Counted from now; an overdue entry (also counted from now) is skipped without being
+        // subtracted, as 4.4BSD's timeout() does.
+        let from_now = self.core.arena.node(idx).expiry as i128 - self.synced as i128;
+        let mut rest = i64::try_from(from_now).unwrap_or(i64::MIN);
         let mut at = self.core.arena.first(CALLTODO);
         let mut skipped = 0;
         // Skip every entry due at or before the new one (equal deadlines: after them).
@@ -137,7 +176,7 @@ impl<T> TickDriven<T> for DifferentialList<T> {
             if c > rest {
                 break;
             }
-            rest -= c;
+            rest -= c.max(0);
             skipped += 1;
             at = self.core.arena.node(at).next;
         }
@@ -146,16 +185,23 @@ impl<T> TickDriven<T> for DifferentialList<T> {
         if at == NIL {
             self.core.arena.push_back(CALLTODO, idx);
         } else {
-            let c = c_time(&self.core, at);
-            set_c_time(&mut self.core, at, c - rest);
+            // The successor now counts from the new entry, unless the new one is overdue
+            // (only when time has moved past it since the scheme's cursor: the successor
+            // then keeps counting from now).
+            if rest >= 0 {
+                let c = c_time(&self.core, at);
+                set_c_time(&mut self.core, at, c - rest);
+            }
             self.core.arena.insert_before(at, idx);
         }
     }
 
     fn detach(&mut self, idx: u32) {
         let next = self.core.arena.node(idx).next;
-        if next != NIL {
-            let folded = c_time(&self.core, next) + c_time(&self.core, idx);
+        let c = c_time(&self.core, idx);
+        // An overdue entry's successor counts from now already.
+        if next != NIL && c > 0 {
+            let folded = c_time(&self.core, next) + c;
             set_c_time(&mut self.core, next, folded);
         }
         self.core.arena.unlink(idx);
@@ -164,8 +210,8 @@ impl<T> TickDriven<T> for DifferentialList<T> {
     fn next_work(&self) -> Option<Tick> {
         let head = self.core.arena.first(CALLTODO);
         (head != NIL).then(|| {
-            let c = c_time(&self.core, head).max(1) as u64;
-            self.synced.saturating_add(c)
+            let expiry = self.core.arena.node(head).expiry;
+            expiry.max(self.core.cursor.saturating_add(1))
         })
     }
 
@@ -173,10 +219,11 @@ impl<T> TickDriven<T> for DifferentialList<T> {
         self.hardclock(tick);
     }
 
-    fn step_tick(&mut self, _tick: Tick) -> Step {
-        // softclock(): take the head while it is due.
+    fn step_tick(&mut self, tick: Tick) -> Step {
+        // softclock(): take the head while it is due. The callout layer's hardclock may have
+        // moved the list's time past the tick being processed, so the head's expiry decides.
         let head = self.core.arena.first(CALLTODO);
-        if head != NIL && c_time(&self.core, head) <= 0 {
+        if head != NIL && self.core.arena.node(head).expiry <= tick {
             self.detach(head);
             Step::Fire(head)
         } else {
@@ -187,18 +234,21 @@ impl<T> TickDriven<T> for DifferentialList<T> {
     fn check_structure(&self) -> Result<(), &'static str> {
         let arena = &self.core.arena;
         let mut i = arena.first(CALLTODO);
-        let mut at = self.synced as i128;
-        let mut first = true;
+        // The expiry the next entry counts from: now after an overdue entry (and at the head),
+        // its predecessor's otherwise.
+        let mut from = self.synced as i128;
+        let mut overdue_run = true;
         while i != NIL {
             let c = c_time(&self.core, i);
-            if !first && c < 0 {
-                return Err("a negative c_time after the head");
+            if c < 0 && !overdue_run {
+                return Err("an overdue c_time after an entry not yet due");
             }
-            at += c as i128;
+            let at = from + c as i128;
             if at != arena.node(i).expiry as i128 {
                 return Err("c_time sums disagree with the deadline");
             }
-            first = false;
+            overdue_run = c < 0;
+            from = if overdue_run { self.synced as i128 } else { at };
             i = arena.node(i).next;
         }
         Ok(())

@@ -25,6 +25,7 @@
 //! | 7 hierarchical | [`hierarchical_wheel`] | O(levels) | O(1) | O(1) amortized | by mode |
 //! | Brown's calendar queue | [`calendar_queue`] | O(1) avg | O(1) avg | O(1) avg | yes |
 //! | Linux's wheel (4.8 on) | [`linux_wheel`] | O(1) | O(1) | O(levels) per jump, no cascades | up to one bucket late |
+//! | simulation wheel (TEGAS-2) | [`simulation_wheel`] | O(1) | O(1) | O(1), O(overflow) per wrap | yes |
 //!
 //!
 //! The production facility, `callwheel::Wheel`, is not one of them: it lives in the core and
@@ -66,4 +67,5 @@ pub mod hashed_wheel_sorted;
 pub mod hierarchical_wheel;
 pub mod linux_wheel;
 pub mod ordered_list;
+pub mod simulation_wheel;
 pub mod straightforward;

@@ -13,7 +13,8 @@ use callwheel_schemes::hashed_wheel::HashedWheel;
 use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel_schemes::linux_wheel::{self, LinuxWheel};
-use callwheel_schemes::ordered_list::OrderedList;
+use callwheel_schemes::ordered_list::{OrderedList, Search};
+use callwheel_schemes::simulation_wheel::SimulationWheel;
 use callwheel_schemes::straightforward::Straightforward;
 use conformance::Spec;
 
@@ -52,6 +53,23 @@ conformance!(
     Spec {
         make: OrderedList::new,
         make_capped: Some(|n| OrderedList::with_capacity(n).unwrap()),
+        lateness: exact,
+        fifo: true,
+        range: None,
+        far: 1 << 40,
+        tickless: true,
+    }
+);
+
+conformance!(
+    scheme2_ordered_list_searched_from_the_rear,
+    Spec {
+        make: || OrderedList::new().searching(Search::FromRear),
+        make_capped: Some(|n| {
+            OrderedList::with_capacity(n)
+                .unwrap()
+                .searching(Search::FromRear)
+        }),
         lateness: exact,
         fifo: true,
         range: None,
@@ -193,6 +211,21 @@ conformance!(
     }
 );
 
+// Section 4.2's simulation wheel on a short cycle, so the tests cross many wraps and keep
+// timers on the overflow list (`far` is 1,562 cycles ahead: one scan of the list per cycle).
+conformance!(
+    simulation_wheel_with_overflow_list,
+    Spec {
+        make: || SimulationWheel::new(64).unwrap(),
+        make_capped: Some(|n| SimulationWheel::with_capacity(64, n).unwrap()),
+        lateness: exact,
+        fifo: true,
+        range: None,
+        far: 100_000,
+        tickless: true,
+    }
+);
+
 conformance!(
     scheme7_hierarchical_one_migration,
     Spec {
@@ -309,4 +342,89 @@ fn calltodo_search_finds_the_first_due_and_counts_what_it_skips() {
     assert_eq!(list.search(|&v| v == 'o'), (Some(&'o'), 0));
     assert_eq!(list.search(|&v| v == 'a'), (Some(&'a'), 1));
     list.check_invariants().unwrap();
+}
+
+// 4.4BSD's hardclock on `calltodo`: with `softclock` behind, each interrupt walks the entries
+// already due and decrements each of them and the first one not yet due.
+#[test]
+fn calltodo_hardclock_walks_the_entries_due_but_not_yet_run() {
+    use callwheel::{Scheme, Timers};
+    let mut list = DifferentialList::new();
+    for (deadline, value) in [(10, 'a'), (10, 'b'), (13, 'c'), (17, 'd')] {
+        list.start(deadline, value).unwrap();
+    }
+    assert!(!list.hardclock(9), "nothing is due at 9");
+    assert!(list.hardclock(10));
+    list.check_invariants().unwrap();
+    // Each interrupt while softclock waits: a and b are one tick later, c one tick nearer.
+    for tick in 11..=14 {
+        assert!(list.hardclock(tick));
+        list.check_invariants().unwrap();
+    }
+    // A start and a stop in the middle of the overdue run keep every deadline.
+    let e = list.start(15, 'e').unwrap();
+    list.start(16, 'f').unwrap();
+    assert_eq!(list.stop(e), Some('e'));
+    list.check_invariants().unwrap();
+    let mut fired = Vec::new();
+    list.advance_to(16, |_, x| fired.push((x.deadline, x.value)));
+    assert_eq!(fired, [(10, 'a'), (10, 'b'), (13, 'c'), (16, 'f')]);
+    list.check_invariants().unwrap();
+    assert_eq!(list.next_expiry(), Some(17));
+}
+
+// The same walk against a model: random starts, stops, interrupts that run ahead of the
+// softclock and softclocks that catch up part of the way. Every timer fires once, at or after
+// its deadline, never before a tick that reaches it, in deadline order (start order among
+// equal deadlines).
+#[test]
+fn calltodo_with_hardclock_ahead_of_softclock_matches_a_model() {
+    use callwheel::{Scheme, Timers};
+    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    for _ in 0..200 {
+        let mut list = DifferentialList::new();
+        // (deadline, id) of the timers pending, with their handles.
+        let mut model: Vec<(u64, u64, callwheel::Handle)> = Vec::new();
+        let mut ticks = 0u64;
+        let mut id = 0u64;
+        for _ in 0..300 {
+            match next(5) {
+                0 | 1 => {
+                    let deadline = ticks + 1 + next(40);
+                    let h = list.start(deadline, id).unwrap();
+                    model.push((deadline, id, h));
+                    id += 1;
+                }
+                2 if !model.is_empty() => {
+                    let (_, v, h) = model.swap_remove(next(model.len() as u64) as usize);
+                    assert_eq!(list.stop(h), Some(v));
+                }
+                3 => {
+                    ticks += 1 + next(3);
+                    let due = model.iter().any(|&(d, _, _)| d <= ticks);
+                    assert_eq!(list.hardclock(ticks), due, "needsoft at {ticks}");
+                }
+                _ => {
+                    let to = list.now() + next(ticks - list.now() + 1);
+                    let mut fired = Vec::new();
+                    list.advance_to(to, |_, x| fired.push((x.deadline, x.value)));
+                    let mut expect: Vec<(u64, u64)> = model
+                        .iter()
+                        .filter(|&&(d, _, _)| d <= to)
+                        .map(|&(d, v, _)| (d, v))
+                        .collect();
+                    expect.sort();
+                    assert_eq!(fired, expect, "softclock to {to}, ticks {ticks}");
+                    model.retain(|&(d, _, _)| d > to);
+                }
+            }
+            list.check_invariants().unwrap();
+        }
+    }
 }

@@ -294,7 +294,8 @@ use callwheel_schemes::{
     balanced_tree::BalancedTree, basic_wheel::BasicWheel, binary_heap::BinaryHeap,
     calendar_queue::CalendarQueue, differential_list::DifferentialList, hashed_wheel::HashedWheel,
     hashed_wheel_sorted::HashedWheelSorted, hierarchical_wheel::HierarchicalWheel,
-    linux_wheel::LinuxWheel, ordered_list::OrderedList, straightforward::Straightforward,
+    linux_wheel::LinuxWheel, ordered_list::OrderedList, simulation_wheel::SimulationWheel,
+    straightforward::Straightforward,
 };
 
 // The tolerance trait for callwheel's own structures: every scheme keeps the default (it takes
@@ -312,6 +313,7 @@ impl TolerantStart for HierarchicalWheel<u64> {}
 impl TolerantStart for CalendarQueue<u64> {}
 
 impl TolerantStart for LinuxWheel<u64> {}
+impl TolerantStart for SimulationWheel<u64> {}
 
 impl TolerantStart for Wheel<u64> {
     const TAKES_TOLERANCE: bool = true;

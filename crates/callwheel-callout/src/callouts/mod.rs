@@ -38,6 +38,12 @@ pub struct Config {
     pub hz: u32,
     /// Steps of the backing scheme per stretch of `softclock` work ([`MAX_SOFTCLOCK_STEPS`]).
     pub max_softclock_steps: u64,
+    /// FreeBSD's `kern.timecounter.alldeviation`: the precision, in percent of the interval,
+    /// that FreeBSD's calls (`callout_reset`, and `callout_reset_sbt_on` without `C_PREL`)
+    /// give a callout at least ([`deviation_shift`](crate::flags::deviation_shift): 5 %, the
+    /// default, allows a sixteenth). 0 arms them exactly. The BSD calls (`timeout`,
+    /// `setcallout`) stay exact, as 4.4BSD's and NetBSD's were.
+    pub deviation_percent: u32,
 }
 
 impl Default for Config {
@@ -47,6 +53,7 @@ impl Default for Config {
             fixed: false,
             hz: 1000,
             max_softclock_steps: MAX_SOFTCLOCK_STEPS,
+            deviation_percent: crate::flags::DEFAULT_DEVIATION_PERCENT,
         }
     }
 }
@@ -171,6 +178,8 @@ pub struct Callouts<S, C> {
     ticks: Tick,
     softticks: Tick,
     pub(crate) hz: u32,
+    /// The default precision's shift for FreeBSD's calls ([`Config::deviation_percent`]).
+    pub(crate) deviation: Option<u32>,
     max_steps: u64,
     stats: Stats,
 }
@@ -223,6 +232,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             drains_ready: VecDeque::new(),
             moves: Vec::new(),
             hz: config.hz,
+            deviation: crate::flags::deviation_shift(config.deviation_percent),
             max_steps: config.max_softclock_steps,
             stats: Stats::default(),
         })
@@ -290,7 +300,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             + self.moves.capacity() * core::mem::size_of::<Moving<C>>()
     }
 
-    /// The clock interrupt: advances `ticks` by one and nothing else.
+    /// The clock interrupt: advances `ticks` by one, with the backing's own interrupt work
+    /// ([`Backing::hardclock`]: none but on 4.4BSD's `calltodo`, whose walk over the callouts
+    /// due but not yet run Table II counts).
     ///
     /// Returns `true` when `softclock` has work (the kernel's `setsoftclock()`). When the next
     /// tick holds nothing and `softclock` is caught up, `hardclock` advances `softticks` itself
@@ -304,9 +316,11 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 || !self.drains_ready.is_empty();
         };
         self.ticks = next;
+        // The scheme's own interrupt work first: it runs whatever else is due.
+        let scheme_due = self.scheme.hardclock(next);
         let nothing_due = self.batch.is_empty()
             && self.drains_ready.is_empty()
-            && !self.scheme.may_expire_at(next)
+            && !scheme_due
             && self
                 .direct_front()
                 .is_none_or(|(deadline, _)| deadline > next);

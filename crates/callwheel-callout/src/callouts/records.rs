@@ -176,7 +176,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             self.seq += 1;
             Ok(Sched::Direct(deadline, seq))
         } else {
-            let handle = self.scheme.start_with(deadline, tolerance, idx)?;
+            let handle = self.scheme.start_within(deadline, tolerance, idx)?;
             self.seq += 1;
             Ok(Sched::Pending {
                 handle,
@@ -234,6 +234,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
                 seq,
             } = r.sched
             {
+                // Where the scheme holds it: a callout with a window at its firing instant.
+                let deadline = self.scheme.deadline(handle).unwrap_or(deadline);
                 moves.push(Move {
                     deadline,
                     seq,
