@@ -49,7 +49,7 @@ fn tiny_run_writes_the_report_the_plots_and_the_json() {
         "| async | storm on tokio: registration >= 2x faster than tokio's |",
         "| direct | calloutng: direct execution cuts latency (p50 of direct below deferred's) |",
         "| insertion-cost | Little's law: the mean population the insertions found = λT within 5 % |",
-        "| callout-memory | new table's memory linear in n",
+        "| callout-memory | new table, sized at boot: bytes per callout against the paper's",
     ] {
         assert!(stdout.contains(name), "summary lacks {name}:\n{stdout}");
     }
