@@ -81,7 +81,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///   (as `ticks <= 0` does for `callout_reset`). A deadline after the last tick is
     ///   [`Error::PastEndOfTime`].
     /// - The callout may run up to `precision` late, or `interval / 2^n` with `C_PREL(n)`
-    ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; without `C_PREL`, at least the
+    ///   ([`c_prel`](crate::flags::c_prel)) if that is larger; for a relative time without
+    ///   `C_PREL`, at least the
     ///   table's default deviation of the interval ([`Config::deviation_percent`](crate::Config::deviation_percent): a sixteenth),
     ///   as calloutng's `callout_when` allows. Rounded down to whole ticks, the window goes to
     ///   the backing, which runs the callout at the window's firing instant
@@ -163,7 +164,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         };
         Ok((
             deadline,
-            self.ticks_floor(default_slack(interval, precision, flags, self.deviation)),
+            // FreeBSD's callout_when gives an absolute time only the caller's precision.
+            self.ticks_floor(if flags & C_ABSOLUTE != 0 {
+                default_slack(interval, precision, flags, None)
+            } else {
+                default_slack(interval, precision, flags, self.deviation)
+            }),
             flags & C_DIRECT_EXEC != 0,
         ))
     }

@@ -1,7 +1,7 @@
 //! The tickless mode (calloutng's `callout_process` and event window): callouts armed with
 //! `callout_reset_sbt_on` and a precision, driven only by interrupts at the end of the event
-//! window [`Callouts::next_event`] names, run each inside its window, never early, in exactly
-//! as many interrupts as the fewest instants that stab every window; with no precision they
+//! window [`Callouts::next_event`] names, run each inside its window, never early, within 5 % of
+//! the fewest instants that stab every window (on the production wheel); with no precision they
 //! need one interrupt per distinct deadline. The tick-driven mode is not used at all.
 
 use callwheel::time::Sbt;

@@ -118,20 +118,30 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
             lateness[i].store(now.saturating_sub(deadlines[i]), Ordering::Relaxed);
         }
     };
+    // The softclock thread runs when woken and says when it is done: the interrupt waits for
+    // that before it asks for the next event, so it never polls work it has handed off.
     let (wake, woken) = mpsc::channel::<bool>();
+    let (finished, done) = mpsc::channel::<Result<(), String>>();
     let softclock = {
         let (table, record) = (Arc::clone(&table), record.clone());
         std::thread::Builder::new()
             .name("softclock".into())
-            .spawn(move || -> Result<(), String> {
+            .spawn(move || {
                 let _ = ClockId::minimise_timer_slack();
                 while let Ok(more) = woken.recv() {
-                    table.softclock(&record).map_err(|e| e.to_string())?;
-                    if !more {
+                    let ran = loop {
+                        match table.softclock(&record) {
+                            // The interrupt is running handlers: let it finish.
+                            Err(callwheel_callout::Error::SoftclockBusy) => {
+                                std::thread::yield_now()
+                            }
+                            other => break other.map(drop).map_err(|e| e.to_string()),
+                        }
+                    };
+                    if finished.send(ran).is_err() || !more {
                         break;
                     }
                 }
-                Ok(())
             })
             .map_err(|e| e.to_string())?
     };
@@ -144,22 +154,34 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
             break;
         }
         let now = clock.read().unwrap_or(t0).saturating_sub(t0);
-        match table.process_with(now, &record) {
-            Ok(true) => {
-                let _ = wake.send(true);
-            }
-            Ok(false) => {}
-            Err(callwheel_callout::Error::SoftclockBusy) => {}
+        let handed = match table.process_with(now, &record) {
+            Ok(more) => more,
+            Err(callwheel_callout::Error::SoftclockBusy) => true,
             Err(e) => {
                 outcome = Err(e.to_string());
+                break;
+            }
+        };
+        if handed {
+            let ran = wake
+                .send(true)
+                .map_err(|_| "the softclock thread is gone".to_string())
+                .and_then(|()| {
+                    done.recv()
+                        .map_err(|_| "the softclock thread is gone".to_string())
+                })
+                .and_then(|r| r);
+            if let Err(e) = ran {
+                outcome = Err(e);
                 break;
             }
         }
     }
     let _ = wake.send(false);
+    let _ = done.recv();
     softclock
         .join()
-        .map_err(|_| "the softclock thread panicked".to_string())??;
+        .map_err(|_| "the softclock thread panicked".to_string())?;
     outcome?;
     let mut rows = [Vec::new(), Vec::new()];
     for (i, l) in lateness.iter().enumerate() {

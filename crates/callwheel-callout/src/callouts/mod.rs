@@ -334,20 +334,16 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// The tickless mode's query, calloutng's event window: `Some((first, last))` where
-    /// `first` is the earliest deadline of the pending callouts and `last` the earliest end of
-    /// their windows (a deadline plus the callout's precision, from
-    /// [`Callouts::callout_reset_sbt_on`]; plain deadlines for the other calls and for
-    /// direct-execution callouts). A one-shot event timer armed anywhere in `[first, last]`,
-    /// then [`Callouts::callout_process`] at the time it fires, runs every callout whose window
-    /// it reaches inside that window, so callouts with overlapping windows share one
-    /// interrupt; arming at `last` coalesces the most. Both are the table's ticks (`hz` of them
-    /// a second: with `hz` = 10^9 a tick is a nanosecond). `(ticks, ticks)` when work is due
-    /// now; `None` when nothing is pending. Never later than any window's end; after stops it
-    /// may be earlier than needed.
-    ///
-    /// The schemes without a wake-up query of their own answer their `next_expiry` for both,
-    /// a coarse scheme possibly earlier (a bucket boundary); only the production wheel
-    /// coalesces.
+    /// `first` is the earliest tick at which a pending callout runs (its deadline, or for a
+    /// callout with a window its firing instant, [`Backing::start_within`]) and `last` the
+    /// earliest end of a window (the production wheel's; the other backings answer their
+    /// instant for both). A one-shot event timer armed anywhere in `[first, last]`, then
+    /// [`Callouts::callout_process`] at the time it fires, runs every callout whose instant it
+    /// reaches inside its window, so callouts with overlapping windows share one interrupt;
+    /// arming at `last` coalesces the most. Both are the table's ticks (`hz` of them a second:
+    /// with `hz` = 10^9 a tick is a nanosecond). `(ticks, ticks)` when work is due now; `None`
+    /// when nothing is pending. Never later than any window's end; after stops, and on a
+    /// coarse scheme (a hierarchy's slot boundary), it may be earlier than needed.
     pub fn next_event(&mut self) -> Option<(Tick, Tick)> {
         if !self.drains_ready.is_empty()
             || self.batch.iter().any(|&i| {
