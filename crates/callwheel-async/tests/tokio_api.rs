@@ -26,20 +26,25 @@ fn advance(clock: &ManualClock, ns: u64) {
     clock.wait_idle(1);
 }
 
-/// The free `timeout` counts from its call: made, then first polled after its duration (and
-/// after a coarse clock tick more), it has elapsed at that first poll. Counted from the first
-/// poll, as before, it would still be pending.
+/// The free `timeout` counts from its call, never before it: polled at once, it counts from
+/// within that first poll; first polled late, from no later than the coarse clock's reading at
+/// that poll. Never early: a timeout polled at once is pending until its duration has passed.
 #[test]
-fn a_timeout_counts_from_its_call_not_from_its_first_poll() {
+fn a_timeout_counts_from_its_call_and_is_never_early() {
     let call = Instant::now();
     let mut t = pin!(timeout(Duration::from_millis(30), pending::<()>()));
-    // The coarse clock's tick is at most 10 ms on Linux: 30 + 10 < 60.
-    std::thread::sleep(Duration::from_millis(60));
+    assert!(poll_once(t.as_mut()).is_pending());
+    std::thread::sleep(Duration::from_millis(31));
     assert!(matches!(poll_once(t.as_mut()), Poll::Ready(Err(_))));
-    // And never early: a timeout polled at once is pending until its duration has passed.
+    // First polled 60 ms after its call: due at most 30 ms after that poll.
+    let mut late = pin!(timeout(Duration::from_millis(30), pending::<()>()));
+    std::thread::sleep(Duration::from_millis(60));
+    let _ = poll_once(late.as_mut());
+    std::thread::sleep(Duration::from_millis(31));
+    assert!(matches!(poll_once(late.as_mut()), Poll::Ready(Err(_))));
     let mut early = pin!(timeout(Duration::from_secs(3600), pending::<()>()));
     assert!(poll_once(early.as_mut()).is_pending());
-    assert!(call.elapsed() >= Duration::from_millis(60));
+    assert!(call.elapsed() >= Duration::from_millis(120));
 }
 
 /// On a driver's clock the deadline is read at the call, exactly: a simulated clock moved

@@ -62,7 +62,13 @@ pub trait Backing: Scheme<u32> + Sized {
     ///
     /// As [`Timers::start_with`](callwheel::Timers::start_with).
     fn start_within(&mut self, deadline: Tick, tolerance: Tick, idx: u32) -> Result<Handle, Error> {
-        self.start_with(callwheel::firing_instant(deadline, tolerance), 0, idx)
+        let at = callwheel::firing_instant(deadline, tolerance);
+        match self.start_with(at, 0, idx) {
+            // A bounded scheme (a hierarchy) whose range ends inside the window: the deadline
+            // itself may still fit.
+            Err(Error::BeyondRange { .. }) if at != deadline => self.start_with(deadline, 0, idx),
+            started => started,
+        }
     }
 
     /// The scheme's own work at a clock interrupt that moves the table's time to `tick`, and

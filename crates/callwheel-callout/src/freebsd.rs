@@ -139,9 +139,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             When::Ticks(n) => {
                 // callout_reset: the default precision, a share of the ticks ahead.
                 let deadline = self.deadline_in(n)?;
-                let ahead = deadline - self.ticks();
-                let tolerance = self.deviation.map_or(0, |s| ahead >> s.min(63));
-                return Ok((deadline, tolerance, false));
+                return Ok((deadline, self.default_tolerance(deadline), false));
             }
             When::Sbt {
                 sbt,

@@ -170,6 +170,13 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
         self.cpus.len()
     }
 
+    /// [`Callouts::set_deviation_percent`] on every CPU's table.
+    pub fn set_deviation_percent(&self, percent: u32) {
+        for cpu in &self.cpus {
+            cpu.with(|t| t.set_deviation_percent(percent));
+        }
+    }
+
     fn lock_directory(&self) -> MutexGuard<'_, Directory> {
         // Every change to the directory is complete before anything that can panic runs.
         self.directory

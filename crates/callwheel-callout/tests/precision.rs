@@ -1,7 +1,7 @@
 //! calloutng's precision on every backing: a callout armed with a window runs inside it, at
 //! the window's firing instant, so callouts whose windows overlap share interrupts whatever
-//! scheme holds them; and FreeBSD's calls give a callout armed without a precision the table's
-//! default deviation (a sixteenth of its interval at 5 %), or none at 0 %.
+//! scheme holds them; and a callout armed by a relative time without a precision gets the
+//! table's default deviation (a sixteenth of its interval at 5 %), or none at 0 %.
 
 use callwheel::time::Sbt;
 use callwheel::{Tick, Wheel};
@@ -31,6 +31,8 @@ enum Arming {
     Plain,
     /// `callout_reset` in ticks.
     Ticks,
+    /// The BSD `timeout` in ticks.
+    Timeout,
 }
 
 /// What a run saw: each callout's deadline, the tick it ran at, and the interrupts taken.
@@ -70,6 +72,11 @@ fn run<S: Backing>(scheme: S, deviation_percent: u32, arming: Arming, n: usize) 
             }
             Arming::Ticks => {
                 t.callout_reset(h, ns, i).unwrap();
+                deadlines.push(START + ns as Tick);
+            }
+            Arming::Timeout => {
+                t.callout_free(h).unwrap();
+                t.timeout(i, ns).unwrap();
                 deadlines.push(START + ns as Tick);
             }
         }
@@ -157,8 +164,8 @@ on_every_backing! {
 }
 
 #[test]
-fn freebsd_calls_without_a_precision_get_the_default_deviation() {
-    for arming in [Arming::Plain, Arming::Ticks] {
+fn calls_without_a_precision_get_the_default_deviation() {
+    for arming in [Arming::Plain, Arming::Ticks, Arming::Timeout] {
         let n = 2_000;
         // 5 %: up to a sixteenth of the interval late, and the windows share interrupts.
         let default = run(HashedWheel::new(8).unwrap(), 5, arming, n);

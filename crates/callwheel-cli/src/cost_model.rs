@@ -17,8 +17,9 @@
 //! reach every deadline: 8 × 8 beside M = 64, 2 × 512 beside 1,024, 2 × 8,192 beside 16,384).
 //!
 //! The verdicts check the model's shapes and the paper's two corners on the counts, at equal M
-//! and at equal memory, which `cargo test` asserts (a missed one fails it), and the corners
-//! again on the times, which are printed only: the machine is shared and noisy.
+//! and at equal memory, which `cargo test` asserts at the tiny run's sizes (a missed one fails
+//! it), and the corners again on the times, which are printed only: the machine is shared and
+//! noisy.
 
 use std::fmt::Write as _;
 use std::path::Path;

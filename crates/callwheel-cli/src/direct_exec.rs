@@ -75,6 +75,9 @@ impl Experiment for DirectExec {
     }
 }
 
+/// The software-interrupt thread's name.
+const SOFTCLOCK: &str = "softclock";
+
 /// Which callouts are direct: every other one.
 fn is_direct(i: usize) -> bool {
     i % 2 == 0
@@ -111,11 +114,19 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
             .map_err(|e| e.to_string())?;
     }
     let deadlines = Arc::new(deadlines);
+    // Which path ran each handler: a direct one must run on the interrupt thread, a deferred
+    // one on the softclock thread, or the measurement is not of what it says.
+    let wrong_path = Arc::new(AtomicU64::new(0));
     let record = {
         let (lateness, deadlines) = (Arc::clone(&lateness), Arc::clone(&deadlines));
+        let wrong_path = Arc::clone(&wrong_path);
         move |i: usize| {
             let now = clock.read().unwrap_or(0).saturating_sub(t0);
             lateness[i].store(now.saturating_sub(deadlines[i]), Ordering::Relaxed);
+            let on_softclock = std::thread::current().name() == Some(SOFTCLOCK);
+            if on_softclock == is_direct(i) {
+                wrong_path.fetch_add(1, Ordering::Relaxed);
+            }
         }
     };
     // The softclock thread runs when woken and says when it is done: the interrupt waits for
@@ -125,7 +136,7 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
     let softclock = {
         let (table, record) = (Arc::clone(&table), record.clone());
         std::thread::Builder::new()
-            .name("softclock".into())
+            .name(SOFTCLOCK.into())
             .spawn(move || {
                 let _ = ClockId::minimise_timer_slack();
                 while let Ok(more) = woken.recv() {
@@ -183,6 +194,12 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
         .join()
         .map_err(|_| "the softclock thread panicked".to_string())?;
     outcome?;
+    let wrong = wrong_path.load(Ordering::Relaxed);
+    if wrong > 0 {
+        return Err(format!(
+            "{wrong} handlers ran on the other path's thread (a direct one from softclock, or a deferred one from the interrupt)"
+        ));
+    }
     let mut rows = [Vec::new(), Vec::new()];
     for (i, l) in lateness.iter().enumerate() {
         let l = l.load(Ordering::Relaxed);

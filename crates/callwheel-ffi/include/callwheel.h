@@ -1324,6 +1324,22 @@ int cw_callouts_new(int backing,
                     uint32_t hz,
                     cw_callouts **out);
 
+// Sets the table's default deviation, FreeBSD's `kern.timecounter.alldeviation`: a callout
+// armed from now on by a relative time without a precision (cw_timeout, cw_setcallout,
+// cw_callout_reset, and cw_callout_reset_sbt_on without CW_C_PREL or CW_C_ABSOLUTE) may run
+// up to `percent` % of its interval late (rounded down to a power of two as FreeBSD does: 5
+// allows a sixteenth), at its window's firing instant, which callouts with overlapping
+// windows share. A new table has 0: every such callout exact. Callouts already pending keep
+// their windows.
+//
+// Returns 0; CW_EINVAL for NULL or a `percent` above 100.
+//
+// # Safety
+//
+// `cw` is NULL or a live table.
+int cw_callouts_set_deviation(cw_callouts *cw,
+                              uint32_t percent);
+
 // Destroys a table and every callout in it (pending handlers never run). NULL is ignored.
 //
 // # Safety
@@ -1362,11 +1378,11 @@ int cw_callout_process(cw_callouts *cw,
                        uint64_t now);
 
 // The event window of the pending callouts (calloutng arms its one-shot event timer inside
-// it): `first` is the earliest deadline, `last` the earliest end of a window (deadline plus
-// precision); an interrupt anywhere in [first, last] runs each callout inside its window, and
-// one at `last` coalesces the most. Both in ticks; (current tick, current tick) when work is
-// due now. Only CW_BACKING_WHEEL honours precision; the other backings answer their next
-// deadline for both.
+// it): `first` is the earliest tick a pending callout runs at (its deadline, or for a callout
+// with a window its firing instant, which callouts with overlapping windows share), `last`
+// the earliest end of a window on CW_BACKING_WHEEL and `first` on the other backings; an
+// interrupt anywhere in [first, last] runs each callout inside its window, and one at `last`
+// coalesces the most. Both in ticks; (current tick, current tick) when work is due now.
 //
 // Returns 1 with `first` and `last` filled; 0 when nothing is pending; CW_EINVAL for NULL.
 //
@@ -1530,7 +1546,8 @@ int cw_callout_reset(cw_callouts *cw,
 // - The callout may run up to `precision` late, or the interval divided by 2^n with
 //   CW_C_PREL(n) if that is larger (rounded down to whole ticks). Every backing runs it at
 //   its window's firing instant, which callouts with overlapping windows share. Without
-//   either the callout is exact: the C tables give no default precision.
+//   either, a relative time gets the table's default deviation (cw_callouts_set_deviation;
+//   none on a new table: exact).
 // - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
 //   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
 // - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes
@@ -1666,6 +1683,16 @@ int cw_percpu_new(int backing,
 // `set` is NULL or a set from cw_percpu_new, not yet freed, on which no other call is in
 // progress (on any thread, including from a handler); it must not be used afterwards.
 void cw_percpu_free(cw_percpu *set);
+
+// cw_callouts_set_deviation on every CPU's table of the set.
+//
+// Returns 0; CW_EINVAL for NULL or a `percent` above 100.
+//
+// # Safety
+//
+// `set` is NULL or a live set.
+int cw_percpu_set_deviation(cw_percpu *set,
+                            uint32_t percent);
 
 // The number of CPUs (tables) of the set; CW_EINVAL for NULL.
 //

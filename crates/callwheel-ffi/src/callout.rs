@@ -288,8 +288,7 @@ pub unsafe extern "C" fn cw_callouts_new(
             calloutsize,
             fixed: fixed != 0,
             hz,
-            // The C tables arm exactly unless a precision or C_PREL asks otherwise: no
-            // default deviation (the header says so).
+            // Exact until cw_callouts_set_deviation asks for calloutng's default precision.
             deviation_percent: 0,
             ..Config::default()
         };
@@ -297,6 +296,32 @@ pub unsafe extern "C" fn cw_callouts_new(
         let cw = Box::into_raw(Box::new(cw_callouts { table }));
         // SAFETY: as above.
         unsafe { out.write(cw) };
+        Ok(CW_OK)
+    })
+}
+
+/// Sets the table's default deviation, FreeBSD's `kern.timecounter.alldeviation`: a callout
+/// armed from now on by a relative time without a precision (cw_timeout, cw_setcallout,
+/// cw_callout_reset, and cw_callout_reset_sbt_on without CW_C_PREL or CW_C_ABSOLUTE) may run
+/// up to `percent` % of its interval late (rounded down to a power of two as FreeBSD does: 5
+/// allows a sixteenth), at its window's firing instant, which callouts with overlapping
+/// windows share. A new table has 0: every such callout exact. Callouts already pending keep
+/// their windows.
+///
+/// Returns 0; CW_EINVAL for NULL or a `percent` above 100.
+///
+/// # Safety
+///
+/// `cw` is NULL or a live table.
+#[no_mangle]
+pub unsafe extern "C" fn cw_callouts_set_deviation(cw: *mut cw_callouts, percent: u32) -> c_int {
+    guard(|| {
+        // SAFETY: `cw` is NULL or live, by this function's contract.
+        let t = unsafe { table(cw) }?;
+        if percent > 100 {
+            return Err(CW_EINVAL);
+        }
+        dispatch!(t, s => s.with(|t| t.set_deviation_percent(percent)));
         Ok(CW_OK)
     })
 }
@@ -364,11 +389,11 @@ pub unsafe extern "C" fn cw_callout_process(cw: *mut cw_callouts, now: u64) -> c
 }
 
 /// The event window of the pending callouts (calloutng arms its one-shot event timer inside
-/// it): `first` is the earliest deadline, `last` the earliest end of a window (deadline plus
-/// precision); an interrupt anywhere in [first, last] runs each callout inside its window, and
-/// one at `last` coalesces the most. Both in ticks; (current tick, current tick) when work is
-/// due now. Only CW_BACKING_WHEEL honours precision; the other backings answer their next
-/// deadline for both.
+/// it): `first` is the earliest tick a pending callout runs at (its deadline, or for a callout
+/// with a window its firing instant, which callouts with overlapping windows share), `last`
+/// the earliest end of a window on CW_BACKING_WHEEL and `first` on the other backings; an
+/// interrupt anywhere in [first, last] runs each callout inside its window, and one at `last`
+/// coalesces the most. Both in ticks; (current tick, current tick) when work is due now.
 ///
 /// Returns 1 with `first` and `last` filled; 0 when nothing is pending; CW_EINVAL for NULL.
 ///

@@ -97,7 +97,8 @@ pub unsafe extern "C" fn cw_callout_reset(
 /// - The callout may run up to `precision` late, or the interval divided by 2^n with
 ///   CW_C_PREL(n) if that is larger (rounded down to whole ticks). Every backing runs it at
 ///   its window's firing instant, which callouts with overlapping windows share. Without
-///   either the callout is exact: the C tables give no default precision.
+///   either, a relative time gets the table's default deviation (cw_callouts_set_deviation;
+///   none on a new table: exact).
 /// - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
 ///   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
 /// - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes

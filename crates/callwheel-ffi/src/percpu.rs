@@ -141,8 +141,7 @@ pub unsafe extern "C" fn cw_percpu_new(
             calloutsize,
             fixed: fixed != 0,
             hz,
-            // The C tables arm exactly unless a precision or C_PREL asks otherwise: no
-            // default deviation (the header says so).
+            // Exact until cw_percpu_set_deviation asks for calloutng's default precision.
             deviation_percent: 0,
             ..Config::default()
         };
@@ -171,6 +170,26 @@ pub unsafe extern "C" fn cw_percpu_free(set: *mut cw_percpu) {
         }
         Ok(CW_OK)
     });
+}
+
+/// cw_callouts_set_deviation on every CPU's table of the set.
+///
+/// Returns 0; CW_EINVAL for NULL or a `percent` above 100.
+///
+/// # Safety
+///
+/// `set` is NULL or a live set.
+#[no_mangle]
+pub unsafe extern "C" fn cw_percpu_set_deviation(set: *mut cw_percpu, percent: u32) -> c_int {
+    guard(|| {
+        // SAFETY: `set` is NULL or live, by this function's contract.
+        let s = unsafe { set_of(set) }?;
+        if percent > 100 {
+            return Err(CW_EINVAL);
+        }
+        each!(s, p => p.set_deviation_percent(percent));
+        Ok(CW_OK)
+    })
 }
 
 /// The number of CPUs (tables) of the set; CW_EINVAL for NULL.

@@ -91,11 +91,13 @@ impl ClockId {
 }
 
 /// `CLOCK_MONOTONIC_COARSE` and its resolution, in nanoseconds: the monotonic clock as of the
-/// kernel's latest tick, read through the vDSO without touching the hardware counter (a few
-/// nanoseconds, against some twenty for `CLOCK_MONOTONIC`), and how far behind
-/// `CLOCK_MONOTONIC` it may be (one tick: 4 ms at `HZ = 250`). For a caller that needs a time
-/// stamp on a hot path and can spend the precise read later, when it is needed at all (an
-/// async timeout whose future is usually ready at once).
+/// kernel's latest timekeeping update, read through the vDSO without touching the hardware
+/// counter (a few nanoseconds, against some twenty for `CLOCK_MONOTONIC`), and the length of
+/// a tick (4 ms at `HZ = 250`). It is never ahead of `CLOCK_MONOTONIC`, but it is not bounded
+/// behind it by one tick: right after an idle CPU wakes it lagged by up to 7 ms at a 4 ms
+/// resolution on this project's machine. For a caller that needs a lower bound on the time on
+/// a hot path and can spend the precise read later, when it is needed at all (an async
+/// timeout whose future is usually ready at once).
 pub fn coarse_monotonic() -> (u64, u64) {
     static RESOLUTION: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     let resolution = *RESOLUTION.get_or_init(sys::coarse_resolution);

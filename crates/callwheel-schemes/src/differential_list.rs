@@ -115,7 +115,10 @@ impl<T> DifferentialList<T> {
     /// decremented is overdue, the next one, each overdue entry keeping its own lateness: the
     /// walk the kernel made at every clock interrupt, over the `v` entries due but not yet run.
     /// Returns whether any timer is due (the kernel's `needsoft`). A `tick` at or before the
-    /// last one changes nothing.
+    /// last one changes nothing. `c_time` is a signed 64-bit count, as the kernel's `int` was:
+    /// a single jump of more than 2^63 − 1 ticks over timers still pending cannot be counted
+    /// (the table and the tick loop never make one; the timers still fire at their deadlines,
+    /// which the list keeps apart).
     ///
     /// The callout layer calls it at every clock interrupt (`Backing::hardclock` there); the
     /// shared tick loop calls it before each tick it processes, where it has nothing left to do.

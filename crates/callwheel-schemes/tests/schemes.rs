@@ -396,7 +396,9 @@ fn calltodo_with_hardclock_ahead_of_softclock_matches_a_model() {
         for _ in 0..300 {
             match next(5) {
                 0 | 1 => {
-                    let deadline = ticks + 1 + next(40);
+                    // Some between the softclock's tick and the interrupt's: overdue to the
+                    // list as soon as they are placed.
+                    let deadline = list.now() + 1 + next(ticks - list.now() + 40);
                     let h = list.start(deadline, id).unwrap();
                     model.push((deadline, id, h));
                     id += 1;

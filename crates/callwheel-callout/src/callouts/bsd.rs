@@ -13,7 +13,9 @@ use super::Callouts;
 
 impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// `timeout(func, arg, ticks)`: runs `call` `ticks` ticks from now (`ticks <= 0` counts as
-    /// 1). The callout can be cancelled only by `untimeout(call)`. On a hashing backing it goes
+    /// 1), or up to the table's default deviation of `ticks` later
+    /// ([`Config::deviation_percent`](crate::Config::deviation_percent): calloutng's rule for
+    /// the old calls, a sixteenth at the default 5 %; 0 % arms it exactly, as 4.4BSD did). The callout can be cancelled only by `untimeout(call)`. On a hashing backing it goes
     /// on the (function, argument) hash too (O(1)); on the old `calltodo` it is only placed in
     /// the list, by a walk from the head.
     ///
@@ -125,7 +127,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     pub(super) fn oneshot(&mut self, call: C, ticks: i64) -> Result<u32, Error> {
         let deadline = self.deadline_in(ticks)?;
         let idx = self.pool.alloc(Kind::OneShot, Some(call))?;
-        match self.schedule(idx, deadline, 0, false) {
+        let tolerance = self.default_tolerance(deadline);
+        match self.schedule(idx, deadline, tolerance, false) {
             Ok(sched) => {
                 self.pool.records[idx].sched = sched;
                 self.after_arm();

@@ -39,10 +39,11 @@ pub struct Config {
     /// Steps of the backing scheme per stretch of `softclock` work ([`MAX_SOFTCLOCK_STEPS`]).
     pub max_softclock_steps: u64,
     /// FreeBSD's `kern.timecounter.alldeviation`: the precision, in percent of the interval,
-    /// that FreeBSD's calls (`callout_reset`, and `callout_reset_sbt_on` without `C_PREL`)
-    /// give a callout at least ([`deviation_shift`](crate::flags::deviation_shift): 5 %, the
-    /// default, allows a sixteenth). 0 arms them exactly. The BSD calls (`timeout`,
-    /// `setcallout`) stay exact, as 4.4BSD's and NetBSD's were.
+    /// that a callout armed by a relative time gets at least (`timeout`, `setcallout`,
+    /// `callout_reset`, and `callout_reset_sbt_on` without `C_PREL` or `C_ABSOLUTE`), as
+    /// calloutng derives one for its old calls ([`deviation_shift`](crate::flags::deviation_shift):
+    /// 5 %, the default, allows a sixteenth). 0 arms them exactly, as 4.4BSD and NetBSD did:
+    /// the reproductions of Costello & Varghese's tables use 0.
     pub deviation_percent: u32,
 }
 
@@ -236,6 +237,12 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             max_steps: config.max_softclock_steps,
             stats: Stats::default(),
         })
+    }
+
+    /// Sets [`Config::deviation_percent`] for the callouts armed from now on (those pending
+    /// keep their windows); above 100 counts as 100.
+    pub fn set_deviation_percent(&mut self, percent: u32) {
+        self.deviation = crate::flags::deviation_shift(percent);
     }
 
     /// `ticks`: the current tick, advanced by `hardclock`.

@@ -149,6 +149,14 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             .ok_or(Error::PastEndOfTime)
     }
 
+    /// The window calloutng's default precision gives a callout armed by a relative time in
+    /// ticks, due at `deadline`: the ticks ahead shifted right by the table's deviation shift
+    /// ([`Config::deviation_percent`](crate::Config::deviation_percent); none at 0 %).
+    pub(crate) fn default_tolerance(&self, deadline: Tick) -> Tick {
+        self.deviation
+            .map_or(0, |s| deadline.saturating_sub(self.ticks()) >> s.min(63))
+    }
+
     /// Queues record `idx` for `deadline` without touching the record, so a refusal changes
     /// nothing.
     pub(crate) fn schedule(

@@ -1311,6 +1311,53 @@ static void test_percpu(int backing) {
     test_percpu_handles(backing);
 }
 
+/* calloutng's default precision, asked for with cw_callouts_set_deviation: a new table arms
+ * exactly; at 5 % a relative callout may run up to a sixteenth of its interval late, at a
+ * coarse instant inside that window; an absolute time keeps its exact deadline. */
+static void test_deviation(int backing) {
+    const uint64_t second = 1000000000u;
+    cw_callouts *cw = NULL;
+    EQ(cw_callouts_new(backing, 16, 0, 1000000000u, &cw), CW_OK);
+    EQ(cw_callouts_set_deviation(NULL, 5), CW_EINVAL);
+    EQ(cw_callouts_set_deviation(cw, 101), CW_EINVAL);
+    uint64_t first = 0, last = 0;
+    EQ(cw_timeout(cw, record, tag(1), (int64_t)second), CW_OK);
+    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    CHECK(first == second && last == second);
+    EQ(cw_untimeout(cw, record, tag(1)), 1);
+    EQ(cw_callouts_set_deviation(cw, 5), CW_OK);
+    EQ(cw_timeout(cw, record, tag(2), (int64_t)second), CW_OK);
+    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    CHECK(first > second && first <= last && last <= second + second / 16);
+    EQ(cw_untimeout(cw, record, tag(2)), 1);
+    cw_handle h;
+    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_reset_sbt_on(cw, h, (int64_t)1 << 32, 0, record, tag(3), -1, CW_C_ABSOLUTE),
+       CW_OK);
+    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    CHECK(first == second && last == second);
+    EQ(cw_callout_stop(cw, h), 1);
+    EQ(cw_callout_free(cw, h), CW_OK);
+    EQ(cw_callouts_set_deviation(cw, 0), CW_OK);
+    EQ(cw_timeout(cw, record, tag(4), (int64_t)second), CW_OK);
+    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    CHECK(first == second && last == second);
+    cw_callouts_free(cw);
+
+    cw_percpu *set = NULL;
+    EQ(cw_percpu_new(backing, 2, 16, 0, 1000000000u, &set), CW_OK);
+    EQ(cw_percpu_set_deviation(NULL, 5), CW_EINVAL);
+    EQ(cw_percpu_set_deviation(set, 101), CW_EINVAL);
+    EQ(cw_percpu_set_deviation(set, 5), CW_OK);
+    EQ(cw_percpu_callout_init(set, 1, &h), CW_OK);
+    EQ(cw_percpu_callout_reset_sbt_on(set, h, (int64_t)1 << 32, 0, record, tag(5), 1, 0), CW_OK);
+    EQ(cw_percpu_callout_next_event(set, 1, &first, &last), 1);
+    CHECK(first > second && last <= second + second / 16);
+    EQ(cw_percpu_callout_stop(set, h), 1);
+    EQ(cw_percpu_callout_free(set, h), CW_OK);
+    cw_percpu_free(set);
+}
+
 int main(void) {
     test_constants();
     test_strerror();
@@ -1329,6 +1376,7 @@ int main(void) {
         test_freebsd(cw);
         cw_callouts_free(cw);
         test_exhausted(backings[b]);
+        test_deviation(backings[b]);
         test_cross_tables(backings[b], backings[(b + 1) % 3]);
         test_cross_tables(backings[b], backings[b]);
 #ifdef __linux__
