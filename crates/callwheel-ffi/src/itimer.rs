@@ -27,7 +27,8 @@ use libc::{itimerval, suseconds_t, time_t, timeval};
 
 use callwheel_rt::{Error as RtError, TimerHandle, TimerSet, TimerSetConfig, DEFAULT_QUOTA};
 
-use crate::timerset::{cw_timerset, runtime, set_code, set_ref, set_signal};
+use crate::timerset::{cw_timerset, runtime, set_code, set_ref};
+use crate::timerset_notify::set_signal;
 use crate::{guard, need, CW_EBUSY, CW_EINVAL, CW_OK};
 
 /// The `which` of cw_setitimer and cw_getitimer for the paper's multiple real-time timers.

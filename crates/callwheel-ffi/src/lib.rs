@@ -325,6 +325,8 @@ mod wheel_timers;
 
 mod timerset;
 
+mod timerset_notify;
+
 mod itimer;
 
 mod sleep;
@@ -335,13 +337,17 @@ mod callout_freebsd;
 
 mod percpu;
 
+mod percpu_clock;
+
 pub use callout::*;
 pub use callout_freebsd::*;
 pub use errors::*;
 pub use itimer::*;
 pub use percpu::*;
+pub use percpu_clock::*;
 pub use sleep::*;
 pub use timerset::*;
+pub use timerset_notify::*;
 pub use wheel::*;
 pub use wheel_pulls::*;
 pub use wheel_timers::*;

@@ -22,7 +22,7 @@ pub const CW_PERCPU_MAX: c_int = 1024;
 
 /// The three backings a set's tables can have (all its tables have the same).
 #[derive(Debug)]
-enum Set {
+pub(crate) enum Set {
     List(PerCpuCallouts<DifferentialList<u32>, CCall>),
     Hashed(PerCpuCallouts<HashedWheel<u32>, CCall>),
     Wheel(PerCpuCallouts<Wheel<u32>, CCall>),
@@ -32,12 +32,13 @@ enum Set {
 macro_rules! each {
     ($set:expr, $s:ident => $body:expr) => {
         match $set {
-            Set::List($s) => $body,
-            Set::Hashed($s) => $body,
-            Set::Wheel($s) => $body,
+            $crate::percpu::Set::List($s) => $body,
+            $crate::percpu::Set::Hashed($s) => $body,
+            $crate::percpu::Set::Wheel($s) => $body,
         }
     };
 }
+pub(crate) use each;
 
 impl Set {
     fn new(backing: c_int, ncpu: usize, config: Config) -> Result<Set, c_int> {
@@ -92,7 +93,7 @@ const _: fn() = || {
 /// # Safety
 ///
 /// `set` is NULL or points to a set from [`cw_percpu_new`] that is not freed during `'a`.
-unsafe fn set_of<'a>(set: *const cw_percpu) -> Result<&'a Set, c_int> {
+pub(crate) unsafe fn set_of<'a>(set: *const cw_percpu) -> Result<&'a Set, c_int> {
     // SAFETY: by this function's contract, a non-NULL `set` points to a live set; the
     // reference is shared, and every mutation inside goes through the set's locks.
     let set = unsafe { set.as_ref() };
@@ -101,7 +102,7 @@ unsafe fn set_of<'a>(set: *const cw_percpu) -> Result<&'a Set, c_int> {
 
 /// A processing call's `cpu` as an index: a negative one is CW_EINVAL (one past the set's
 /// CPUs is refused by the set itself).
-fn cpu_index(cpu: c_int) -> Result<usize, c_int> {
+pub(crate) fn cpu_index(cpu: c_int) -> Result<usize, c_int> {
     usize::try_from(cpu).map_err(|_| CW_EINVAL)
 }
 
@@ -476,133 +477,5 @@ pub unsafe extern "C" fn cw_percpu_callout_cpu(set: *const cw_percpu, handle: cw
         let cpu = each!(s, s => s.callout_cpu(handle.into())).map_err(error_code)?;
         // Below CW_PERCPU_MAX: fits.
         Ok(cpu as c_int)
-    })
-}
-
-/// The clock interrupt of CPU `cpu`: cw_hardclock on that CPU's table (its tick advances by
-/// one, then its due CW_C_DIRECT_EXEC handlers and ready drains run on this thread).
-///
-/// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY if another
-/// thread (or this one, from a handler) is running that CPU's handlers (the tick still
-/// advanced); CW_EINVAL (NULL set, a CPU outside the set).
-///
-/// # Safety
-///
-/// `set` is NULL or a live set.
-#[no_mangle]
-pub unsafe extern "C" fn cw_percpu_hardclock(set: *mut cw_percpu, cpu: c_int) -> c_int {
-    guard(|| {
-        // SAFETY: `set` is NULL or live, by this function's contract.
-        let s = unsafe { set_of(set) }?;
-        let cpu = cpu_index(cpu)?;
-        let needed = each!(s, s => s.hardclock_with(cpu, CCall::run)).map_err(error_code)?;
-        Ok(flag(needed))
-    })
-}
-
-/// The software interrupt of CPU `cpu`: cw_softclock on that CPU's table. Runs the due
-/// handlers of the callouts bound to that CPU (no other CPU's) on this thread, then makes the
-/// moves that waited for them.
-///
-/// Returns how many handlers (and drain calls) ran; CW_EBUSY if another thread (or this one,
-/// from a handler) is running that CPU's handlers; CW_EINVAL (NULL set, a CPU outside the
-/// set).
-///
-/// # Safety
-///
-/// `set` is NULL or a live set.
-#[no_mangle]
-pub unsafe extern "C" fn cw_percpu_softclock(set: *mut cw_percpu, cpu: c_int) -> c_int {
-    guard(|| {
-        // SAFETY: `set` is NULL or live, by this function's contract.
-        let s = unsafe { set_of(set) }?;
-        let cpu = cpu_index(cpu)?;
-        let ran = each!(s, s => s.softclock(cpu, CCall::run)).map_err(error_code)?;
-        Ok(c_int::try_from(ran).unwrap_or(c_int::MAX))
-    })
-}
-
-/// The tickless interrupt of CPU `cpu` (cw_callout_process on that CPU's table): moves its
-/// tick to `now` in one step, then runs its due CW_C_DIRECT_EXEC handlers and ready drains.
-///
-/// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY as for
-/// cw_percpu_hardclock (the clock still moved); CW_EINVAL (NULL set, a CPU outside the set).
-///
-/// # Safety
-///
-/// `set` is NULL or a live set.
-#[no_mangle]
-pub unsafe extern "C" fn cw_percpu_callout_process(
-    set: *mut cw_percpu,
-    cpu: c_int,
-    now: u64,
-) -> c_int {
-    guard(|| {
-        // SAFETY: `set` is NULL or live, by this function's contract.
-        let s = unsafe { set_of(set) }?;
-        let cpu = cpu_index(cpu)?;
-        let needed = each!(s, s => s.process_with(cpu, now, CCall::run)).map_err(error_code)?;
-        Ok(flag(needed))
-    })
-}
-
-/// The event window of CPU `cpu`'s pending callouts, as cw_callout_next_event, in that
-/// table's ticks.
-///
-/// Returns 1 with `first` and `last` filled; 0 when nothing is pending on that CPU;
-/// CW_EINVAL (NULL argument, a CPU outside the set).
-///
-/// # Safety
-///
-/// `set` is NULL or a live set; `first` and `last` are NULL or valid for writing a uint64_t.
-#[no_mangle]
-pub unsafe extern "C" fn cw_percpu_callout_next_event(
-    set: *const cw_percpu,
-    cpu: c_int,
-    first: *mut u64,
-    last: *mut u64,
-) -> c_int {
-    guard(|| {
-        need(first)?;
-        need(last)?;
-        // SAFETY: `set` is NULL or live, by this function's contract.
-        let s = unsafe { set_of(set) }?;
-        let cpu = cpu_index(cpu)?;
-        match each!(s, s => s.next_event(cpu)).map_err(error_code)? {
-            Some((a, b)) => {
-                // SAFETY: both non-NULL and valid for writes by this function's contract.
-                unsafe {
-                    first.write(a);
-                    last.write(b);
-                }
-                Ok(1)
-            }
-            None => Ok(0),
-        }
-    })
-}
-
-/// Stores CPU `cpu`'s current tick (its table's `ticks`) in `*out`.
-///
-/// Returns 0; CW_EINVAL (NULL argument, a CPU outside the set).
-///
-/// # Safety
-///
-/// `set` is NULL or a live set; `out` is NULL or valid for writing a uint64_t.
-#[no_mangle]
-pub unsafe extern "C" fn cw_percpu_ticks(
-    set: *const cw_percpu,
-    cpu: c_int,
-    out: *mut u64,
-) -> c_int {
-    guard(|| {
-        // SAFETY: `set` is NULL or live, by this function's contract.
-        let s = unsafe { set_of(set) }?;
-        need(out)?;
-        let cpu = cpu_index(cpu)?;
-        let ticks = each!(s, s => s.ticks(cpu)).map_err(error_code)?;
-        // SAFETY: `out` is non-NULL and valid for writes, by this function's contract.
-        unsafe { out.write(ticks) };
-        Ok(CW_OK)
     })
 }

@@ -34,6 +34,9 @@
 
 use core::hash::Hash;
 
+mod check;
+mod clock;
+
 #[cfg(callwheel_loom)]
 use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(callwheel_loom))]
@@ -41,13 +44,13 @@ use std::sync::{Mutex, MutexGuard};
 
 use callwheel::slab::Slab;
 use callwheel::time::Sbt;
-use callwheel::{Handle, Tick};
+use callwheel::Handle;
 
 use crate::backing::Backing;
 use crate::freebsd::check_flags;
 use crate::moves::When;
 use crate::pool::Kind;
-use crate::{AsyncDrain, Callouts, Error, SharedCallouts, Stats};
+use crate::{AsyncDrain, Callouts, Error, SharedCallouts};
 
 /// Which table holds each callout: for each callout of the set, the CPU whose table holds its
 /// record and that record's handle, in the core's generation-checked slab, whose handles carry
@@ -499,127 +502,6 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
         self.on_callout(handle, |cpu, table, local| {
             table.callout_pending(local).map(|_| cpu)
         })
-    }
-
-    /// [`Callouts::hardclock`] on CPU `cpu`'s table.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`].
-    pub fn hardclock(&self, cpu: usize) -> Result<bool, Error> {
-        Ok(self.cpu(cpu)?.hardclock())
-    }
-
-    /// [`SharedCallouts::hardclock_with`] on CPU `cpu`'s table.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`]; [`Error::SoftclockBusy`] as for [`SharedCallouts`].
-    pub fn hardclock_with(&self, cpu: usize, run: impl FnMut(C)) -> Result<bool, Error> {
-        let table = self.cpu(cpu)?;
-        table.interrupt(Callouts::hardclock, run, &|local| {
-            self.make_move(cpu, local)
-        })
-    }
-
-    /// [`SharedCallouts::softclock`] on CPU `cpu`'s table: runs that table's due callouts (and
-    /// no other CPU's) through `run`, then makes each move that waited for a handler. Returns
-    /// how many calls `run` got.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`]; [`Error::SoftclockBusy`] when another thread runs this CPU's
-    /// handlers.
-    pub fn softclock(&self, cpu: usize, run: impl FnMut(C)) -> Result<usize, Error> {
-        let table = self.cpu(cpu)?;
-        table.softclock_moving(run, &|local| self.make_move(cpu, local))
-    }
-
-    /// [`Callouts::next_event`] of CPU `cpu`'s table: its event window, in its ticks.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`].
-    pub fn next_event(&self, cpu: usize) -> Result<Option<(Tick, Tick)>, Error> {
-        Ok(self.cpu(cpu)?.next_event())
-    }
-
-    /// [`SharedCallouts::process_with`] on CPU `cpu`'s table: the tickless interrupt at `now`
-    /// (that table's ticks).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`]; [`Error::SoftclockBusy`] as for [`SharedCallouts`].
-    pub fn process_with(&self, cpu: usize, now: Tick, run: impl FnMut(C)) -> Result<bool, Error> {
-        let table = self.cpu(cpu)?;
-        table.interrupt(|t| t.callout_process(now), run, &|local| {
-            self.make_move(cpu, local)
-        })
-    }
-
-    /// `ticks` of CPU `cpu`'s table.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`].
-    pub fn ticks(&self, cpu: usize) -> Result<Tick, Error> {
-        Ok(self.cpu(cpu)?.ticks())
-    }
-
-    /// The counters of CPU `cpu`'s table.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`].
-    pub fn stats(&self, cpu: usize) -> Result<Stats, Error> {
-        Ok(self.cpu(cpu)?.stats())
-    }
-
-    /// Callouts armed on CPU `cpu`'s table and not yet handed out (moves waiting there
-    /// counted).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::InvalidCpu`].
-    pub fn pending(&self, cpu: usize) -> Result<usize, Error> {
-        Ok(self.cpu(cpu)?.with(|t| t.pending()))
-    }
-
-    /// Verifies, by brute force, every table's invariants and that the directory and the
-    /// tables agree: each live callout has exactly one record, in the table its entry names,
-    /// and each waiting move belongs to the callout whose record waits. For tests; `Err`
-    /// names what is broken.
-    pub fn check_invariants(&self) -> Result<(), &'static str> {
-        let directory = self.lock_directory();
-        let mut homes = Vec::new();
-        directory.entries.check()?;
-        for (index, &(cpu, local)) in directory.entries.iter() {
-            let table = self
-                .cpus
-                .get(cpu)
-                .ok_or("an entry names no CPU of the set")?;
-            if table.with(|t| t.resolve(local, Kind::Persistent)).is_err() {
-                return Err("an entry names no callout of its CPU's table");
-            }
-            homes.push(((cpu, local.to_parts()), index));
-        }
-        homes.sort_unstable();
-        if homes.windows(2).any(|w| w[0].0 == w[1].0) {
-            return Err("two entries name one record");
-        }
-        for (cpu, table) in self.cpus.iter().enumerate() {
-            table.with(|t| {
-                t.check_invariants()?;
-                for m in &t.moves {
-                    let local = t.pool.handle(m.idx);
-                    if directory.entries.get(m.entry).copied() != Some((cpu, local)) {
-                        return Err("a waiting move is not its callout's");
-                    }
-                }
-                Ok(())
-            })?;
-        }
-        Ok(())
     }
 }
 
