@@ -87,6 +87,20 @@ async fn drop_cancels(driver: &Driver, name: &str) {
         assert_eq!(driver.pending(), before + 1, "{name}: not registered");
     }
     assert_eq!(driver.pending(), before, "{name}: dropping did not cancel");
+    // Dropped on another thread than the one that registered it: reclaimed at the drop as
+    // well, nothing left for the wheel's own thread to collect.
+    let mut s = Box::pin(driver.sleep(Duration::from_secs(3600)));
+    assert!(s
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+        .is_pending());
+    assert_eq!(driver.pending(), before + 1, "{name}: not registered");
+    std::thread::spawn(move || drop(s)).join().unwrap();
+    assert_eq!(
+        driver.pending(),
+        before,
+        "{name}: a drop on another thread left its entry"
+    );
     // A timeout whose future is ready never registers its timer.
     assert_eq!(
         driver.timeout(Duration::from_secs(3600), async { 1 }).await,

@@ -50,10 +50,9 @@ pub(crate) struct Step {
 
 /// A driver's buffers, kept from one step to the next (empty between steps).
 ///
-/// A step that fires used to allocate two vectors and free them again. The first allocation
-/// after a sleep runs on cold caches and TLBs: measured on the 2-CPU VM with a 10 ms periodic
-/// timer, it alone cost about 1.5 µs of the time between the driver's wake-up and the
-/// callback. A step holds at most `max_expiries_per_lock` expiries, so the buffers stay small.
+/// Kept so that a step that fires allocates nothing: the first allocation after a sleep runs
+/// on cold caches and TLBs, and on the 2-CPU VM with a 10 ms periodic timer it alone cost about
+/// 1.5 µs of the time between the driver's wake-up and the callback. A step holds at most `max_expiries_per_lock` expiries, so the buffers stay small.
 #[derive(Default)]
 pub(crate) struct Scratch {
     due: Vec<Expired<Counted<Core>>>,
@@ -283,8 +282,8 @@ impl Shared {
         let mut state = sync::lock(&timer.core.state);
         state.running = state.running.saturating_sub(1);
         // Notify only a waiting `drain`: `notify_all` is a futex system call even with no
-        // waiter, and it used to follow every callback, delaying the next callback of the
-        // same batch (measured: 100 direct timers due at once fired over 40 µs, now 15 µs).
+        // waiter, and after every callback it delays the next callback of the same batch (100
+        // direct timers due at once fired over 40 µs with it, 15 µs without).
         let drainers = state.drainers > 0;
         drop(state);
         if drainers {

@@ -135,8 +135,8 @@ const TREE_SLAB: u64 = 1 << 22;
 const TREE_HEADROOM: u64 = 16 << 20;
 
 /// The red-black tree lives in the slab's nodes, so the slab's refusal is the only one a start
-/// can meet. Under the plain [`exhaust`] a tree that allocated per insert (the standard B-tree
-/// this scheme used to be) can still pass: its slab happens to hit the limit first. So nothing
+/// can meet. Under the plain [`exhaust`] a tree that allocated per insert (a standard B-tree)
+/// can still pass: its slab happens to hit the limit first. So nothing
 /// else is allowed to grow here: the slab is first grown to `TREE_SLAB` slots with overdue
 /// timers (which never enter the tree) and emptied, then the address space is limited to
 /// `TREE_HEADROOM` beyond it. The `TREE_SLAB` starts that reuse those slots must allocate
