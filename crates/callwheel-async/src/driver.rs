@@ -243,11 +243,7 @@ impl Inner {
     /// The driver's default tolerance for a wait until `deadline` (no clock read when it is
     /// exact, the default).
     pub(crate) fn default_tolerance(&self, deadline: u64) -> u64 {
-        if self.tolerance == Tolerance::EXACT {
-            return 0;
-        }
-        self.tolerance
-            .for_interval(deadline.saturating_sub(self.clock.now()))
+        self.tolerance.until(deadline, || self.clock.now())
     }
 
     pub(crate) fn is_shut_down(&self) -> bool {

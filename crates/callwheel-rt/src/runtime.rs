@@ -254,8 +254,8 @@ impl Control for Shared {
         Shared::now(self)
     }
 
-    fn tolerance_for(&self, interval: u64) -> u64 {
-        self.tolerance.for_interval(interval)
+    fn tolerance(&self) -> crate::Tolerance {
+        self.tolerance
     }
 
     fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error> {

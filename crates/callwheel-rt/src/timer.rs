@@ -130,8 +130,8 @@ pub(crate) trait Control: Send + Sync {
     fn status(&self, core: &Core) -> Status;
     /// The shards' clock's reading, never below one handed out before.
     fn now(&self) -> u64;
-    /// The runtime's default tolerance for a window `interval` nanoseconds from now.
-    fn tolerance_for(&self, interval: u64) -> u64;
+    /// The runtime's default tolerance ([`Config::tolerance`](crate::Config::tolerance)).
+    fn tolerance(&self) -> crate::Tolerance;
     /// The deadline on the shards' clock, and the base reading it stands for when it is on
     /// another clock base.
     fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error>;
@@ -263,7 +263,7 @@ impl Timer {
         let deadline = self.shared.now().saturating_add(after);
         // The interval is `after` itself: one clock reading per call, not two (a reading is
         // most of a start's cost on a machine whose clock is slow to read).
-        let tolerance = self.shared.tolerance_for(after);
+        let tolerance = self.shared.tolerance().for_interval(after);
         self.arm(deadline, tolerance, None, None, None)
     }
 
@@ -300,7 +300,7 @@ impl Timer {
         period: Duration,
         missed: Missed,
     ) -> Result<bool, Error> {
-        let tolerance = self.shared.tolerance_for(saturating_ns(period));
+        let tolerance = self.shared.tolerance().for_interval(saturating_ns(period));
         self.start_periodic_with(first, period, Duration::from_nanos(tolerance), missed, None)
     }
 
@@ -436,7 +436,8 @@ impl Timer {
     }
 
     fn default_tolerance(&self, deadline: u64) -> u64 {
-        let interval = deadline.saturating_sub(self.shared.now());
-        self.shared.tolerance_for(interval)
+        self.shared
+            .tolerance()
+            .until(deadline, || self.shared.now())
     }
 }

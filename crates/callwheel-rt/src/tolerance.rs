@@ -68,6 +68,17 @@ impl Tolerance {
         self.absolute
             .max(u64::try_from(relative).unwrap_or(u64::MAX))
     }
+
+    /// The tolerance for a timer due at `deadline` on a clock that `now` reads: the interval
+    /// from now to the deadline (none for a deadline already passed) through
+    /// [`Tolerance::for_interval`], the clock read only when the tolerance has a relative
+    /// part. The one rule of every driver's default tolerance.
+    pub fn until(self, deadline: u64, now: impl FnOnce() -> u64) -> u64 {
+        if self.ppm == 0 {
+            return self.absolute;
+        }
+        self.for_interval(deadline.saturating_sub(now()))
+    }
 }
 
 #[cfg(test)]
@@ -117,6 +128,18 @@ mod tests {
         };
         assert_eq!(widest.for_interval(u64::MAX), u64::MAX);
         assert_eq!(widest.for_interval(0), 7);
+    }
+
+    #[test]
+    fn until_reads_the_clock_only_for_a_relative_part() {
+        let absolute = Tolerance::absolute(Duration::from_micros(3));
+        assert_eq!(absolute.until(5_000, || panic!("no clock read")), 3_000);
+        let relative = Tolerance {
+            absolute: 0,
+            ppm: 10_000,
+        };
+        assert_eq!(relative.until(1_000_000, || 0), 10_000);
+        assert_eq!(relative.until(1_000_000, || 2_000_000), 0, "already passed");
     }
 
     proptest::proptest! {
