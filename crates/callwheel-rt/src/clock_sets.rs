@@ -30,7 +30,7 @@ impl Shared {
     /// seen by the drivers it wakes when it comes before their clock readings; one after them
     /// waits for the next set or arming on another base.)
     fn watch_sets(&self) -> Result<(), Error> {
-        let mut slot = self.watcher.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self.clock_set_watcher.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_some() || self.shutdown.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -49,7 +49,7 @@ impl Shared {
                 // The far future: only a set (or the shutdown's wake) ends this wait.
                 match w.wait(Some(u64::MAX)) {
                     Ok(Wake::ClockSet) => {
-                        shared.sets.fetch_add(1, Ordering::AcqRel);
+                        shared.clock_sets_heard.fetch_add(1, Ordering::AcqRel);
                         for shard in &shared.shards {
                             Counters::bump(&shard.counters.clock_sets);
                             shard.waiter.wake();
@@ -68,6 +68,6 @@ impl Shared {
     pub(crate) fn set_count(&self) -> u64 {
         self.clock
             .sets()
-            .wrapping_add(self.sets.load(Ordering::Acquire))
+            .wrapping_add(self.clock_sets_heard.load(Ordering::Acquire))
     }
 }

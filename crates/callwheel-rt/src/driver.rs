@@ -411,7 +411,7 @@ impl Shared {
                 Ok(Wake::ClockSet) => {
                     Counters::bump(&c.wakeups);
                     Counters::bump(&c.clock_sets);
-                    self.sets.fetch_add(1, Ordering::AcqRel);
+                    self.clock_sets_heard.fetch_add(1, Ordering::AcqRel);
                 }
                 Err(_) => {
                     Counters::bump(&c.wait_errors);

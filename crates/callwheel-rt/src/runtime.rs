@@ -50,16 +50,16 @@ pub(crate) struct Shared {
     pub(crate) shutdown: AtomicBool,
     /// Timer sets to tell of the shutdown (held weakly: a set does not outlive its owner).
     /// A plain std mutex also under loom: it is not part of any model.
-    watchers: std::sync::Mutex<Vec<Weak<dyn OnShutdown>>>,
+    timer_sets: std::sync::Mutex<Vec<Weak<dyn OnShutdown>>>,
     /// The latest reading handed out by [`Shared::now`] or seen by a driver (clamped), so it
     /// never goes backwards either and never lags a driver.
     pub(crate) last_now: AtomicU64,
     /// Clock sets heard by the runtime (its set watcher, its drivers' waiters): with the
     /// clock's own count, what makes the shards re-evaluate timers on other clock bases.
-    pub(crate) sets: AtomicU64,
+    pub(crate) clock_sets_heard: AtomicU64,
     /// The thread watching for clock sets and its waiter, once a timer was armed on another
     /// clock base (see the `bases` module). A plain std mutex also under loom.
-    pub(crate) watcher: std::sync::Mutex<Option<SetWatcher>>,
+    pub(crate) clock_set_watcher: std::sync::Mutex<Option<SetWatcher>>,
     /// The runtime's own counted reference, for the threads it starts on demand (the set
     /// watcher) from calls that have only `&Shared`.
     pub(crate) me: Weak<Shared>,
@@ -98,10 +98,10 @@ impl Shared {
             budget: Budget::steps(k),
             pool,
             shutdown: AtomicBool::new(false),
-            watchers: std::sync::Mutex::new(Vec::new()),
+            timer_sets: std::sync::Mutex::new(Vec::new()),
             last_now: AtomicU64::new(0),
-            sets: AtomicU64::new(0),
-            watcher: std::sync::Mutex::new(None),
+            clock_sets_heard: AtomicU64::new(0),
+            clock_set_watcher: std::sync::Mutex::new(None),
             me: Weak::clone(me),
         }))
     }
@@ -122,7 +122,7 @@ impl Shared {
     /// Registers `w` to hear of the shutdown. Refused memory is [`callwheel::Error::NoMemory`];
     /// after the shutdown, [`Error::ShutDown`].
     pub(crate) fn watch(&self, w: Weak<dyn OnShutdown>) -> Result<(), Error> {
-        let mut list = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut list = self.timer_sets.lock().unwrap_or_else(|p| p.into_inner());
         if self.shutdown.load(Ordering::Acquire) {
             return Err(Error::ShutDown);
         }
@@ -469,7 +469,7 @@ impl Drop for Runtime {
         // shutdown flag went up.
         let watcher = self
             .shared
-            .watcher
+            .clock_set_watcher
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
@@ -501,7 +501,7 @@ impl Drop for Runtime {
         let watchers = std::mem::take(
             &mut *self
                 .shared
-                .watchers
+                .timer_sets
                 .lock()
                 .unwrap_or_else(|p| p.into_inner()),
         );
