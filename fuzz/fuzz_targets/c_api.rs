@@ -54,10 +54,11 @@ use callwheel_ffi::{
     cw_c_prel, cw_callout_active, cw_callout_deactivate, cw_callout_drain, cw_callout_free,
     cw_callout_init, cw_callout_next_event, cw_callout_pending, cw_callout_process,
     cw_callout_reset, cw_callout_reset_sbt_on, cw_callout_stop, cw_callouts, cw_callouts_free,
-    cw_callouts_new, cw_func, cw_handle, cw_hardclock, cw_setcallout, cw_softclock, cw_softticks,
-    cw_strerror, cw_ticks, cw_timeout, cw_unsetcallout, cw_untimeout, CW_BACKING_HASHED,
-    CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE, CW_C_DIRECT_EXEC, CW_C_HARDCLOCK, CW_EBUSY,
-    CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_OK, CW_SBT_1MS, CW_SBT_1S,
+    cw_callouts_new, cw_callouts_set_deviation, cw_func, cw_handle, cw_hardclock, cw_setcallout,
+    cw_softclock, cw_softticks, cw_strerror, cw_ticks, cw_timeout, cw_unsetcallout, cw_untimeout,
+    CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE, CW_C_DIRECT_EXEC,
+    CW_C_HARDCLOCK, CW_EBUSY, CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_OK,
+    CW_SBT_1MS, CW_SBT_1S,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -497,6 +498,17 @@ fn op(s: &State<'_>) {
             } else {
                 prel == CW_EINVAL
             });
+            // The default deviation: any percent up to 100 taken, above refused; the callouts
+            // armed afterwards may run later, and every check of the model holds all the same.
+            let percent = u32::from(s.bytes.u8());
+            // SAFETY: `cw` is a live table.
+            let rc = unsafe { cw_callouts_set_deviation(cw, percent) };
+            assert_eq!(rc, if percent <= 100 { CW_OK } else { CW_EINVAL });
+            // SAFETY: NULL is refused.
+            assert_eq!(
+                unsafe { cw_callouts_set_deviation(null_mut(), 5) },
+                CW_EINVAL
+            );
         }
         _ => {
             for _ in 0..s.bytes.below(64) {

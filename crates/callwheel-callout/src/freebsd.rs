@@ -136,6 +136,16 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// tick there is no next one).
     pub(crate) fn arming(&self, when: When) -> Result<(Tick, Tick, bool), Error> {
         let (sbt, precision, flags) = match when {
+            When::At {
+                deadline,
+                tolerance,
+                direct,
+            } => {
+                // Converted when the reset was made: a time this table has passed since runs
+                // at its next tick, as an absolute time already passed does.
+                let next = self.ticks().checked_add(1).ok_or(Error::PastEndOfTime)?;
+                return Ok((deadline.max(next), tolerance, direct));
+            }
             When::Ticks(n) => {
                 // callout_reset: the default precision, a share of the ticks ahead.
                 let deadline = self.deadline_in(n)?;
@@ -174,6 +184,11 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
 
     /// (Re)arms persistent record `idx` here for `when` (see [`Callouts::arming`]).
     pub(crate) fn arm_at(&mut self, idx: u32, when: When, call: C) -> Result<bool, Error> {
+        if self.is_draining(idx) {
+            // Ignored before anything is read from `when`: a time the table cannot hold is
+            // not an error for a reset that would be ignored anyway.
+            return Ok(false);
+        }
         let (deadline, tolerance, direct) = self.arming(when)?;
         self.rearm(idx, deadline, tolerance, direct, call)
     }
@@ -292,7 +307,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// Records that persistent record `idx`, whose handler runs now (or whose move is already
-    /// recorded), goes to table `cpu` with `when` and `call` once the handler returns: the
+    /// recorded), goes to table `cpu` with `when` (converted on that table's clock; `asked`,
+    /// as the reset gave it, if it stays here) and `call` once the handler returns: the
     /// arming here (and any move recorded before) is cancelled, the callout is active. Returns
     /// whether it was pending. A reset while a drain waits is ignored (`Ok(false)`).
     ///
@@ -304,7 +320,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         idx: u32,
         cpu: usize,
         entry: u32,
-        when: When,
+        (when, asked): (When, When),
         call: C,
     ) -> Result<bool, Error> {
         if self.is_draining(idx) {
@@ -324,6 +340,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             cpu,
             entry,
             when,
+            asked,
             call,
         });
         Ok(was)

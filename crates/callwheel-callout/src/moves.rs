@@ -3,10 +3,18 @@
 
 use callwheel::time::Sbt;
 
-/// When a reset asks a callout to run, before it is converted to one table's ticks: a
-/// per-CPU set converts it on the clock of the table that takes the callout, when it takes it.
+/// When a reset asks a callout to run: as the caller gave it, converted to a table's ticks by
+/// the table that takes the callout, or already converted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum When {
+    /// Converted on the clock of the table that takes the callout, when the reset was made (a
+    /// deferred move: FreeBSD converts the time when `callout_reset` is called, whenever the
+    /// migration happens): the deadline, the tolerance and whether it runs directly.
+    At {
+        deadline: callwheel::Tick,
+        tolerance: callwheel::Tick,
+        direct: bool,
+    },
     /// `callout_reset`'s tick count (`<= 0` counts as 1).
     Ticks(i64),
     /// `callout_reset_sbt_on`'s time, precision and flags (already checked).
@@ -30,7 +38,10 @@ pub(crate) struct Moving<C> {
     pub(crate) cpu: usize,
     /// The set's directory entry of the callout.
     pub(crate) entry: u32,
-    /// The arming to make there, its time counted on that table's clock when the move is made.
+    /// The arming to make there, converted on that table's clock when the reset was made.
     pub(crate) when: When,
+    /// The arming as the reset gave it: made on this table instead, on its own clock, when
+    /// the other cannot take the callout.
+    pub(crate) asked: When,
     pub(crate) call: C,
 }

@@ -62,6 +62,28 @@ fn async_drain_from_the_running_handler_hands_out_the_drain_once_after_it_return
     t.check_invariants().unwrap();
 }
 
+/// At the last ticks, a reset to a time the table cannot hold is ignored while a drain waits,
+/// as any reset is then, instead of refused.
+#[test]
+fn a_reset_past_the_end_of_time_is_ignored_while_a_drain_waits() {
+    let mut t = table();
+    assert!(!t.callout_process(u64::MAX - 100));
+    let c = t.callout_init().unwrap();
+    t.callout_reset(c, 1, 7).unwrap();
+    assert_eq!(t.callout_reset(c, i64::MAX, 7), Err(Error::PastEndOfTime));
+    t.hardclock();
+    let ran = t.softclock(|t, call| {
+        if call == 7 {
+            assert_eq!(
+                t.callout_async_drain(c, |call| call + DRAINED),
+                Ok(AsyncDrain::Pending)
+            );
+            assert_eq!(t.callout_reset(c, i64::MAX, 8), Ok(false));
+        }
+    });
+    assert_eq!(ran, 2, "the handler, then its drain");
+}
+
 #[test]
 fn async_drain_of_a_callout_not_running_stops_it_and_never_drains() {
     let mut t = table();

@@ -308,10 +308,11 @@ fn a_move_while_the_handler_runs_waits_until_it_returns() {
     assert_eq!(set.callout_cpu(c), Ok(1));
     assert_eq!((set.pending(0), set.pending(1)), (Ok(0), Ok(1)));
     set.check_invariants().unwrap();
-    // 2 ms counted on CPU 1's clock from the move: CPU 1 is at tick 5, so tick 7.
+    // 2 ms counted on CPU 1's clock at the reset, as FreeBSD converts the time then: tick 2,
+    // which CPU 1 passed before the handler returned, so it runs at CPU 1's next tick, 6.
     run(&set, 0, 10, &mut log);
     run(&set, 1, 3, &mut log);
-    assert_eq!(log, [(1, 7, 2)]);
+    assert_eq!(log, [(1, 6, 2)]);
 }
 
 #[test]
@@ -568,4 +569,34 @@ fn callouts_moving_between_two_driven_cpus_always_run_where_they_were_sent() {
         set.callout_free(h).unwrap();
     }
     set.check_invariants().unwrap();
+}
+
+/// A move made while the handler runs converts its time on the new CPU's clock at the reset,
+/// as FreeBSD does: a time that clock cannot hold is refused there and then, not lost when the
+/// handler returns; one it can hold is made, and runs.
+#[test]
+fn a_deferred_move_is_refused_at_the_reset_when_the_new_clock_cannot_hold_it() {
+    let set = set(2);
+    // CPU 0 near the end of time, CPU 1 at its start.
+    assert_eq!(set.process_with(0, u64::MAX - 10, |_| {}), Ok(false));
+    let c = set.callout_init(1).unwrap();
+    set.callout_reset_on(c, 1, 1, 1).unwrap();
+    set.hardclock(1).unwrap();
+    let mut results = Vec::new();
+    set.softclock(1, |call| {
+        if call == 1 {
+            results.push(set.callout_reset_on(c, 100, 2, 0));
+            results.push(set.callout_pending(c));
+            results.push(set.callout_reset_on(c, 5, 3, 0));
+        }
+    })
+    .unwrap();
+    assert_eq!(results, [Err(Error::PastEndOfTime), Ok(false), Ok(false)]);
+    set.check_invariants().unwrap();
+    // The second reset was taken: the callout moved to CPU 0 and runs there, 5 ticks on.
+    assert_eq!(set.callout_cpu(c), Ok(0));
+    assert_eq!(set.callout_pending(c), Ok(true));
+    let mut log = Vec::new();
+    run(&set, 0, 5, &mut log);
+    assert_eq!(log, [(0, u64::MAX - 5, 3)]);
 }

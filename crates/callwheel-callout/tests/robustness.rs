@@ -330,3 +330,63 @@ fn a_resize_inside_an_interrupted_softclock_loses_and_reorders_nothing() {
     expected.push((9, 100));
     assert_eq!(log, expected);
 }
+
+// ---- the old list when the table jumps toward the end of time ----
+
+/// 4.4BSD's `calltodo` counts each entry's time in a signed 64-bit `c_time`. A table moved by
+/// `callout_process` to the last ticks with its softclock behind, then ticked by `hardclock`,
+/// asks the list to move further than that count reaches: the list takes the jump in parts,
+/// and its invariants (every entry's count adding up to its deadline) hold after every call,
+/// whatever the calls in between.
+#[test]
+fn the_old_list_holds_when_the_table_jumps_toward_the_end_of_time() {
+    use callwheel_schemes::differential_list::DifferentialList;
+    for seed in 1..=2_000u64 {
+        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let config = Config {
+            max_softclock_steps: 1 + next(4),
+            ..Config::default()
+        };
+        let mut t: Callouts<DifferentialList<u32>, u32> =
+            Callouts::with_config(DifferentialList::new(), config).unwrap();
+        let mut calls = Vec::new();
+        for _ in 0..60 {
+            match next(8) {
+                0 | 1 => {
+                    let ticks = [1, 2, 5, 40, i64::MAX / 2, i64::MAX][next(6) as usize];
+                    let call = next(5) as u32;
+                    let got = t.timeout(call, ticks);
+                    calls.push(format!("timeout({call}, {ticks}): {got:?}"));
+                }
+                2 => {
+                    let call = next(5) as u32;
+                    calls.push(format!("untimeout({call}): {}", t.untimeout(call)));
+                }
+                3 => calls.push(format!("hardclock: {}", t.hardclock())),
+                4 => {
+                    let to = match next(4) {
+                        0 => t.ticks().saturating_add(next(50)),
+                        1 => u64::MAX - next(5),
+                        2 => next(u64::MAX),
+                        _ => t.ticks().saturating_add(1 << 62),
+                    };
+                    calls.push(format!("callout_process({to}): {}", t.callout_process(to)));
+                }
+                5 | 6 => calls.push(format!("softclock: {}", t.softclock(|_, _| {}))),
+                _ => {
+                    let got = t.setcallout(9, 1 + next(30) as i64).is_ok();
+                    calls.push(format!("setcallout: {got}"));
+                }
+            }
+            if let Err(e) = t.check_invariants() {
+                panic!("seed {seed}: {e} after\n{}", calls.join("\n"));
+            }
+        }
+    }
+}

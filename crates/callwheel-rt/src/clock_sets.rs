@@ -30,7 +30,10 @@ impl Shared {
     /// seen by the drivers it wakes when it comes before their clock readings; one after them
     /// waits for the next set or arming on another base.)
     fn watch_sets(&self) -> Result<(), Error> {
-        let mut slot = self.clock_set_watcher.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .clock_set_watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if slot.is_some() || self.shutdown.load(Ordering::Acquire) {
             return Ok(());
         }

@@ -115,20 +115,30 @@ impl<T> DifferentialList<T> {
     /// decremented is overdue, the next one, each overdue entry keeping its own lateness: the
     /// walk the kernel made at every clock interrupt, over the `v` entries due but not yet run.
     /// Returns whether any timer is due (the kernel's `needsoft`). A `tick` at or before the
-    /// last one changes nothing. `c_time` is a signed 64-bit count, as the kernel's `int` was:
-    /// a single jump of more than 2^63 − 1 ticks over timers still pending cannot be counted
-    /// (the table and the tick loop never make one; the timers still fire at their deadlines,
-    /// which the list keeps apart).
+    /// last one changes nothing. `c_time` is a signed 64-bit count, as the kernel's `int` was,
+    /// so the list's time moves at most 2^63 − 1 ticks at once and no further than the most
+    /// overdue entry (the head) can count its lateness; a later call takes the rest of a longer
+    /// jump (a callout layer moved to the end of time with its softclock behind). The timers
+    /// still fire by their deadlines, which the list keeps apart.
     ///
     /// The callout layer calls it at every clock interrupt (`Backing::hardclock` there); the
     /// shared tick loop calls it before each tick it processes, where it has nothing left to do.
     pub fn hardclock(&mut self, tick: Tick) -> bool {
         if tick > self.synced {
+            // An empty list has nothing to count: its time goes straight to `tick`.
+            let head = self.core.arena.first(CALLTODO);
+            let reach = if head == NIL {
+                tick
+            } else {
+                let earliest = self.core.arena.node(head).expiry;
+                tick.min(self.synced.saturating_add(i64::MAX as u64))
+                    .min(earliest.saturating_add(i64::MAX as u64))
+            };
             // The ticks still to take off the entry at `at`: all of them while the entries
             // before it were already overdue (it counts from now), those past its
             // predecessor's expiry when that one has just become due (it counted from there).
-            let mut elapsed = i64::try_from(tick - self.synced).unwrap_or(i64::MAX);
-            let mut at = self.core.arena.first(CALLTODO);
+            let mut elapsed = i64::try_from(reach - self.synced).unwrap_or(i64::MAX);
+            let mut at = head;
             while at != NIL {
                 let c = c_time(&self.core, at);
                 let left = c.saturating_sub(elapsed);
@@ -139,7 +149,7 @@ impl<T> DifferentialList<T> {
                 elapsed -= c.max(0);
                 at = self.core.arena.node(at).next;
             }
-            self.synced = tick;
+            self.synced = reach;
         }
         let head = self.core.arena.first(CALLTODO);
         (head != NIL && c_time(&self.core, head) <= 0) || self.core.pending_now()

@@ -21,8 +21,9 @@
 //!   table and armed there, the old one is freed, and the directory entry names the new one.
 //!   The user's handle names the directory entry, so it stays valid across moves.
 //! - Moving a callout whose handler runs is deferred until the handler returns (FreeBSD's
-//!   `CALLOUT_DFRMIGRATION`): the old table records the arming, and the thread that ran the
-//!   handler makes the move as soon as the handler returns. Until then the callout counts
+//!   `CALLOUT_DFRMIGRATION`): the old table records the arming, its time converted at the
+//!   reset on the new table's clock (a time that clock cannot hold is refused then), and the
+//!   thread that ran the handler makes the move as soon as the handler returns. Until then the callout counts
 //!   as pending and is reported on its old CPU; a later reset replaces the recorded arming,
 //!   a stop or drain cancels it.
 //!
@@ -362,7 +363,23 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
             let waiting = t.move_target(idx);
             let to = target.or(waiting).unwrap_or(home);
             if waiting.is_some() || (t.running_at(idx) && to != home) {
-                return t.defer_move(idx, to, entry, when, call);
+                if t.is_draining(idx) {
+                    return Ok(false);
+                }
+                // Converted now on the clock of the table that takes it, as FreeBSD converts
+                // the time at the reset: a time that table cannot hold is refused here, not
+                // lost when the handler returns.
+                let (deadline, tolerance, direct) = if to == home {
+                    t.arming(when)?
+                } else {
+                    self.cpus[to].with(|new| new.arming(when))?
+                };
+                let at = When::At {
+                    deadline,
+                    tolerance,
+                    direct,
+                };
+                return t.defer_move(idx, to, entry, (at, when), call);
             }
             if to == home {
                 return t.arm_at(idx, when, call);
@@ -410,9 +427,11 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
                     let _ = self.cpus[m.cpu].with(|new| new.callout_free(fresh));
                 }
             }
-            // Its own CPU after all, or the new table could not take it: it stays here (and
-            // stays idle if this table refuses the time too).
-            let _ = t.arm_at(idx, m.when, m.call);
+            // Its own CPU after all (the arming converted here), or the new table could not
+            // take it: it stays here, its time counted on this table's clock (and it stays
+            // idle if this table refuses the time too).
+            let when = if m.cpu == home { m.when } else { m.asked };
+            let _ = t.arm_at(idx, when, m.call);
         });
     }
 
