@@ -7,8 +7,8 @@ use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Scheme, Tick, T
 use tokio::runtime::{EnterGuard, Runtime};
 use tokio_util::time::delay_queue::{DelayQueue, Key};
 
-use super::slots::Slots;
 use crate::workload::TolerantStart;
+use callwheel::slab::Slab;
 
 /// Measures `tokio_util::time::DelayQueue` (a hierarchical timing wheel of 6 × 64 slots at 1 ms
 /// over a slab) driven by a **paused** tokio clock, 1 tick = 1 ms.
@@ -46,7 +46,7 @@ use crate::workload::TolerantStart;
 /// runtime's timer driver to fire the queue's `Sleep`.
 pub struct DelayQueuePeer {
     queue: DelayQueue<(u32, u64)>,
-    slots: Slots<Option<Key>>,
+    slots: Slab<Option<Key>>,
     base: tokio::time::Instant,
     now: Tick,
     runtime: &'static Runtime,
@@ -82,7 +82,7 @@ impl DelayQueuePeer {
         let queue = DelayQueue::new();
         Ok(DelayQueuePeer {
             queue,
-            slots: Slots::default(),
+            slots: Slab::new(),
             base,
             now: 0,
             runtime,
@@ -103,7 +103,8 @@ impl Timers<u64> for DelayQueuePeer {
                 max: Self::MAX_DEADLINE,
             });
         }
-        let (index, handle) = self.slots.insert(None);
+        let index = self.slots.insert(None)?;
+        let handle = self.slots.handle(index).ok_or(Error::NoMemory)?;
         let delay = Duration::from_millis(expiry.saturating_sub(self.now));
         let key = self.queue.insert((index, value), delay);
         if let Some(slot) = self.slots.get_mut(index) {
@@ -175,7 +176,9 @@ impl Scheme<u64> for DelayQueuePeer {
                 Poll::Ready(Some(expired)) => {
                     let deadline = self.tick_of(expired.deadline());
                     let (index, value) = expired.into_inner();
-                    let handle = self.slots.handle(index);
+                    let Some(handle) = self.slots.handle(index) else {
+                        continue;
+                    };
                     self.slots.remove(index);
                     meter.fired();
                     on_expire(self, Expired::one_shot(handle, deadline, value));
@@ -187,8 +190,8 @@ impl Scheme<u64> for DelayQueuePeer {
     }
 
     fn check_invariants(&self) -> Result<(), &'static str> {
-        let occupied = self.slots.slots.iter().filter(|s| s.1.is_some()).count();
-        if occupied != self.queue.len() {
+        self.slots.check()?;
+        if self.slots.len() != self.queue.len() {
             return Err("slot table and queue disagree");
         }
         Ok(())

@@ -5,8 +5,8 @@ use std::collections::BinaryHeap;
 
 use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Scheme, Tick, Timers};
 
-use super::slots::Slots;
 use crate::workload::TolerantStart;
+use callwheel::slab::Slab;
 
 /// A heap entry: `Reverse((deadline, seq, slot))`, so the smallest deadline is on top and equal
 /// deadlines fire in start order.
@@ -50,7 +50,7 @@ enum HeapState {
 #[derive(Debug, Default)]
 pub struct HeapLazy {
     heap: BinaryHeap<HeapEntry>,
-    slots: Slots<HeapSlot>,
+    slots: Slab<HeapSlot>,
     seq: u64,
     live: usize,
     now: Tick,
@@ -70,11 +70,12 @@ impl HeapLazy {
 
 impl Timers<u64> for HeapLazy {
     fn start(&mut self, expiry: Tick, value: u64) -> Result<Handle, Error> {
-        let (index, handle) = self.slots.insert(HeapSlot {
+        let index = self.slots.insert(HeapSlot {
             seq: self.seq,
             deadline: expiry,
             state: HeapState::Live(value),
-        });
+        })?;
+        let handle = self.slots.handle(index).ok_or(Error::NoMemory)?;
         self.heap.push(Reverse((expiry, self.seq, index)));
         self.seq += 1;
         self.live += 1;
@@ -153,7 +154,9 @@ impl Scheme<u64> for HeapLazy {
                 // An entry a reset left behind: the slot now follows a newer one.
                 continue;
             }
-            let handle = self.slots.handle(index);
+            let Some(handle) = self.slots.handle(index) else {
+                continue;
+            };
             match self.slots.remove(index).map(|slot| slot.state) {
                 Some(HeapState::Live(value)) => {
                     self.live -= 1;
@@ -167,23 +170,14 @@ impl Scheme<u64> for HeapLazy {
     }
 
     fn check_invariants(&self) -> Result<(), &'static str> {
-        let occupied = self.slots.slots.iter().filter(|s| s.1.is_some()).count();
-        if occupied > self.heap.len() {
+        self.slots.check()?;
+        if self.slots.len() > self.heap.len() {
             return Err("an occupied slot has no heap entry");
         }
         let live = self
             .slots
-            .slots
             .iter()
-            .filter(|s| {
-                matches!(
-                    s.1,
-                    Some(HeapSlot {
-                        state: HeapState::Live(_),
-                        ..
-                    })
-                )
-            })
+            .filter(|(_, slot)| matches!(slot.state, HeapState::Live(_)))
             .count();
         if live != self.live {
             return Err("live count is wrong");

@@ -14,11 +14,11 @@
 //! (no workload does that), `DelayQueue` fires equal deadlines in reverse start order, and
 //! `check_invariants` checks only the adapter's own bookkeeping.
 
-// One file per adapter; they share the slot table of `slots` and nothing else.
+// One file per adapter; each keeps its timers in the core's generation-checked `Slab` (a
+// slot whose generations run out is retired, never reused) and they share nothing else.
 mod btree;
 mod delay_queue;
 mod heap;
-mod slots;
 
 pub use btree::BTreeMapPeer;
 pub use delay_queue::DelayQueuePeer;
