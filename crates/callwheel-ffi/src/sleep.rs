@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use callwheel::time::Sbt;
 use callwheel_callout::flags::{slack, C_ABSOLUTE, KNOWN};
-use callwheel_rt::{Condvar, Deadline, Timeout, Tolerance, Woken};
+use callwheel_rt::{Condvar, Deadline, Tolerance, WaitLimit, Woken};
 use libc::pthread_mutex_t;
 
 use crate::timerset::{runtime, set_code};
@@ -37,7 +37,7 @@ pub(crate) fn nanos_ceil(t: Sbt) -> u64 {
 /// The timeout that `sbt`, `precision` and `flags` describe on the process-wide runtime: a
 /// relative time from now, or with CW_C_ABSOLUTE an absolute CLOCK_MONOTONIC time; the window
 /// is calloutng's (`precision`, or the interval / 2^n with CW_C_PREL(n), whichever is larger).
-pub(crate) fn timeout(sbt: i64, precision: i64, flags: c_int) -> Result<Timeout, c_int> {
+pub(crate) fn timeout(sbt: i64, precision: i64, flags: c_int) -> Result<WaitLimit, c_int> {
     // A negative int has bits no flag uses, so it is refused as unknown flags.
     let flags = flags as u32;
     if flags & !KNOWN != 0 || sbt < 0 || precision < 0 {
@@ -48,13 +48,13 @@ pub(crate) fn timeout(sbt: i64, precision: i64, flags: c_int) -> Result<Timeout,
         let rt = runtime().map_err(set_code)?;
         let now = Sbt::from_nanos(i64::try_from(rt.now_ns()).unwrap_or(i64::MAX));
         let window = slack(sbt.saturating_sub(now), precision, flags);
-        Ok(Timeout::At(
+        Ok(WaitLimit::At(
             Deadline::from_clock_ns(nanos_ceil(sbt)),
             Duration::from_nanos(u64::try_from(window.to_nanos()).unwrap_or(0)),
         ))
     } else {
         let window = slack(sbt, precision, flags);
-        Ok(Timeout::After(
+        Ok(WaitLimit::After(
             Duration::from_nanos(nanos_ceil(sbt)),
             Tolerance::absolute(Duration::from_nanos(
                 u64::try_from(window.to_nanos()).unwrap_or(0),
@@ -258,7 +258,7 @@ impl Drop for Inside<'_> {
 unsafe fn wait(
     cv: *mut cw_cv,
     m: *mut pthread_mutex_t,
-    timeout: Option<Timeout>,
+    timeout: Option<WaitLimit>,
 ) -> Result<c_int, c_int> {
     // SAFETY: by this function's contract.
     let c = unsafe { cond(cv) }?;

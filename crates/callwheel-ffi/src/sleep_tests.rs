@@ -3,7 +3,7 @@
 
 use core::ptr;
 
-use callwheel_rt::{Timeout, Tolerance};
+use callwheel_rt::{Tolerance, WaitLimit};
 
 use super::sleep::*;
 use crate::{CW_C_ABSOLUTE, CW_C_DIRECT_EXEC, CW_EINVAL, CW_OK, CW_SBT_1MS};
@@ -63,7 +63,7 @@ fn a_relative_time_becomes_a_duration_and_calloutngs_precision() {
     // 10 ms with C_PREL(1): half of it, 5 ms (as nanoseconds, rounded down); the time itself
     // rounds up (never early).
     let t = timeout(10 * CW_SBT_1MS, 0, crate::cw_c_prel(1) | CW_C_DIRECT_EXEC).unwrap();
-    let Timeout::After(d, Tolerance { absolute, ppm: 0 }) = t else {
+    let WaitLimit::After(d, Tolerance { absolute, ppm: 0 }) = t else {
         panic!("{t:?}");
     };
     assert!(
@@ -73,7 +73,7 @@ fn a_relative_time_becomes_a_duration_and_calloutngs_precision() {
     assert!((4_999_000..=5_000_000).contains(&absolute), "{absolute}");
     // An explicit precision wider than the relative one wins.
     let t = timeout(10 * CW_SBT_1MS, 7 * CW_SBT_1MS, crate::cw_c_prel(1)).unwrap();
-    let Timeout::After(_, Tolerance { absolute, .. }) = t else {
+    let WaitLimit::After(_, Tolerance { absolute, .. }) = t else {
         panic!("{t:?}");
     };
     assert!((6_999_000..=7_000_000).contains(&absolute), "{absolute}");
@@ -101,6 +101,6 @@ fn times_round_up_to_the_next_nanosecond() {
 #[cfg_attr(miri, ignore)] // the process-wide runtime's threads sleep on the real clock
 fn an_absolute_time_is_a_monotonic_deadline() {
     let t = timeout(5 * crate::CW_SBT_1S, 0, CW_C_ABSOLUTE).unwrap();
-    assert!(matches!(t, Timeout::At(_, d) if d.is_zero()), "{t:?}");
+    assert!(matches!(t, WaitLimit::At(_, d) if d.is_zero()), "{t:?}");
     assert_eq!(cw_sleep_sbt(0, 0, CW_C_ABSOLUTE), CW_OK, "long passed");
 }

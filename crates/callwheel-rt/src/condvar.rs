@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::mem::size_of_val;
 use std::sync::{Arc, MutexGuard, TryLockError};
 
-use crate::sleep::Timeout;
+use crate::sleep::WaitLimit;
 use crate::sleeper::{Sleeper, Woken};
 use crate::sync::{self, Mutex};
 use crate::{Error, Runtime};
@@ -118,7 +118,11 @@ impl Condvar {
         timeout: std::time::Duration,
         precision: crate::Tolerance,
     ) -> (MutexGuard<'a, T>, Result<Woken, Error>) {
-        self.wait_std(mutex, guard, Some((rt, Timeout::After(timeout, precision))))
+        self.wait_std(
+            mutex,
+            guard,
+            Some((rt, WaitLimit::After(timeout, precision))),
+        )
     }
 
     /// [`Condvar::wait_timeout`] with an absolute deadline and a window `precision` wide.
@@ -133,7 +137,7 @@ impl Condvar {
         self.wait_std(
             mutex,
             guard,
-            Some((rt, Timeout::At(deadline.into(), precision))),
+            Some((rt, WaitLimit::At(deadline.into(), precision))),
         )
     }
 
@@ -153,7 +157,7 @@ impl Condvar {
         &self,
         guard: G,
         release: impl FnOnce(G),
-        timeout: Option<(&Runtime, Timeout)>,
+        timeout: Option<(&Runtime, WaitLimit)>,
     ) -> Result<Woken, (G, Error)> {
         let me = Arc::new(Sleeper::current());
         // Armed before the thread joins the queue: every failure comes before a notifier can
@@ -192,7 +196,7 @@ impl Condvar {
         &self,
         mutex: &'a std::sync::Mutex<T>,
         guard: MutexGuard<'a, T>,
-        timeout: Option<(&Runtime, Timeout)>,
+        timeout: Option<(&Runtime, WaitLimit)>,
     ) -> (MutexGuard<'a, T>, Result<Woken, Error>) {
         if !locks(mutex, &guard) {
             return (guard, Err(Error::WrongMutex));
@@ -329,7 +333,7 @@ mod tests {
             |_| unreachable!("nothing is released on an error"),
             Some((
                 &rt,
-                Timeout::At(
+                WaitLimit::At(
                     crate::Deadline::on(crate::ClockId::Realtime, 5),
                     Duration::ZERO,
                 ),

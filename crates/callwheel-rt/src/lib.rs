@@ -159,7 +159,7 @@ pub use runtime::Runtime;
 pub use set::{
     Reaped, SetStats, TimerHandle, TimerSet, TimerSetConfig, TimerValue, DEFAULT_QUOTA, MAX_QUOTA,
 };
-pub use sleep::Timeout;
+pub use sleep::WaitLimit;
 pub use sleeper::Woken;
 pub use stats::ShardStats;
 pub use timer::{Exec, Fire, Stop, Timer};

@@ -14,7 +14,7 @@ use crate::{Deadline, Error, Runtime, Tolerance};
 
 /// When a blocking wait gives up: after a duration, or at a deadline, each with its precision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Timeout {
+pub enum WaitLimit {
     /// `duration` from now (one reading of the runtime's clock), with the window's width
     /// given by `precision` for that interval ([`Tolerance::for_interval`]): calloutng's
     /// relative time with `C_PREL` and an absolute precision.
@@ -46,7 +46,7 @@ impl Runtime {
     /// the sleep would wait for itself; [`Error::ShutDown`]; [`Error::Wheel`] when memory for
     /// the timer is refused. Nothing is left armed after an error.
     pub fn sleep(&self, duration: Duration, precision: Tolerance) -> Result<(), Error> {
-        self.sleep_for(Timeout::After(duration, precision))
+        self.sleep_for(WaitLimit::After(duration, precision))
     }
 
     /// Blocks the calling thread until `deadline`, woken by a timer of this runtime with the
@@ -62,7 +62,7 @@ impl Runtime {
         deadline: impl Into<Deadline>,
         precision: Duration,
     ) -> Result<(), Error> {
-        self.sleep_for(Timeout::At(deadline.into(), precision))
+        self.sleep_for(WaitLimit::At(deadline.into(), precision))
     }
 
     /// Blocks the calling thread until `timeout` passes ([`Runtime::sleep`],
@@ -71,7 +71,7 @@ impl Runtime {
     /// # Errors
     ///
     /// As [`Runtime::sleep_until`].
-    pub fn sleep_for(&self, timeout: Timeout) -> Result<(), Error> {
+    pub fn sleep_for(&self, timeout: WaitLimit) -> Result<(), Error> {
         let sleeper = Arc::new(Sleeper::current());
         let _alarm = self.alarm(&sleeper, timeout)?;
         // Only the alarm knows this sleeper: nothing can notify it.
@@ -83,7 +83,7 @@ impl Runtime {
     /// A timer of this runtime, armed for `timeout`, that wakes `sleeper` as timed out. The
     /// sleeper's thread must not be one of this runtime's drivers. Dropping the timer cancels
     /// it; a firing that comes too late to matter finds the sleeper woken already.
-    pub(crate) fn alarm(&self, sleeper: &Arc<Sleeper>, timeout: Timeout) -> Result<Timer, Error> {
+    pub(crate) fn alarm(&self, sleeper: &Arc<Sleeper>, timeout: WaitLimit) -> Result<Timer, Error> {
         if runs::drives(self.shared.owner_id()) {
             return Err(Error::OnDriver);
         }
@@ -94,11 +94,11 @@ impl Runtime {
             wake.wake(Woken::TimedOut);
         })?;
         match timeout {
-            Timeout::After(duration, precision) => {
+            WaitLimit::After(duration, precision) => {
                 let after = saturating_ns(duration);
                 timer.start_after_within(after, precision.for_interval(after))?;
             }
-            Timeout::At(deadline, precision) => {
+            WaitLimit::At(deadline, precision) => {
                 timer.start_with(deadline, precision, None)?;
             }
         }

@@ -7,7 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use callwheel_rt::{
-    Condvar, Deadline, Error, Exec, ManualClock, Runtime, Timeout, Tolerance, Woken,
+    Condvar, Deadline, Error, Exec, ManualClock, Runtime, Tolerance, WaitLimit, Woken,
 };
 
 fn manual_runtime(clock: &ManualClock) -> Runtime {
@@ -310,9 +310,9 @@ fn a_sleep_on_a_driver_is_refused_and_on_a_worker_allowed() {
 fn sleep_for_takes_either_timeout() {
     let rt = Runtime::builder().shards(1).build().unwrap();
     let start = Instant::now();
-    rt.sleep_for(Timeout::After(Duration::from_millis(1), Tolerance::EXACT))
+    rt.sleep_for(WaitLimit::After(Duration::from_millis(1), Tolerance::EXACT))
         .unwrap();
-    rt.sleep_for(Timeout::At(
+    rt.sleep_for(WaitLimit::At(
         (start + Duration::from_millis(2)).into(),
         Duration::ZERO,
     ))
