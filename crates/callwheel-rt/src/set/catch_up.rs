@@ -7,7 +7,9 @@
 //! A user call counts itself in `waiting` while it waits for the lock. Timers are moved only
 //! by a holder that found no counted caller waiting when it took the lock: a call that finds
 //! callers waiting lets them all take it first, as it does after each budget's worth, and the
-//! driver's firing moves nothing then and fires again at the driver's next step.
+//! driver's firing moves nothing then and leaves the re-arming to them (every counted caller
+//! catches up and settles). Calls that neither catch up nor settle (a query of the
+//! invariants, a callback's installation) take the lock uncounted.
 //! So once a caller is counted, no budget begins before it has the lock: it waits for the
 //! one in progress at most. (A mutex alone would not do: the thread that releases it may
 //! take it again, or another may, before a waiter wakes.)
@@ -66,8 +68,8 @@ impl Inner {
     }
 
     /// Whether a user call waits for the lock: the driver's firing then moves nothing (the
-    /// call catches up with the clock itself) and fires again at the driver's next step,
-    /// rather than waiting for the calls to stop and keeping the shard's other timers waiting.
+    /// call catches up with the clock itself and re-arms the set's timer), rather than waiting
+    /// for the calls to stop and keeping the shard's other timers waiting.
     pub(super) fn callers_waiting(&self) -> bool {
         self.waiting.load(Ordering::SeqCst) > 0
     }

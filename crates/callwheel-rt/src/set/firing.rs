@@ -77,12 +77,18 @@ impl Inner {
         if self.is_shut_down(&mut st, os) {
             return;
         }
-        let now = os.shared.now();
-        if !self.callers_waiting() {
-            self.expire_once(&mut st, now);
+        if self.callers_waiting() {
+            // A user call waits for the lock: it catches up with the clock and settles (every
+            // counted caller does), re-arming this timer. Re-arming it here at a time already
+            // due would fire it again at the driver's next step, and again, for as long as
+            // calls keep coming: a driver spinning on the set.
+            st.armed = None;
+            return;
         }
+        let now = os.shared.now();
+        self.expire_once(&mut st, now);
         // Re-armed at the wheel's wake-up: its own time (the next step) while due timers are
-        // left, moved or not.
+        // left.
         let callback = self.settle(&mut st, os, true);
         drop(st);
         if let Some(f) = callback {
