@@ -4,20 +4,22 @@
 //! threads in their `block_on`, or async-io's own fallback thread) — as async-io fires its own
 //! `Timer`s. No thread of callwheel's runs.
 //!
-//! There is no task: the driver is the waker. A wake-up runs turns of the wheel until it is
-//! asleep ([`Inner::turn`]), sets the alarm to the planned instant, and hands the same waker
+//! There is no task: the driver is the waker. A wake-up runs turns of the wheel (the loop
+//! every driver runs, [`DriveLoop`], called back here rather than waiting) until it is
+//! asleep, sets the alarm to the planned instant, and hands the same waker
 //! back to the reactor for the alarm's next readiness. One thread turns the wheel at a time; a
 //! wake-up that finds another turning asks it to go round once more.
 
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use async_io::Async;
+use callwheel_rt::drive_loop::{DriveLoop, Next, Waited};
 
-use crate::driver::{Inner, Next, BUDGET};
+use crate::driver::{Inner, Turning};
 use crate::reactor::{Armed, ReactorAlarm};
 
 /// The alarm as async-io wants it: something with a descriptor.
@@ -36,6 +38,8 @@ pub(crate) struct AsyncIoDriver {
     source: Async<Fd>,
     turning: AtomicBool,
     again: AtomicBool,
+    /// The loop every driver runs, turned by whichever thread holds `turning`.
+    driving: Mutex<(DriveLoop, Turning)>,
     /// The instant the alarm was last set to (0: none), and whether it fired there rather than
     /// for an early wake-up: how late the reactor reported it trains the wheel's lead, as a
     /// driver thread's lateness does.
@@ -55,6 +59,7 @@ impl AsyncIoDriver {
             alarm,
             turning: AtomicBool::new(false),
             again: AtomicBool::new(false),
+            driving: Mutex::new((DriveLoop::new(), Turning::new(Arc::clone(&inner), 0))),
             planned: AtomicU64::new(0),
             fired_as_planned: AtomicBool::new(false),
         });
@@ -92,15 +97,15 @@ impl AsyncIoDriver {
     /// (or the reactor refused the alarm, which would leave nothing to wake it: it then shuts
     /// down, handing every registration back).
     fn turn_and_register(self: &Arc<Self>) -> bool {
-        let mut due = Vec::with_capacity(BUDGET as usize);
+        // Only the thread holding `turning` gets here: the lock is never contended.
+        let mut driving = self.driving.lock().unwrap_or_else(|p| p.into_inner());
+        let (driving, turning) = &mut *driving;
         let planned = self.planned.swap(0, Ordering::SeqCst);
-        let mut late = None;
         if planned != 0 && self.fired_as_planned.swap(false, Ordering::SeqCst) {
-            self.inner.woke_as_planned(0);
-            late = Some(self.inner.clock_now().saturating_sub(planned));
+            driving.woke(turning, Some(planned), Waited::Planned);
         }
         loop {
-            match self.inner.turn(0, &mut due, late.take()) {
+            match driving.turn(turning) {
                 Next::Exit => return false,
                 Next::Again => continue,
                 Next::Sleep(until) => {

@@ -3,7 +3,8 @@
 //! production wheel whose values are the futures' wakers, behind a mutex, with one thread that fires what is
 //! due, wakes the wakers with the lock released, and sleeps until the wheel's next wake-up
 //! (the earliest window end), woken early only by a registration whose window ends before
-//! that.
+//! that. Every form runs the runtime's one driver loop ([`DriveLoop`]); a turn of it here wakes
+//! wakers ([`Turning`]).
 //!
 //! Why not one `callwheel_rt::Timer` per future: a runtime timer carries a callback, its own
 //! state and drain machinery, and costs allocations of its own; a future needs only its waker
@@ -17,7 +18,8 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::{Clock, ClockId, Lead, Margin, Plan, SystemClock, Tolerance, Waiter, Wake};
+use callwheel_rt::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
+use callwheel_rt::{Clock, ClockId, Lead, Margin, Plan, SystemClock, Tolerance, Waiter};
 
 use crate::reactor::ReactorAlarm;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
@@ -132,17 +134,6 @@ pub(crate) struct Inner {
     shutdown: AtomicBool,
     /// User handles ([`Driver`] values) alive: the last one dropped shuts the driver down.
     handles: AtomicUsize,
-}
-
-/// What a driver thread does after a [`Inner::turn`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Next {
-    /// Look at the wheel again at once (it fired something, or its budget ran out).
-    Again,
-    /// Sleep until the clock reads this (`None`: until woken).
-    Sleep(Option<u64>),
-    /// The driver shut down.
-    Exit,
 }
 
 /// Why a registration was refused.
@@ -348,39 +339,6 @@ impl Inner {
         })
     }
 
-    /// One driver thread's loop.
-    fn drive(self: Arc<Self>, i: usize) {
-        // Tolerance is the driver's to apply: ask the kernel for no slack of its own (a
-        // kernel that refuses leaves its default, which only makes wake-ups later).
-        let _ = ClockId::minimise_timer_slack();
-        let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
-        // The instant the sleep that just ended was planned for, when it ended there; and how
-        // late, after it, the turn it served had woken its futures.
-        let mut planned: Option<u64> = None;
-        let mut late: Option<u64> = None;
-        loop {
-            let next = self.turn(i, &mut due, late.take());
-            if let Some(at) = planned.take() {
-                late = Some(self.clock.now().saturating_sub(at));
-            }
-            match next {
-                Next::Exit => return,
-                Next::Again => {}
-                Next::Sleep(until) => match self.thread_waiter(i).wait(until) {
-                    Ok(Wake::Deadline) => {
-                        self.shards[i].wakeups.fetch_add(1, Ordering::Relaxed);
-                        planned = until;
-                    }
-                    Ok(_) => {}
-                    Err(_) => {
-                        // Do not spin on a failing sleep: fall back to a coarse one.
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                },
-            }
-        }
-    }
-
     /// The waiter of shard `i`'s thread (a thread driver's shards all have one).
     fn thread_waiter(&self, i: usize) -> &dyn Waiter {
         match &self.shards[i].waiter {
@@ -391,19 +349,7 @@ impl Inner {
         }
     }
 
-    /// Counts a sleep of shard `i` that ended at its planned instant.
-    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
-    pub(crate) fn woke_as_planned(&self, i: usize) {
-        self.shards[i].wakeups.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The clock's reading, for a driver's loop (the lateness it trains its lead on).
-    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
-    pub(crate) fn clock_now(&self) -> u64 {
-        self.clock.now()
-    }
-
-    /// One look of shard `i`'s thread at its wheel: takes what is due (at most [`BUDGET`]
+    /// One look of shard `i`'s driver at its wheel (the turn of its [`DriveLoop`]): takes what is due (at most [`BUDGET`]
     /// expiries per hold of the lock), wakes it with the lock released, and says what the
     /// thread does next. The plan it leaves in the shard is what a registration reads to
     /// decide whether the thread must be woken early. `late` is how long after a planned
@@ -516,6 +462,54 @@ impl Inner {
             s.waiter.wake();
         }
     }
+}
+
+/// A shard as its driver's loop turns it ([`DriveLoop`]), whatever waits between the turns
+/// (a thread of the driver's own, a task on an executor's reactor, tokio's paused clock, or
+/// async-io's reactor calling back): a turn wakes the wakers due, gathered in `due`.
+#[derive(Debug)]
+pub(crate) struct Turning {
+    inner: Arc<Inner>,
+    shard: usize,
+    due: Vec<Waker>,
+}
+
+impl Turning {
+    pub(crate) fn new(inner: Arc<Inner>, shard: usize) -> Turning {
+        Turning {
+            inner,
+            shard,
+            due: Vec::with_capacity(BUDGET as usize),
+        }
+    }
+}
+
+impl Turn for Turning {
+    fn turn(&mut self, late: Option<u64>) -> Next {
+        self.inner.turn(self.shard, &mut self.due, late)
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &*self.inner.clock
+    }
+
+    fn stopping(&self) -> bool {
+        self.inner.is_shut_down()
+    }
+
+    fn count(&mut self, event: Event) {
+        if event == Event::Waited(Waited::Planned) {
+            self.inner.shards[self.shard]
+                .wakeups
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The loop of shard `i`'s thread, until the driver shuts down.
+pub(crate) fn drive_thread(inner: Arc<Inner>, i: usize) {
+    let mut turning = Turning::new(Arc::clone(&inner), i);
+    DriveLoop::new().on_thread(&mut turning, inner.thread_waiter(i), Duration::ZERO);
 }
 
 /// Wakes each waker, with no lock held; a waker that panics (executor code) is caught so the

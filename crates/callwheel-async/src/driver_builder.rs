@@ -113,7 +113,7 @@ impl Builder {
             let inner = Arc::clone(&driver.inner);
             std::thread::Builder::new()
                 .name(format!("callwheel-async-{i}"))
-                .spawn(move || inner.drive(i))?;
+                .spawn(move || super::drive_thread(inner, i))?;
         }
         Ok(driver)
     }

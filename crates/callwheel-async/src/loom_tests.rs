@@ -16,10 +16,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use callwheel_rt::drive_loop::Next;
 use callwheel_rt::{Clock, Tolerance, Waiter};
 use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::driver::{Inner, Link, Next};
+use crate::driver::{Inner, Link};
 use crate::sleep::Sleep;
 
 /// The model's clock: a reading the model sets; its waiters only count `wake` calls.

@@ -15,14 +15,14 @@ use std::cell::RefCell;
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::Waker;
 use std::time::Duration;
 
+use callwheel_rt::drive_loop::{DriveLoop, Wait, Waited};
 use callwheel_rt::{Clock, Waiter};
 use tokio::runtime::{Handle, Id, RuntimeFlavor};
 use tokio::sync::Notify;
 
-use crate::driver::{Inner, Link, Next, BUDGET};
+use crate::driver::{Inner, Link, Turning};
 
 /// Runtimes whose time is paused, over all threads: while none is, a timer's creation looks no
 /// further than this count.
@@ -162,37 +162,53 @@ impl Drop for Stop {
     }
 }
 
-/// The driving task: turns the wheel, then sleeps on tokio's timer until the next wake-up or
-/// until a registration needs an earlier one (`notify`, whose permit is kept when it comes
-/// before the wait, so none is lost).
+/// How the driving task waits: on tokio's timer until the next wake-up, or until a
+/// registration needs an earlier one (`notify`, whose permit is kept when it comes before the
+/// wait, so none is lost).
+struct PausedWait {
+    inner: Arc<Inner>,
+    notify: Arc<Notify>,
+}
+
+impl Wait for PausedWait {
+    async fn wait(&mut self, until: Option<u64>) -> Waited {
+        let notified = self.notify.notified();
+        let Some(at) = until else {
+            notified.await;
+            return Waited::Early;
+        };
+        let base = self.inner.now();
+        let sleep = tokio::time::sleep(Duration::from_nanos(at.saturating_sub(base)));
+        let mut sleep = std::pin::pin!(sleep);
+        let mut notified = std::pin::pin!(notified);
+        std::future::poll_fn(|cx| {
+            if sleep.as_mut().poll(cx).is_ready() {
+                std::task::Poll::Ready(Waited::Planned)
+            } else if notified.as_mut().poll(cx).is_ready() {
+                std::task::Poll::Ready(Waited::Early)
+            } else {
+                std::task::Poll::Pending
+            }
+        })
+        .await
+    }
+
+    async fn yield_now(&mut self) {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The driving task: the loop every driver runs, on tokio's paused clock (which, being a
+/// simulated clock, trains no lead).
 async fn drive(inner: Arc<Inner>, notify: Arc<Notify>) {
     let _stop = Stop(Arc::clone(&inner));
-    let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
-    loop {
-        match inner.turn(0, &mut due, None) {
-            Next::Exit => return,
-            Next::Again => tokio::task::yield_now().await,
-            Next::Sleep(until) => {
-                let notified = notify.notified();
-                let Some(at) = until else {
-                    notified.await;
-                    continue;
-                };
-                let base = inner.clock_now();
-                let sleep = tokio::time::sleep(Duration::from_nanos(at.saturating_sub(base)));
-                let mut sleep = std::pin::pin!(sleep);
-                let mut notified = std::pin::pin!(notified);
-                std::future::poll_fn(|cx| {
-                    if sleep.as_mut().poll(cx).is_ready() || notified.as_mut().poll(cx).is_ready() {
-                        std::task::Poll::Ready(())
-                    } else {
-                        std::task::Poll::Pending
-                    }
-                })
-                .await;
-            }
-        }
-    }
+    let mut wait = PausedWait {
+        inner: Arc::clone(&inner),
+        notify,
+    };
+    DriveLoop::new()
+        .on_task(&mut Turning::new(inner, 0), &mut wait)
+        .await;
 }
 
 use std::future::Future as _;

@@ -23,9 +23,9 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::runtime::{Handle, Id};
 
-use std::task::Waker;
+use callwheel_rt::drive_loop::{DriveLoop, Wait, Waited};
 
-use crate::driver::{Inner, Link, Next, BUDGET};
+use crate::driver::{Inner, Link, Turning};
 use crate::reactor::{Armed, ReactorAlarm};
 
 /// The alarm as tokio's `AsyncFd` wants it: something with a descriptor.
@@ -160,52 +160,49 @@ impl Drop for ShutDownOnDrop {
     }
 }
 
-/// The driving task of a reactor-driven driver (one shard).
-async fn drive(inner: Arc<Inner>, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
-    let _shut_down = ShutDownOnDrop(Arc::clone(&inner));
-    let mut due: Vec<Waker> = Vec::with_capacity(BUDGET as usize);
-    // As a driver thread: the instant the wait that just ended was planned for, and how late
-    // after it the turn it served woke its futures (it trains the lead).
-    let mut planned: Option<u64> = None;
-    let mut late: Option<u64> = None;
-    loop {
-        let next = inner.turn(0, &mut due, late.take());
-        if let Some(at) = planned.take() {
-            late = Some(inner.clock_now().saturating_sub(at));
+/// How the driving task waits: for the alarm's readiness in tokio's reactor.
+struct ReactorWait {
+    alarm: Arc<ReactorAlarm>,
+    fd: AsyncFd<Fd>,
+}
+
+impl Wait for ReactorWait {
+    async fn wait(&mut self, until: Option<u64>) -> Waited {
+        if self.alarm.arm(until) == Armed::Look {
+            // Let the executor run the registering task before looking again.
+            tokio::task::yield_now().await;
+            return Waited::Early;
         }
-        match next {
-            Next::Exit => return,
-            Next::Again => tokio::task::yield_now().await,
-            Next::Sleep(until) => {
-                if alarm.arm(until) == Armed::Look {
-                    // Let the executor run the registering task before looking again.
-                    tokio::task::yield_now().await;
-                    continue;
-                }
-                loop {
-                    match fd.readable().await {
-                        // The driver reads the alarm itself; tokio keeps a readiness flag.
-                        Ok(mut guard) => guard.clear_ready(),
-                        // The reactor refused the descriptor: nothing will wake this task
-                        // again, so hand every registration back (they complete or move).
-                        Err(_) => return,
-                    }
-                    let early = alarm.take_woken();
-                    match alarm.alarm.clear() {
-                        Ok(true) => {
-                            if !early {
-                                inner.woke_as_planned(0);
-                                planned = until;
-                            }
-                            break;
-                        }
-                        // Readiness already used, or the setting moved later: wait on, unless
-                        // a registration asked for a look.
-                        Ok(false) if !early => {}
-                        _ => break,
-                    }
-                }
+        loop {
+            match self.fd.readable().await {
+                // The driver reads the alarm itself; tokio keeps a readiness flag.
+                Ok(mut guard) => guard.clear_ready(),
+                // The reactor refused the descriptor: nothing will wake this task again, so
+                // the loop ends and every registration is handed back (they complete or move).
+                Err(_) => return Waited::Gone,
+            }
+            let early = self.alarm.take_woken();
+            match self.alarm.alarm.clear() {
+                Ok(true) if !early => return Waited::Planned,
+                // Readiness already used, or the setting moved later: wait on, unless a
+                // registration asked for a look.
+                Ok(false) if !early => {}
+                _ => return Waited::Early,
             }
         }
     }
+
+    async fn yield_now(&mut self) {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The driving task of a reactor-driven driver (one shard): the loop every driver runs, on
+/// this runtime.
+async fn drive(inner: Arc<Inner>, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
+    let _shut_down = ShutDownOnDrop(Arc::clone(&inner));
+    let mut turning = Turning::new(inner, 0);
+    DriveLoop::new()
+        .on_task(&mut turning, &mut ReactorWait { alarm, fd })
+        .await;
 }

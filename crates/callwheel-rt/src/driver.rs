@@ -1,5 +1,5 @@
-//! The driver: one thread per shard that fires what is due and sleeps until the shard's next
-//! wake-up, and the step it repeats.
+//! The runtime's driver: one thread per shard, running the loop every driver runs
+//! ([`DriveLoop`]), whose turn is the step here.
 //!
 //! A step takes its shard's lock once, fires at most `max_expiries_per_lock` timers (the
 //! wheel's budget, the papers' bounded lock-out), records their running state, and releases
@@ -8,36 +8,21 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use callwheel::{Expired, Scheme, Timers};
 
-use crate::clock::{ClockId, Wake};
+use crate::clock::{Clock, ClockId};
 use crate::counted::Counted;
+use crate::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
 use crate::lead::{Margin, Plan};
 use crate::pool::Refused;
 use crate::runs;
 use crate::runtime::{drop_payload, Shared};
-use crate::spin::{spin_until, Spun};
 use crate::stats::Counters;
 use crate::sync::{self, Ordering};
 use crate::timer::{Core, Deferred, Exec, Fire, Timer};
 use crate::Error;
-
-/// How often a spinning driver steps while it waits for its deadline
-/// ([`Config::spin`](crate::Config::spin)): often enough to keep the step's code and data in
-/// the caches, at a small cost next to the spin itself (a step that fires nothing takes well
-/// under a microsecond when warm).
-const SPIN_STEP: Duration = Duration::from_micros(10);
-
-/// When the spin for deadline `t` began: the running spin's start if it waits for `t`, else
-/// now, recorded as the start of a new one.
-fn spin_began(spinning: &mut Option<(u64, Instant)>, t: u64) -> Instant {
-    match *spinning {
-        Some((spun_for, began)) if spun_for == t => began,
-        _ => spinning.insert((t, Instant::now())).1,
-    }
-}
 
 /// What one driver step did.
 #[derive(Debug, PartialEq, Eq)]
@@ -309,114 +294,72 @@ impl Shared {
         budget: u64,
         spin: Duration,
     ) -> Result<std::thread::JoinHandle<()>, Error> {
-        let scratch = Scratch::reserved(budget)?;
+        let mut scratch = Scratch::reserved(budget)?;
         let shared = Arc::clone(self);
         let driver = std::thread::Builder::new()
             .name(format!("callwheel-rt-driver-{i}"))
             .spawn(move || {
-                // Tolerance is the runtime's to apply: ask the kernel for no slack of its own.
-                // A kernel that refuses leaves the default 50 µs, which only makes timers
-                // later, never early. Miri cannot run prctl; the slack only changes real
-                // kernel sleeps.
-                #[cfg(not(miri))]
-                let _ = ClockId::minimise_timer_slack();
-                shared.drive(i, scratch, spin);
+                runs::adopt(std::mem::take(&mut scratch.runs));
+                runs::mark_driver(shared.owner_id());
+                let waiting = Arc::clone(&shared);
+                let mut driver = ShardDriver { shared, i, scratch };
+                DriveLoop::new().on_thread(&mut driver, &*waiting.shards[i].waiter, spin);
             })?;
         Ok(driver)
     }
+}
 
-    /// The driver of shard `i`: steps until there is nothing due, sleeps until the next
-    /// wake-up, and counts why it woke.
-    pub(crate) fn drive(self: &Arc<Self>, i: usize, mut scratch: Scratch, spin: Duration) {
-        runs::adopt(std::mem::take(&mut scratch.runs));
-        runs::mark_driver(self.owner_id());
-        let shard = &self.shards[i];
-        let c = &shard.counters;
-        // The spin, in the clock's nanoseconds; none on a test's clock.
-        let spin_ns = if self.clock.simulated() {
-            0
-        } else {
-            crate::saturating_ns(spin)
-        };
-        // The instant the sleep that just ended was planned for, when it ended there: how late
-        // the step it serves has delivered its firings trains the lead (see `Lead`).
-        let mut planned: Option<u64> = None;
-        // The deadline the running spin waits for, and when that spin began.
-        let mut spinning: Option<(u64, Instant)> = None;
-        // The deadline a sleep that ends where its spin begins is for.
-        let mut spin_for: Option<u64> = None;
-        while !self.shutdown.load(Ordering::Acquire) {
-            let step = self.step_with(i, &mut scratch);
-            if let Some(at) = planned.take() {
-                scratch.late = Some(self.clock.now().saturating_sub(at));
-            }
-            let Some(mut until) = step.sleep else {
-                continue;
-            };
-            if let Some(t) = until.filter(|_| spin_ns > 0) {
-                if self.clock.now().saturating_add(spin_ns) < t {
-                    // Asleep until the spin begins.
-                    spinning = None;
-                    spin_for = Some(t);
-                    until = Some(t - spin_ns);
-                } else if spin_began(&mut spinning, t).elapsed() < spin + SPIN_STEP {
-                    // Within the spin of the planned wake-up: stay awake and step again at
-                    // the deadline, or after a short stretch, so that the step's code and data
-                    // are in the caches when it fires (after a long sleep they are not, and
-                    // the first step spends microseconds loading them).
-                    let (spun, spent) =
-                        spin_until(&*self.clock, &*shard.waiter, &self.shutdown, t, SPIN_STEP);
-                    c.spin_ns
-                        .fetch_add(crate::saturating_ns(spent), Ordering::Relaxed);
-                    match spun {
-                        Spun::Deadline => {
-                            // Reached awake: how late the next step delivers after it trains
-                            // the lead, as after a sleep that ended on time.
-                            Counters::bump(&c.spins);
-                            spinning = None;
-                            planned = Some(t);
-                            continue;
-                        }
-                        Spun::Stopped if !shard.waiter.woken() => continue,
-                        // A timer due sooner, or the shutdown: take the wake-up (the waiter
-                        // returns at once), which the next sleep would otherwise end on.
-                        Spun::Stopped => until = Some(0),
-                    }
-                } else {
-                    // The clock did not reach the deadline within the spin's length (a clock
-                    // slower than real time): sleep as without a spin.
-                    spinning = None;
+/// A driver thread's view of its shard for the loop ([`DriveLoop`]): a turn is a step, and
+/// what the loop does is counted in the shard's statistics.
+struct ShardDriver {
+    shared: Arc<Shared>,
+    i: usize,
+    scratch: Scratch,
+}
+
+impl Turn for ShardDriver {
+    fn turn(&mut self, late: Option<u64>) -> Next {
+        if self.stopping() {
+            return Next::Exit;
+        }
+        self.scratch.late = late;
+        match self.shared.step_with(self.i, &mut self.scratch).sleep {
+            None => Next::Again,
+            Some(until) => Next::Sleep(until),
+        }
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        &*self.shared.clock
+    }
+
+    fn stopping(&self) -> bool {
+        self.shared.shutdown.load(Ordering::Acquire)
+    }
+
+    fn count(&mut self, event: Event) {
+        let c = &self.shared.shards[self.i].counters;
+        match event {
+            Event::Spun { reached, spent } => {
+                c.spin_ns
+                    .fetch_add(crate::saturating_ns(spent), Ordering::Relaxed);
+                if reached {
+                    Counters::bump(&c.spins);
                 }
             }
-            let slept_for = spin_for.take();
-            match shard.waiter.wait(until) {
-                Ok(Wake::Deadline) => {
-                    Counters::bump(&c.wakeups);
-                    if spin_ns == 0 {
-                        planned = until;
-                    } else if let Some(t) = slept_for.filter(|&t| self.clock.now() >= t) {
-                        // A sleep meant to end where its spin begins that the kernel ended
-                        // past the deadline: the step after it delivers late, and the lead
-                        // learns it as without a spin. One that ended in time is followed by
-                        // the spin, which trains the lead when it reaches the deadline.
-                        planned = Some(t);
+            Event::Waited(Waited::Failed) => Counters::bump(&c.wait_errors),
+            Event::Waited(Waited::Gone) => {}
+            Event::Waited(how) => {
+                Counters::bump(&c.wakeups);
+                match how {
+                    Waited::Early => Counters::bump(&c.early_wakeups),
+                    // The next step re-reads the clock: deadlines now passed fire, others are
+                    // re-planned against the new time.
+                    Waited::ClockSet => {
+                        Counters::bump(&c.clock_sets);
+                        self.shared.clock_sets_heard.fetch_add(1, Ordering::AcqRel);
                     }
-                }
-                Ok(Wake::Early) => {
-                    Counters::bump(&c.wakeups);
-                    Counters::bump(&c.early_wakeups);
-                }
-                // The next step re-reads the clock: deadlines now passed fire, others are
-                // re-planned against the new time.
-                Ok(Wake::ClockSet) => {
-                    Counters::bump(&c.wakeups);
-                    Counters::bump(&c.clock_sets);
-                    self.clock_sets_heard.fetch_add(1, Ordering::AcqRel);
-                }
-                Err(_) => {
-                    Counters::bump(&c.wait_errors);
-                    // Do not spin on a failing sleep: fall back to a coarse one.
-                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    _ => {}
                 }
             }
         }

@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | clock | `CLOCK_MONOTONIC`, `CLOCK_BOOTTIME`, `CLOCK_REALTIME` ([`SystemClock`]) or simulated ([`ManualClock`]); readings that go backwards are clamped and counted | [`clock`], [`manual`] |
 //! | shard | one wheel behind a lock; one per CPU by default | `shard` |
-//! | driver | one thread per shard: fire what is due, sleep until the wheel's next wake-up (the earliest window end), woken early only by a timer whose window ends before that | `runtime` |
+//! | driver | one thread per shard: fire what is due, sleep until the wheel's next wake-up (the earliest window end), woken early only by a timer whose window ends before that; the loop is the one every driver runs, `callwheel-async`'s too | `driver`, [`drive_loop`] |
 //! | execution | per timer: [`Exec::Direct`] on the driver, [`Exec::Deferred`] on a worker pool | `pool` |
 //! | timer | a reusable [`Timer`]: start / reset / periodic / stop / drain / move between shards | [`timer`] |
 //! | observability | per-shard counters and a lateness histogram ([`ShardStats`]) | `stats` |
@@ -107,6 +107,7 @@ mod condvar;
 mod config;
 mod counted;
 mod deadline;
+pub mod drive_loop;
 mod driver;
 mod error;
 mod instant;

@@ -7,7 +7,6 @@
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Waiter};
-use crate::sync::{AtomicBool, Ordering};
 
 /// How a spin ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,12 +21,12 @@ pub(crate) enum Spun {
 
 /// Reads `clock` in a loop until it reaches `deadline`, for at most `length` of real time
 /// (a clock slower than real time, or one that does not move, ends the spin rather than holding
-/// the CPU), ending early when `waiter` has a wake-up pending or `shutdown` is raised. Returns
-/// how it ended and the real time spent.
+/// the CPU), ending early when `waiter` has a wake-up pending or `stopping` says the driver is
+/// shutting down. Returns how it ended and the real time spent.
 pub(crate) fn spin_until(
     clock: &dyn Clock,
     waiter: &dyn Waiter,
-    shutdown: &AtomicBool,
+    stopping: impl Fn() -> bool,
     deadline: u64,
     length: Duration,
 ) -> (Spun, Duration) {
@@ -36,7 +35,7 @@ pub(crate) fn spin_until(
         if clock.now() >= deadline {
             return (Spun::Deadline, began.elapsed());
         }
-        if waiter.woken() || shutdown.load(Ordering::Acquire) {
+        if waiter.woken() || stopping() {
             return (Spun::Stopped, began.elapsed());
         }
         let spent = began.elapsed();
@@ -88,7 +87,7 @@ mod tests {
                 }
             })
         };
-        let (spun, _) = spin_until(&clock, &Flag::default(), &AtomicBool::new(false), 500, LONG);
+        let (spun, _) = spin_until(&clock, &Flag::default(), || false, 500, LONG);
         assert_eq!(spun, Spun::Deadline);
         assert!(clock.now() >= 500);
         mover.join().unwrap();
@@ -99,11 +98,10 @@ mod tests {
     fn a_wake_up_or_the_shutdown_ends_a_spin_at_once() {
         let woken = Flag::default();
         woken.wake();
-        let (spun, spent) = spin_until(&Fixed(0), &woken, &AtomicBool::new(false), 1, LONG);
+        let (spun, spent) = spin_until(&Fixed(0), &woken, || false, 1, LONG);
         assert_eq!(spun, Spun::Stopped);
         assert!(spent < LONG / 5, "the wake-up went unnoticed for {spent:?}");
-        let (spun, spent) =
-            spin_until(&Fixed(0), &Flag::default(), &AtomicBool::new(true), 1, LONG);
+        let (spun, spent) = spin_until(&Fixed(0), &Flag::default(), || true, 1, LONG);
         assert_eq!(spun, Spun::Stopped);
         assert!(
             spent < LONG / 5,
@@ -115,13 +113,7 @@ mod tests {
     #[cfg_attr(miri, ignore)]
     fn a_clock_that_does_not_move_ends_the_spin_after_its_length() {
         let length = Duration::from_millis(2);
-        let (spun, spent) = spin_until(
-            &Fixed(0),
-            &Flag::default(),
-            &AtomicBool::new(false),
-            1,
-            length,
-        );
+        let (spun, spent) = spin_until(&Fixed(0), &Flag::default(), || false, 1, length);
         assert_eq!(spun, Spun::Stopped);
         assert!(spent >= length);
     }
