@@ -1,8 +1,15 @@
-//! The process-wide driver on async-io's reactor (the cargo feature `async-io`): the wheel's
-//! alarm is a source of async-io's poller, and the alarm's readiness wakes a waker that fires
-//! the wheel right there, on the thread that runs the reactor (smol's and async-std's runner
-//! threads in their `block_on`, or async-io's own fallback thread) — as async-io fires its own
-//! `Timer`s. No thread of callwheel's runs.
+//! Drivers on async-io's reactor (the cargo feature `async-io`): the wheel's alarm is a source
+//! of async-io's poller, and the alarm's readiness wakes a waker that fires the wheel right
+//! there, on the thread that runs the reactor (smol's and async-std's runner threads in their
+//! `block_on`, or async-io's own fallback thread) — as async-io fires its own `Timer`s. No
+//! thread of callwheel's runs.
+//!
+//! Each thread that registers a timer outside a tokio runtime has a wheel of its own
+//! ([`thread_link`]): the runner threads of smol's executor register with no lock another
+//! thread takes, short of a drop, reset or re-poll of one of their timers from elsewhere (a task
+//! stolen by another runner). A thread that ends shuts its wheel down: its futures are woken and
+//! register again on the thread that polls them next. The process-wide driver is one more such
+//! wheel, for what cannot have one of its own.
 //!
 //! There is no task: the driver is the waker. A wake-up runs turns of the wheel (the loop
 //! every driver runs, [`DriveLoop`], called back here rather than waiting) until it is
@@ -10,6 +17,7 @@
 //! back to the reactor for the alarm's next readiness. One thread turns the wheel at a time; a
 //! wake-up that finds another turning asks it to go round once more.
 
+use std::cell::RefCell;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,7 +27,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use async_io::Async;
 use callwheel_rt::drive_loop::{DriveLoop, Next, Waited};
 
-use crate::driver::{Inner, Turning};
+use crate::driver::{Inner, Link, Turning};
 use crate::reactor::{Armed, ReactorAlarm};
 
 /// The alarm as async-io wants it: something with a descriptor.
@@ -31,15 +39,53 @@ impl AsFd for Fd {
     }
 }
 
+/// A thread's wheel on async-io's reactor, shut down when the thread ends.
+struct ThreadWheel(Arc<Inner>);
+
+impl Drop for ThreadWheel {
+    fn drop(&mut self) {
+        self.0.shut_down();
+    }
+}
+
+thread_local! {
+    static THREAD_WHEEL: RefCell<Option<ThreadWheel>> = const { RefCell::new(None) };
+}
+
+/// The calling thread's wheel on async-io's reactor, made at its first timer; `None` when the
+/// thread is ending or the wheel's alarm cannot be made (the process-wide driver serves then).
+pub(crate) fn thread_link() -> Option<Link> {
+    THREAD_WHEEL
+        .try_with(|wheel| {
+            let mut wheel = wheel.borrow_mut();
+            if let Some(ThreadWheel(inner)) = wheel.as_ref().filter(|w| !w.0.is_shut_down()) {
+                return Some(Link::Own(Arc::clone(inner)));
+            }
+            let inner = AsyncIoDriver::start().ok()?;
+            *wheel = Some(ThreadWheel(Arc::clone(&inner)));
+            Some(Link::Own(inner))
+        })
+        .ok()
+        .flatten()
+}
+
+/// What the thread turning the wheel holds: the loop, the wheel as it turns it, and the alarm
+/// as async-io's source (dropped when the driver shuts down, which lets async-io drop this
+/// driver's waker and the driver with it).
+struct Driving {
+    drive: DriveLoop,
+    turning: Turning,
+    source: Option<Async<Fd>>,
+}
+
 /// The driver: the wheel, its alarm in async-io's reactor, and who is turning it.
 pub(crate) struct AsyncIoDriver {
     inner: Arc<Inner>,
     alarm: Arc<ReactorAlarm>,
-    source: Async<Fd>,
     turning: AtomicBool,
     again: AtomicBool,
-    /// The loop every driver runs, turned by whichever thread holds `turning`.
-    driving: Mutex<(DriveLoop, Turning)>,
+    /// Held by whichever thread holds `turning`.
+    driving: Mutex<Driving>,
     /// The instant the alarm was last set to (0: none), and whether it fired there rather than
     /// for an early wake-up: how late the reactor reported it trains the wheel's lead, as a
     /// driver thread's lateness does.
@@ -55,11 +101,14 @@ impl AsyncIoDriver {
         let inner = Arc::new(Inner::reactor(Arc::clone(&alarm)));
         let driver = Arc::new(AsyncIoDriver {
             inner: Arc::clone(&inner),
-            source: Async::new(Fd(Arc::clone(&alarm)))?,
+            driving: Mutex::new(Driving {
+                drive: DriveLoop::new(),
+                turning: Turning::new(Arc::clone(&inner), 0),
+                source: Some(Async::new(Fd(Arc::clone(&alarm)))?),
+            }),
             alarm,
             turning: AtomicBool::new(false),
             again: AtomicBool::new(false),
-            driving: Mutex::new((DriveLoop::new(), Turning::new(Arc::clone(&inner), 0))),
             planned: AtomicU64::new(0),
             fired_as_planned: AtomicBool::new(false),
         });
@@ -99,21 +148,28 @@ impl AsyncIoDriver {
     fn turn_and_register(self: &Arc<Self>) -> bool {
         // Only the thread holding `turning` gets here: the lock is never contended.
         let mut driving = self.driving.lock().unwrap_or_else(|p| p.into_inner());
-        let (driving, turning) = &mut *driving;
+        let Driving {
+            drive,
+            turning,
+            source,
+        } = &mut *driving;
+        let Some(fd) = source.as_ref() else {
+            return false;
+        };
         let planned = self.planned.swap(0, Ordering::SeqCst);
         if planned != 0 && self.fired_as_planned.swap(false, Ordering::SeqCst) {
-            driving.woke(turning, Some(planned), Waited::Planned);
+            drive.woke(turning, Some(planned), Waited::Planned);
         }
         loop {
-            match driving.turn(turning) {
-                Next::Exit => return false,
+            match drive.turn(turning) {
+                Next::Exit => break,
                 Next::Again => continue,
                 Next::Sleep(until) => {
                     if self.alarm.arm(until) == Armed::Look {
                         continue;
                     }
                     let waker = Waker::from(Arc::clone(self));
-                    match self.source.poll_readable(&mut Context::from_waker(&waker)) {
+                    match fd.poll_readable(&mut Context::from_waker(&waker)) {
                         Poll::Pending => {
                             self.planned.store(until.unwrap_or(0), Ordering::SeqCst);
                             return true;
@@ -124,12 +180,16 @@ impl AsyncIoDriver {
                         }
                         Poll::Ready(Err(_)) => {
                             self.inner.shut_down();
-                            return false;
+                            break;
                         }
                     }
                 }
             }
         }
+        // Shut down: the alarm leaves the reactor, which drops the waker it kept (and with
+        // the last one, this driver).
+        *source = None;
+        false
     }
 }
 

@@ -249,7 +249,11 @@ impl Inner {
         tolerance: u64,
         waker: &Waker,
     ) -> Result<Entry, Refused> {
-        let shard = thread_number() % self.shards.len();
+        // A driver of one shard (each executor's own) needs no thread number.
+        let shard = match self.shards.len() {
+            1 => 0,
+            n => thread_number() % n,
+        };
         let s = &self.shards[shard];
         let end = callwheel::window_end(deadline, tolerance);
         let mut st = s.lock();

@@ -272,7 +272,9 @@ impl Sleep {
             self.driver = context_link().or_else(Driver::global_link);
             self.follows_context = self.driver.is_some();
         }
-        let Some(d) = self.driver.clone() else {
+        // Taken out for the call and put back (a clone would move the driver's reference
+        // count, an atomic operation, at every poll).
+        let Some(d) = self.driver.take() else {
             // No driver: check the clock and ask to be polled again.
             if Instant::now() >= self.deadline {
                 self.registration = Registration::Done;
@@ -281,34 +283,37 @@ impl Sleep {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         };
-        match self.registration {
+        let polled = match self.registration {
             Registration::Done => Poll::Ready(()),
             Registration::Armed(ref mut entry) => {
                 if d.still_pending(entry, cx.waker()) {
+                    self.driver = Some(d);
                     return Poll::Pending;
                 }
                 if self.follows_context && d.is_shut_down() && d.now() < self.deadline_ns {
                     // Its driver went away with its executor (a runtime shut down), not due
                     // yet: it registers again where it is polled now.
                     self.registration = Registration::Idle;
-                    self.driver = None;
                     return self.poll_with(cx, false);
                 }
                 self.registration = Registration::Done;
                 Poll::Ready(())
             }
-            Registration::Idle => self.register(cx, d, check),
-        }
+            Registration::Idle => self.register(cx, &d, check),
+        };
+        // `register` may have moved the sleep to the process-wide driver.
+        self.driver.get_or_insert(d);
+        polled
     }
 
     /// The first registration (or the first after a reset, or after its driver went away):
     /// with the driver of the context for a sleep that follows it.
-    fn register(&mut self, cx: &mut Context<'_>, d: Link, check: bool) -> Poll<()> {
+    fn register(&mut self, cx: &mut Context<'_>, d: &Link, check: bool) -> Poll<()> {
         if check && d.now() >= self.deadline_ns {
             self.registration = Registration::Done;
             return Poll::Ready(());
         }
-        let tolerance = self.tolerance_ns(&d);
+        let tolerance = self.tolerance_ns(d);
         match d.register(self.deadline_ns, tolerance, cx.waker()) {
             Ok(entry) => {
                 self.registration = Registration::Armed(entry);
@@ -318,8 +323,9 @@ impl Sleep {
                 // A context's driver shut down under it (its runtime is going away): the
                 // process-wide one takes it.
                 Some(global) if self.follows_context && !d.is_global() => {
-                    self.driver = Some(global.clone());
-                    self.register(cx, global, false)
+                    let polled = self.register(cx, &global, false);
+                    self.driver = Some(global);
+                    polled
                 }
                 _ => {
                     self.registration = Registration::Done;
@@ -336,14 +342,18 @@ impl Sleep {
     }
 }
 
-/// The driver of the executor the caller runs on, when it has one of its own.
-#[cfg(feature = "tokio")]
+/// The driver a sleep that follows its context registers on, polled here: the wheel of this
+/// thread for the tokio runtime it runs in (the `tokio` feature), else this thread's wheel on
+/// async-io's reactor (the `async-io` feature); `None` for the process-wide driver.
 fn context_link() -> Option<Link> {
-    crate::tokio_reactor::context_link()
-}
-
-#[cfg(not(feature = "tokio"))]
-fn context_link() -> Option<Link> {
+    #[cfg(feature = "tokio")]
+    if let Some(link) = crate::tokio_reactor::context_link() {
+        return Some(link);
+    }
+    #[cfg(feature = "async-io")]
+    if let Some(link) = crate::async_io_reactor::thread_link() {
+        return Some(link);
+    }
     None
 }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
-use tokio::runtime::{Handle, Id};
+use tokio::runtime::{Handle, Id, RuntimeFlavor};
 
 use callwheel_rt::drive_loop::{DriveLoop, Wait, Waited};
 
@@ -45,10 +45,50 @@ enum Known {
     NoIo,
 }
 
+/// How many wheels a thread remembers by the task that found them.
+const FOUND_SLOTS: usize = 64;
+
+/// A wheel found by a task on this thread (see [`context_link`]).
+type Found = Option<(tokio::task::Id, Arc<Inner>)>;
+
 thread_local! {
     static DRIVERS: RefCell<Vec<(Id, Known)>> = const { RefCell::new(Vec::new()) };
-    /// The task that last registered a timer on this thread, and the wheel it found.
-    static LAST: RefCell<Option<(tokio::task::Id, Arc<Inner>)>> = const { RefCell::new(None) };
+    /// The wheels tasks found on this thread, by task id: a direct-mapped cache, so that a
+    /// registration finds its wheel with a thread-local read however many tasks interleave on
+    /// the thread. An entry pins its wheel's memory until another task's takes its place or
+    /// the thread ends: at most [`FOUND_SLOTS`] wheels per thread.
+    static FOUND: RefCell<[Found; FOUND_SLOTS]> = const { RefCell::new([const { None }; FOUND_SLOTS]) };
+    /// The wheel of the multi-thread runtime this thread works for. Such a runtime polls its
+    /// tasks only on its own threads, so a task polled here is one of its own, and the wheel
+    /// needs no lookup at all. (One exception: `block_on` of another runtime inside
+    /// `block_in_place`. That runtime's timers then register here and fire from this
+    /// runtime's wheel, on time, while this runtime runs; should it shut down, they are woken
+    /// and register again where they are polled.)
+    static WORKER: RefCell<Option<Arc<Inner>>> = const { RefCell::new(None) };
+}
+
+/// A task id's slot in [`FOUND`]: its number spread by a multiplication (tokio's ids count up
+/// from one, so the top bits of the product differ between neighbours).
+fn found_slot(task: tokio::task::Id) -> usize {
+    use std::hash::{Hash, Hasher};
+    /// Keeps what the id writes, multiplied by the golden ratio's 64-bit fraction.
+    struct Spread(u64);
+    impl Hasher for Spread {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                self.write_u64(self.0 ^ u64::from(b));
+            }
+        }
+        fn write_u64(&mut self, n: u64) {
+            self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    let mut h = Spread(0);
+    task.hash(&mut h);
+    (h.finish() >> (64 - FOUND_SLOTS.trailing_zeros())) as usize
 }
 
 /// The driver for a timer registered now: this thread's wheel for the tokio runtime it runs
@@ -61,35 +101,52 @@ pub(crate) fn context_link() -> Option<Link> {
         return Some(link);
     }
     // The task being polled answers first: a task never leaves its runtime, so the wheel it
-    // found on this thread last time is the one (tokio's `task::try_id` reads a thread-local;
+    // found on this thread before is the one (tokio's `task::try_id` reads a thread-local;
     // `Handle::try_current` clones the runtime's handle, an atomic operation on a cache line
     // every worker shares, which would cap registration however many workers there are).
     let task = tokio::task::try_id();
     if let Some(task) = task {
-        let known = LAST
-            .try_with(|last| match &*last.borrow() {
-                Some((t, inner)) if *t == task && !inner.is_shut_down() => {
-                    Some(Link::Own(Arc::clone(inner)))
-                }
+        let known = WORKER
+            .try_with(|worker| match &*worker.borrow() {
+                Some(inner) if !inner.is_shut_down() => Some(Link::Own(Arc::clone(inner))),
                 _ => None,
             })
             .ok()
-            .flatten();
+            .flatten()
+            .or_else(|| {
+                FOUND
+                    .try_with(|found| match &found.borrow()[found_slot(task)] {
+                        Some((t, inner)) if *t == task && !inner.is_shut_down() => {
+                            Some(Link::Own(Arc::clone(inner)))
+                        }
+                        _ => None,
+                    })
+                    .ok()
+                    .flatten()
+            });
         if known.is_some() {
             return known;
         }
     }
-    let link = lookup()?;
+    let (link, multi_thread) = lookup()?;
     if let (Some(task), Link::Own(inner)) = (task, &link) {
-        let _ = LAST.try_with(|last| *last.borrow_mut() = Some((task, Arc::clone(inner))));
+        if multi_thread {
+            let _ = WORKER.try_with(|worker| *worker.borrow_mut() = Some(Arc::clone(inner)));
+        } else {
+            let _ = FOUND.try_with(|found| {
+                found.borrow_mut()[found_slot(task)] = Some((task, Arc::clone(inner)));
+            });
+        }
     }
     Some(link)
 }
 
-/// [`context_link`] through the runtime's handle.
-fn lookup() -> Option<Link> {
+/// [`context_link`] through the runtime's handle, and whether that runtime is a multi-thread
+/// one.
+fn lookup() -> Option<(Link, bool)> {
     let handle = Handle::try_current().ok()?;
     let id = handle.id();
+    let multi_thread = handle.runtime_flavor() == RuntimeFlavor::MultiThread;
     DRIVERS
         .try_with(|drivers| {
             let mut drivers = drivers.borrow_mut();
@@ -117,6 +174,7 @@ fn lookup() -> Option<Link> {
         })
         .ok()
         .flatten()
+        .map(|link| (link, multi_thread))
 }
 
 /// The alarm registered with the current runtime's I/O driver, for readiness to read.

@@ -86,3 +86,49 @@ fn a_sleep_outliving_its_runtime_ends_at_its_deadline_elsewhere() {
     futures::executor::block_on(s);
     assert!(start.elapsed() >= 30 * MS, "completed before its deadline");
 }
+
+/// A worker thread knows its runtime's wheel without a lookup. A task of another runtime
+/// polled on that thread (`block_on` inside `block_in_place`) registers there and still ends
+/// at its deadline; so do many tasks interleaving on the workers.
+#[test]
+fn a_task_of_another_runtime_on_a_worker_thread_still_ends_at_its_deadline() {
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    multi.block_on(async {
+        let many: Vec<_> = (0..200)
+            .map(|i| {
+                tokio::spawn(async move {
+                    let start = Instant::now();
+                    sleep(MS * (i % 5)).await;
+                    assert!(start.elapsed() >= MS * (i % 5), "a sleep ended early");
+                })
+            })
+            .collect();
+        for t in many {
+            t.await.unwrap();
+        }
+        tokio::spawn(async {
+            // This worker has registered on its runtime's wheel before.
+            sleep(MS).await;
+            tokio::task::block_in_place(|| {
+                let other = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                other.block_on(async {
+                    let t = tokio::spawn(async {
+                        let start = Instant::now();
+                        sleep(20 * MS).await;
+                        start.elapsed()
+                    });
+                    assert!(t.await.unwrap() >= 20 * MS, "ended early");
+                });
+            });
+        })
+        .await
+        .unwrap();
+    });
+}

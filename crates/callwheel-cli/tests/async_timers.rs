@@ -54,9 +54,21 @@ fn the_tiny_run_reports_every_cell_and_storm() {
             assert!(v.unwrap() > 0.0, "{metric} of {f:?}");
         }
     }
-    // Two variants by three task counts by three timers.
+    // Two variants by three task counts by eight cases: on tokio no timer, tokio's, pingora's,
+    // async-io's and callwheel's; on smol no timer, async-io's and callwheel's.
     let churn: Vec<&Figure> = json.metric("async", "ops_per_sec").collect();
-    assert_eq!(churn.len(), 18);
+    assert_eq!(churn.len(), 48);
+    for structure in [
+        "no timer (the floor) on tokio (2 workers)",
+        "pingora fast_timeout on tokio (2 workers)",
+        "callwheel_async::timeout on smol (2 threads)",
+    ] {
+        assert_eq!(
+            churn.iter().filter(|f| f.structure == structure).count(),
+            6,
+            "{structure}"
+        );
+    }
     assert!(churn.iter().all(|f| f.value > 0.0));
     // Start + cancel from 1 and 2 workers, on tokio's timer and callwheel's.
     let scaling: Vec<&Figure> = json.metric("async", "start_cancel_per_sec").collect();

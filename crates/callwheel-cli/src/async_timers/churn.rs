@@ -1,18 +1,42 @@
 //! The timeout churn: tasks looping `timeout(1 s, f).await`, f ready at once (variant A) or
-//! pending once (variant B), on each of the three timers.
+//! pending once (variant B), on each timer that runs on each executor, and with no timer at
+//! all (the executor's floor).
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
+
+use crate::smol_pool::SmolPool;
+
+/// The executors the churn runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Executor {
+    /// tokio's multi-thread runtime with 2 workers.
+    Tokio,
+    /// smol's executor (async-executor) run by 2 threads, with async-io's reactor.
+    Smol,
+}
+
+impl Executor {
+    /// The name in tables and figures.
+    pub fn name(self) -> &'static str {
+        match self {
+            Executor::Tokio => "tokio (2 workers)",
+            Executor::Smol => "smol (2 threads)",
+        }
+    }
+}
 
 /// The timers compared.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timer {
+    /// No timer: `f` awaited alone, the executor's floor for the loop.
+    None,
     /// tokio's timer.
     Tokio,
+    /// pingora-timeout's `fast_timeout` (Cloudflare's per-thread wheels for tokio).
+    Pingora,
     /// async-io's `Timer`.
     AsyncIo,
     /// callwheel-async.
@@ -20,17 +44,30 @@ pub enum Timer {
 }
 
 impl Timer {
-    pub(super) const ALL: [Timer; 3] = [Timer::Tokio, Timer::AsyncIo, Timer::Callwheel];
-
     /// The name in tables and figures.
     pub fn name(self) -> &'static str {
         match self {
+            Timer::None => "no timer (the floor)",
             Timer::Tokio => "tokio::time::timeout",
+            Timer::Pingora => "pingora fast_timeout",
             Timer::AsyncIo => "async-io Timer (raced)",
             Timer::Callwheel => "callwheel_async::timeout",
         }
     }
 }
+
+/// What the churn measures: each executor with the timers that run on it (pingora-timeout and
+/// tokio's timer need a tokio runtime; async-io's runs anywhere).
+pub(super) const CASES: [(Executor, Timer); 8] = [
+    (Executor::Tokio, Timer::None),
+    (Executor::Tokio, Timer::Tokio),
+    (Executor::Tokio, Timer::Pingora),
+    (Executor::Tokio, Timer::AsyncIo),
+    (Executor::Tokio, Timer::Callwheel),
+    (Executor::Smol, Timer::None),
+    (Executor::Smol, Timer::AsyncIo),
+    (Executor::Smol, Timer::Callwheel),
+];
 
 /// A future that is pending once (waking itself) and then ready: variant B's `f`.
 struct YieldOnce(bool);
@@ -53,7 +90,14 @@ impl Future for YieldOnce {
 async fn one_timeout<F: Future<Output = ()>>(timer: Timer, f: F) -> bool {
     const LONG: Duration = Duration::from_secs(1);
     match timer {
+        Timer::None => {
+            f.await;
+            true
+        }
         Timer::Tokio => tokio::time::timeout(LONG, f).await.is_ok(),
+        Timer::Pingora => pingora_timeout::fast_timeout::fast_timeout(LONG, f)
+            .await
+            .is_ok(),
         Timer::Callwheel => callwheel_async::timeout(LONG, f).await.is_ok(),
         Timer::AsyncIo => {
             let f = std::pin::pin!(f);
@@ -87,6 +131,8 @@ async fn futures_race<A: Future<Output = ()>, B: Future>(mut a: Pin<&mut A>, b: 
 /// One churn cell.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChurnCell {
+    /// The executor.
+    pub executor: Executor,
     /// `A` (ready at once) or `B` (pending once).
     pub variant: char,
     /// Tasks.
@@ -97,39 +143,59 @@ pub struct ChurnCell {
     pub ops_per_sec: f64,
 }
 
+/// The loop of one task: `per_task` timeouts of `timer` around `f`; how many `f` won.
+async fn task_loop(timer: Timer, variant: char, per_task: u64) -> u64 {
+    let mut n = 0;
+    for _ in 0..per_task {
+        let ok = if variant == 'A' {
+            one_timeout(timer, std::future::ready(())).await
+        } else {
+            one_timeout(timer, YieldOnce(false)).await
+        };
+        n += u64::from(ok);
+    }
+    n
+}
+
+/// Timeouts per second of `timer` around variant `variant`'s future, `tasks` tasks sharing
+/// `ops` timeouts, on tokio's `runtime` or on smol's `pool`.
 pub(super) fn churn(
-    runtime: &tokio::runtime::Runtime,
+    on: (&tokio::runtime::Runtime, &SmolPool),
+    executor: Executor,
     timer: Timer,
     variant: char,
     tasks: u64,
     ops: u64,
 ) -> f64 {
     let per_task = ops.div_ceil(tasks);
-    let won = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
-    runtime.block_on(async {
-        let handles: Vec<_> = (0..tasks)
-            .map(|_| {
-                let won = Arc::clone(&won);
-                tokio::spawn(async move {
-                    let mut n = 0;
-                    for _ in 0..per_task {
-                        let ok = if variant == 'A' {
-                            one_timeout(timer, std::future::ready(())).await
-                        } else {
-                            one_timeout(timer, YieldOnce(false)).await
-                        };
-                        n += u64::from(ok);
-                    }
-                    won.fetch_add(n, Ordering::Relaxed);
-                })
-            })
-            .collect();
-        for h in handles {
-            let _ = h.await;
+    let won: u64 = match executor {
+        Executor::Tokio => on.0.block_on(async {
+            let handles: Vec<_> = (0..tasks)
+                .map(|_| tokio::spawn(task_loop(timer, variant, per_task)))
+                .collect();
+            let mut won = 0;
+            for h in handles {
+                won += h.await.unwrap_or(0);
+            }
+            won
+        }),
+        Executor::Smol => {
+            // Each task reports its count on a channel this thread blocks on: it takes no part
+            // in the executor or in async-io's reactor.
+            let (tx, rx) = std::sync::mpsc::channel();
+            for _ in 0..tasks {
+                let tx = tx.clone();
+                on.1.executor()
+                    .spawn(async move {
+                        let _ = tx.send(task_loop(timer, variant, per_task).await);
+                    })
+                    .detach();
+            }
+            drop(tx);
+            rx.iter().sum()
         }
-    });
+    };
     let elapsed = start.elapsed().as_secs_f64();
-    let done = won.load(Ordering::Relaxed);
-    done as f64 / elapsed.max(1e-9)
+    won as f64 / elapsed.max(1e-9)
 }

@@ -100,8 +100,9 @@ fn async_timers(plan: &AsyncPlan, out: &Path) -> Section {
     }
     for c in &report.churn {
         let case = format!("churn {}, {} tasks", c.variant, c.tasks);
+        let structure = format!("{} on {}", c.timer.name(), c.executor.name());
         done.figures
-            .figure("async", c.timer.name(), &case, "ops_per_sec", c.ops_per_sec);
+            .figure("async", &structure, &case, "ops_per_sec", c.ops_per_sec);
     }
     for s in &report.storms {
         let (ex, timer) = s.case.labels();

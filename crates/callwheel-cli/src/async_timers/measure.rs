@@ -2,12 +2,13 @@
 
 use std::process::Command;
 
-use super::churn::{churn, ChurnCell, Timer};
+use super::churn::{churn, ChurnCell, CASES};
 use super::plan::{AsyncPlan, COALESCING_PERCENT};
 use super::scaling::{self, Scaling};
 use super::storm::{StormCase, StormResult};
 use crate::async_coalescing::{self, Coalescing};
 use crate::async_precision::{self, Precision};
+use crate::smol_pool::SmolPool;
 
 /// The whole report.
 #[derive(Clone, Debug)]
@@ -43,19 +44,29 @@ pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String>
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start tokio: {e}"))?;
+    let smol = SmolPool::new(2, || {}).map_err(|e| format!("cannot start smol: {e}"))?;
     let mut churn_cells = Vec::new();
     for variant in ['A', 'B'] {
         for &tasks in &plan.tasks {
-            for timer in Timer::ALL {
+            for (executor, timer) in CASES {
                 churn_cells.push(ChurnCell {
+                    executor,
                     variant,
                     tasks,
                     timer,
-                    ops_per_sec: churn(&runtime, timer, variant, tasks, plan.ops),
+                    ops_per_sec: churn(
+                        (&runtime, &smol),
+                        executor,
+                        timer,
+                        variant,
+                        tasks,
+                        plan.ops,
+                    ),
                 });
             }
         }
     }
+    drop(smol);
     drop(runtime);
     let scaling = scaling::measure(plan.ops)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;

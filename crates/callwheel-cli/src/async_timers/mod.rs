@@ -10,12 +10,14 @@
 //!
 //! # Timeout churn
 //!
-//! K tasks (by default 1, 64 and 1,024) on a tokio multi-thread runtime with 2 workers each
-//! loop `timeout(1 s, f).await` until the run's operations are done, f being ready at once
-//! (variant A) or pending once before it completes (variant B, a future that wakes itself and
-//! yields); operations per second for `tokio::time::timeout`, for async-io's `Timer` raced
-//! against f (async-io has no timeout of its own; this is how smol code writes one) and for
-//! `callwheel_async::timeout`. The three run alternately, each over the same task counts.
+//! K tasks (by default 1, 64 and 1,024) each loop `timeout(1 s, f).await` until the run's
+//! operations are done, f being ready at once (variant A) or pending once before it completes
+//! (variant B, a future that wakes itself and yields). On tokio's multi-thread runtime with 2
+//! workers: `tokio::time::timeout`, pingora-timeout's `fast_timeout`, async-io's `Timer` raced
+//! against f (async-io has no timeout of its own; this is how smol code writes one) and
+//! `callwheel_async::timeout`; on smol's executor run by 2 threads: async-io's and callwheel's.
+//! On each, the floor: the same loop awaiting f with no timer, the most any timer could reach.
+//! Operations per second; the cases run one after another over the same task counts.
 //!
 //! # Sleep storm
 //!
@@ -43,7 +45,7 @@ mod verdicts;
 
 use std::process::ExitCode;
 
-pub use churn::{ChurnCell, Timer};
+pub use churn::{ChurnCell, Executor, Timer};
 pub use experiment::Async;
 pub use plan::{AsyncArgs, AsyncPlan, COALESCING_PERCENT};
 pub use storm::{StormCase, StormResult};

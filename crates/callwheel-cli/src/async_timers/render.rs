@@ -1,8 +1,8 @@
 //! `callwheel async` as Markdown tables.
 
-use super::churn::Timer;
+use super::churn::{Executor, Timer};
 use super::measure::AsyncReport;
-use super::verdicts::cells;
+use super::verdicts::cell;
 use crate::async_precision;
 
 /// The report as Markdown (without the verdicts: see [`verdicts`](super::verdicts::verdicts)).
@@ -47,34 +47,60 @@ pub fn render(report: &AsyncReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\n## Timeout churn: timeouts per second ({} per measurement), tokio multi-thread runtime with 2 workers\n",
+        "\n## Timeout churn: timeouts per second ({} per measurement)\n",
         report.plan.ops
     );
     let _ = writeln!(
         out,
-        "A: the future is ready at once; B: it is pending once before it completes. The timeout is 1 s (it never fires).\n"
+        "A: the future is ready at once; B: it is pending once before it completes. The timeout is 1 s (it never fires). The floor is the same loop awaiting the future with no timer.\n"
     );
-    let _ = writeln!(
-        out,
-        "| variant | tasks | {} | {} | {} | callwheel / tokio | callwheel / async-io |",
-        Timer::Tokio.name(),
-        Timer::AsyncIo.name(),
-        Timer::Callwheel.name()
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
-    for variant in ['A', 'B'] {
-        for &tasks in &report.plan.tasks {
-            let (t, a, c) = cells(report, variant, tasks);
-            let _ = writeln!(
-                out,
-                "| {variant} | {tasks} | {:.2} M/s | {:.2} M/s | {:.2} M/s | {:.2} | {:.2} |",
-                t / 1e6,
-                a / 1e6,
-                c / 1e6,
-                c / t.max(1.0),
-                c / a.max(1.0)
-            );
+    for (executor, timers) in [
+        (
+            Executor::Tokio,
+            &[
+                Timer::None,
+                Timer::Tokio,
+                Timer::Pingora,
+                Timer::AsyncIo,
+                Timer::Callwheel,
+            ][..],
+        ),
+        (
+            Executor::Smol,
+            &[Timer::None, Timer::AsyncIo, Timer::Callwheel][..],
+        ),
+    ] {
+        let _ = writeln!(out, "On {}:\n", executor.name());
+        let names: Vec<&str> = timers.iter().map(|t| t.name()).collect();
+        let _ = writeln!(
+            out,
+            "| variant | tasks | {} | callwheel / each timer | callwheel / floor |",
+            names.join(" | ")
+        );
+        let _ = writeln!(out, "|---|---:|{}---|---:|", "---:|".repeat(timers.len()));
+        for variant in ['A', 'B'] {
+            for &tasks in &report.plan.tasks {
+                let at = |t| cell(report, executor, variant, tasks, t);
+                let cw = at(Timer::Callwheel);
+                let figures: Vec<String> = timers
+                    .iter()
+                    .map(|&t| format!("{:.2} M/s", at(t) / 1e6))
+                    .collect();
+                let ratios: Vec<String> = timers
+                    .iter()
+                    .filter(|&&t| t != Timer::None && t != Timer::Callwheel)
+                    .map(|&t| format!("{:.2}", cw / at(t).max(1.0)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "| {variant} | {tasks} | {} | {} | {:.2} |",
+                    figures.join(" | "),
+                    ratios.join(" / "),
+                    cw / at(Timer::None).max(1.0)
+                );
+            }
         }
+        let _ = writeln!(out);
     }
     let _ = writeln!(
         out,
