@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! cargo run --release -p callwheel-examples --example poller -- [--timers N] [--seconds S]
-//!     [--slack-us U] [--policy burst|delay|skip]
+//!     [--tolerance-us U] [--policy burst|delay|skip]
 //! ```
 //!
 //! At the end it prints, per period class, the timers, the expiries expected on the grid up to
@@ -29,18 +29,18 @@ const CLASSES: [u64; 6] = [5, 10, 25, 50, 100, 250];
 struct Args {
     timers: usize,
     seconds: f64,
-    slack_us: u64,
+    tolerance_us: u64,
     policy: Missed,
 }
 
 const USAGE: &str = "usage: poller [--timers N (default 5000)] [--seconds S (default 2)] \
-                     [--slack-us U (default 200)] [--policy burst|delay|skip (default burst)]";
+                     [--tolerance-us U (default 200)] [--policy burst|delay|skip (default burst)]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         timers: 5_000,
         seconds: 2.0,
-        slack_us: 200,
+        tolerance_us: 200,
         policy: Missed::Burst,
     };
     let mut it = std::env::args().skip(1);
@@ -55,7 +55,7 @@ fn parse_args() -> Result<Args, String> {
         match flag.as_str() {
             "--timers" => args.timers = value.parse().map_err(|e| bad(&e))?,
             "--seconds" => args.seconds = value.parse().map_err(|e| bad(&e))?,
-            "--slack-us" => args.slack_us = value.parse().map_err(|e| bad(&e))?,
+            "--tolerance-us" => args.tolerance_us = value.parse().map_err(|e| bad(&e))?,
             "--policy" => {
                 args.policy = match value.as_str() {
                     "burst" => Missed::Burst,
@@ -177,7 +177,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         TimerSetConfig::default()
             .with_quota(args.timers)
             .with_tolerance(Some(Tolerance::absolute(Duration::from_micros(
-                args.slack_us,
+                args.tolerance_us,
             ))))
             .with_missed(args.policy),
     )?;
@@ -271,8 +271,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     drop(set);
 
     println!(
-        "poller: {} periodic timers in one set, {:.2} s, policy {:?}, slack {} us",
-        args.timers, elapsed, args.policy, args.slack_us
+        "poller: {} periodic timers in one set, {:.2} s, policy {:?}, tolerance {} us",
+        args.timers, elapsed, args.policy, args.tolerance_us
     );
     println!();
     println!("| period | timers | expected | reaped | dropped | missing | most behind |");

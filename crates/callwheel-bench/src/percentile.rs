@@ -104,3 +104,64 @@ mod tests {
         );
     }
 }
+
+/// A set of samples (lateness in nanoseconds, as a rule) summarised by nearest-rank
+/// percentiles: the one summary every latency table of the tool prints.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// What was measured.
+    pub source: &'static str,
+    /// Number of samples.
+    pub samples: usize,
+    /// Smallest sample.
+    pub min: u64,
+    /// Mean, rounded down.
+    pub avg: u64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest sample.
+    pub max: u64,
+    /// Every sample, ascending (for histograms).
+    pub sorted: Vec<u64>,
+}
+
+impl Summary {
+    /// The summary of `samples` (any order); `None` when there are none.
+    ///
+    /// ```
+    /// use callwheel_bench::percentile::Summary;
+    ///
+    /// let s = Summary::of("x", vec![4, 1, 3, 2]).unwrap();
+    /// assert_eq!((s.min, s.p50, s.max, s.avg), (1, 2, 4, 2));
+    /// assert!(Summary::of("y", Vec::new()).is_none());
+    /// ```
+    pub fn of(source: &'static str, mut samples: Vec<u64>) -> Option<Summary> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_unstable();
+        let n = samples.len();
+        let rank = |per_mille| nearest_rank(&samples, per_mille).unwrap_or(0);
+        let sum: u128 = samples.iter().map(|&s| u128::from(s)).sum();
+        Some(Summary {
+            source,
+            samples: n,
+            min: samples[0],
+            avg: (sum / n as u128) as u64,
+            p50: rank(500),
+            p99: rank(990),
+            p999: rank(999),
+            max: samples[n - 1],
+            sorted: samples,
+        })
+    }
+
+    /// Minimum, mean, median, 99th and 99.9th percentiles and maximum, in that order.
+    pub fn figures(&self) -> [u64; 6] {
+        [self.min, self.avg, self.p50, self.p99, self.p999, self.max]
+    }
+}

@@ -37,20 +37,20 @@ pub const fn c_prelget(flags: u32) -> Option<u32> {
 ///
 /// ```
 /// use callwheel::time::Sbt;
-/// use callwheel_callout::flags::{c_prel, slack};
+/// use callwheel_callout::flags::{c_prel, tolerance};
 ///
 /// let ten_s = Sbt::from_secs(10);
-/// assert_eq!(slack(ten_s, Sbt::ZERO, c_prel(1)), Sbt::from_secs(5));
-/// assert_eq!(slack(ten_s, Sbt::from_secs(7), c_prel(1)), Sbt::from_secs(7));
-/// assert_eq!(slack(ten_s, Sbt::from_secs(-7), 0), Sbt::ZERO);
+/// assert_eq!(tolerance(ten_s, Sbt::ZERO, c_prel(1)), Sbt::from_secs(5));
+/// assert_eq!(tolerance(ten_s, Sbt::from_secs(7), c_prel(1)), Sbt::from_secs(7));
+/// assert_eq!(tolerance(ten_s, Sbt::from_secs(-7), 0), Sbt::ZERO);
 /// ```
-pub fn slack(interval: Sbt, precision: Sbt, flags: u32) -> Sbt {
-    let mut slack = precision.max(Sbt::ZERO);
+pub fn tolerance(interval: Sbt, precision: Sbt, flags: u32) -> Sbt {
+    let mut tolerance = precision.max(Sbt::ZERO);
     if let Some(n) = c_prelget(flags) {
         let relative = Sbt::from_raw(interval.max(Sbt::ZERO).as_raw() >> n.min(63));
-        slack = slack.max(relative);
+        tolerance = tolerance.max(relative);
     }
-    slack
+    tolerance
 }
 
 /// FreeBSD's default allowed deviation of a callout's time, in percent
@@ -79,21 +79,26 @@ pub fn deviation_shift(percent: u32) -> Option<u32> {
 }
 
 /// How late a callout due `interval` from now may run when armed through FreeBSD's calls
-/// (`callout_when`'s rule): [`slack`], or without `C_PREL` at least `interval >> shift`, the
+/// (`callout_when`'s rule): [`tolerance`], or without `C_PREL` at least `interval >> shift`, the
 /// table's default deviation ([`deviation_shift`]; `None`: none).
 ///
 /// ```
 /// use callwheel::time::Sbt;
-/// use callwheel_callout::flags::{c_prel, default_slack};
+/// use callwheel_callout::flags::{c_prel, tolerance_with_deviation};
 ///
 /// let sixteen_s = Sbt::from_secs(16);
-/// assert_eq!(default_slack(sixteen_s, Sbt::ZERO, 0, Some(4)), Sbt::from_secs(1));
-/// assert_eq!(default_slack(sixteen_s, Sbt::from_secs(2), 0, Some(4)), Sbt::from_secs(2));
-/// assert_eq!(default_slack(sixteen_s, Sbt::ZERO, c_prel(3), Some(4)), Sbt::from_secs(2));
-/// assert_eq!(default_slack(sixteen_s, Sbt::ZERO, 0, None), Sbt::ZERO);
+/// assert_eq!(tolerance_with_deviation(sixteen_s, Sbt::ZERO, 0, Some(4)), Sbt::from_secs(1));
+/// assert_eq!(tolerance_with_deviation(sixteen_s, Sbt::from_secs(2), 0, Some(4)), Sbt::from_secs(2));
+/// assert_eq!(tolerance_with_deviation(sixteen_s, Sbt::ZERO, c_prel(3), Some(4)), Sbt::from_secs(2));
+/// assert_eq!(tolerance_with_deviation(sixteen_s, Sbt::ZERO, 0, None), Sbt::ZERO);
 /// ```
-pub fn default_slack(interval: Sbt, precision: Sbt, flags: u32, shift: Option<u32>) -> Sbt {
-    let asked = slack(interval, precision, flags);
+pub fn tolerance_with_deviation(
+    interval: Sbt,
+    precision: Sbt,
+    flags: u32,
+    shift: Option<u32>,
+) -> Sbt {
+    let asked = tolerance(interval, precision, flags);
     match shift {
         Some(s) if c_prelget(flags).is_none() => {
             asked.max(Sbt::from_raw(interval.max(Sbt::ZERO).as_raw() >> s.min(63)))

@@ -11,7 +11,7 @@ use callwheel::time::Sbt;
 use callwheel::{Handle, Tick};
 
 use crate::backing::Backing;
-use crate::flags::{default_slack, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
+use crate::flags::{tolerance_with_deviation, C_ABSOLUTE, C_DIRECT_EXEC, KNOWN};
 use crate::moves::{Moving, When};
 use crate::pool::{Kind, Sched};
 use crate::{Callouts, Error};
@@ -174,9 +174,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
             deadline,
             // FreeBSD's callout_when gives an absolute time only the caller's precision.
             self.ticks_floor(if flags & C_ABSOLUTE != 0 {
-                default_slack(interval, precision, flags, None)
+                tolerance_with_deviation(interval, precision, flags, None)
             } else {
-                default_slack(interval, precision, flags, self.deviation)
+                tolerance_with_deviation(interval, precision, flags, self.deviation)
             }),
             flags & C_DIRECT_EXEC != 0,
         ))

@@ -104,11 +104,11 @@ fn run<S: Backing>(scheme: S, deviation_percent: u32, arming: Arming, n: usize) 
     }
 }
 
-/// Every callout ran, never before its deadline and never after `d + slack(d)`.
-fn inside(r: &Run, slack: impl Fn(Tick) -> Tick) {
+/// Every callout ran, never before its deadline and never after `d + tolerance(d)`.
+fn inside(r: &Run, tolerance: impl Fn(Tick) -> Tick) {
     for (i, (&d, at)) in r.deadlines.iter().zip(&r.ran_at).enumerate() {
         let at = at.unwrap_or_else(|| panic!("callout {i} never ran"));
-        let end = d + slack(d - START);
+        let end = d + tolerance(d - START);
         assert!(
             (d..=end).contains(&at),
             "callout {i} ran at {at}, outside [{d}, {end}]"

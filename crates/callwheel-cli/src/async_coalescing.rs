@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use callwheel::stabbing_optimum;
 use callwheel_rt::saturating_ns;
 
-use crate::latency::Row;
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The result of one coalescing run.
@@ -76,9 +76,9 @@ impl Wake for Stamp {
 }
 
 /// How far each (window end, reading) pair's reading lies past its end, for the pairs past
-/// it, as a [`Row`] (nearest-rank percentiles, as every other table); `None` when none is.
-fn excesses(pairs: impl Iterator<Item = (u64, u64)>) -> Option<Row> {
-    Row::of(
+/// it, as a [`Summary`] (nearest-rank percentiles, as every other table); `None` when none is.
+fn excesses(pairs: impl Iterator<Item = (u64, u64)>) -> Option<Summary> {
+    Summary::of(
         "excess",
         pairs.filter(|&(e, t)| t > e).map(|(e, t)| t - e).collect(),
     )
@@ -177,7 +177,7 @@ pub fn measure(intervals: u64, percent: u64, run_ms: u64) -> Result<Coalescing, 
     let windows: Vec<(u64, u64)> = ticks.iter().map(|&(s, e, _, _)| (s, e)).collect();
     let excess = excesses(ticks.iter().map(|&(_, e, fired, _)| (e, fired)));
     let seen = excesses(ticks.iter().map(|&(_, e, _, ran)| (e, ran)));
-    let count = |r: &Option<Row>| r.as_ref().map_or(0, |r| r.samples as u64);
+    let count = |r: &Option<Summary>| r.as_ref().map_or(0, |r| r.samples as u64);
     Ok(Coalescing {
         intervals,
         percent,

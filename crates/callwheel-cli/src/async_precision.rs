@@ -37,8 +37,8 @@ use std::time::Duration;
 
 use callwheel_rt::ClockId;
 
-use crate::latency::Row;
 use crate::smol_pool::SmolPool;
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::plots::Chart;
 use callwheel_bench::verdict::{verdict, Verdict};
 use callwheel_bench::workload::{SplitMix64, SEED};
@@ -121,7 +121,7 @@ pub struct Cell {
     /// The requested sleep, µs.
     pub request_us: u64,
     /// The actual sleeps.
-    pub actual: Row,
+    pub actual: Summary,
 }
 
 /// The result of a precision run.
@@ -314,7 +314,7 @@ fn sweep(samples: u64, requests_us: &[u64], tick: &dyn Fn()) -> Result<Precision
     let mut cells = Vec::new();
     for (j, &request_us) in requests_us.iter().enumerate() {
         for (k, source) in Source::ALL.into_iter().enumerate() {
-            if let Some(actual) = Row::of(source.name(), std::mem::take(&mut taken[j][k])) {
+            if let Some(actual) = Summary::of(source.name(), std::mem::take(&mut taken[j][k])) {
                 cells.push(Cell {
                     source,
                     request_us,
@@ -433,8 +433,8 @@ pub fn render(p: &Precision) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     for (what, pick) in [
-        ("median", (|r: &Row| r.p50) as fn(&Row) -> u64),
-        ("99th percentile", |r: &Row| r.p99),
+        ("median", (|r: &Summary| r.p50) as fn(&Summary) -> u64),
+        ("99th percentile", |r: &Summary| r.p99),
     ] {
         let _ = writeln!(
             out,
@@ -468,7 +468,7 @@ pub fn render(p: &Precision) -> String {
 
 /// The log-log figure: requested against actual sleep (median and p99 panels).
 pub fn charts(p: &Precision) -> Vec<Chart> {
-    let sources: Vec<(&str, Vec<(u64, &Row)>)> = Source::ALL
+    let sources: Vec<(&str, Vec<(u64, &Summary)>)> = Source::ALL
         .iter()
         .map(|&s| {
             let cells = p.cells.iter().filter(|c| c.source == s);

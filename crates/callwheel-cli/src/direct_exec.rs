@@ -27,7 +27,7 @@ use callwheel_callout::{Callouts, Config, SharedCallouts};
 use callwheel_rt::clock::ClockId;
 
 use crate::experiment::{Experiment, Section, Size};
-use crate::latency::Row;
+use callwheel_bench::percentile::Summary;
 
 /// What a run arms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ fn is_direct(i: usize) -> bool {
 }
 
 /// Runs the plan: the lateness rows of the direct and the deferred callouts, in ns.
-fn measure(plan: &Plan) -> Result<(Row, Row), String> {
+fn measure(plan: &Plan) -> Result<(Summary, Summary), String> {
     let clock = ClockId::Monotonic;
     let config = Config {
         hz: 1_000_000_000,
@@ -209,7 +209,7 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
         rows[usize::from(!is_direct(i))].push(l);
     }
     let [direct, deferred] = rows;
-    let row = |name, samples| Row::of(name, samples).ok_or("no callouts".to_string());
+    let row = |name, samples| Summary::of(name, samples).ok_or("no callouts".to_string());
     Ok((
         row("direct (C_DIRECT_EXEC)", direct)?,
         row("deferred (softclock thread)", deferred)?,
@@ -217,7 +217,7 @@ fn measure(plan: &Plan) -> Result<(Row, Row), String> {
 }
 
 /// The table, the figures and the verdict beside calloutng's claim.
-fn render(plan: &Plan, direct: &Row, deferred: &Row, done: &mut Section) {
+fn render(plan: &Plan, direct: &Summary, deferred: &Summary, done: &mut Section) {
     let _ = writeln!(
         done.markdown,
         "{} exact callouts over {} ms on `CLOCK_MONOTONIC` (nanosecond ticks), direct and deferred alternating; lateness in µs (the clock read in the handler less the deadline).\n",

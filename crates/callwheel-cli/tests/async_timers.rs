@@ -4,9 +4,9 @@
 
 use std::process::{Command, Output};
 
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::results::{Figure, Results};
 use callwheel_cli::async_precision::{self, Cell, Precision, Source};
-use callwheel_cli::latency::Row;
 
 fn callwheel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_callwheel"))
@@ -108,7 +108,7 @@ fn cell(source: Source, request_us: u64, p50_ns: u64) -> Cell {
     Cell {
         source,
         request_us,
-        actual: Row::of(source.name(), vec![p50_ns]).unwrap(),
+        actual: Summary::of(source.name(), vec![p50_ns]).unwrap(),
     }
 }
 

@@ -3,7 +3,8 @@
 
 use std::process::{Command, Output};
 
-use callwheel_cli::latency::{self, LatencyArgs, Row};
+use callwheel_bench::percentile::Summary;
+use callwheel_cli::latency::{self, LatencyArgs};
 
 fn callwheel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_callwheel"))
@@ -73,14 +74,14 @@ fn a_spin_is_counted_and_its_cost_reported() {
 
 #[test]
 fn percentiles_are_nearest_rank() {
-    let r = Row::of("x", (1..=1000).rev().collect()).unwrap();
+    let r = Summary::of("x", (1..=1000).rev().collect()).unwrap();
     assert_eq!(
         (r.samples, r.min, r.avg, r.p50, r.p99, r.p999, r.max),
         (1000, 1, 500, 500, 990, 999, 1000)
     );
-    let one = Row::of("y", vec![7]).unwrap();
+    let one = Summary::of("y", vec![7]).unwrap();
     assert_eq!((one.p50, one.p99, one.p999), (7, 7, 7));
-    assert!(Row::of("z", Vec::new()).is_none());
+    assert!(Summary::of("z", Vec::new()).is_none());
 }
 
 #[test]

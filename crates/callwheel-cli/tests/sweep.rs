@@ -195,12 +195,12 @@ fn the_command_prints_json_and_rejects_bad_input() {
 /// 100, 100 of them after their window's end by `excess_p50_ns` (p50, p99 and max) and the
 /// batch's median timer inside (lateness p50 0).
 fn made_up(gap_ns: u64, wakeups: u64, excess_p50_ns: u64) -> sweep::SweepReport {
-    use callwheel_cli::latency::Row;
+    use callwheel_bench::percentile::Summary;
     use sweep::{Batch, Cell, Idle, SweepReport};
     let cell = |source, p50: u64| Cell {
         source,
         request_us: 1_000,
-        actual: Row::of(source.name(), vec![p50; 10]).unwrap(),
+        actual: Summary::of(source.name(), vec![p50; 10]).unwrap(),
     };
     SweepReport {
         plan: SweepArgs {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use callwheel::time::Sbt;
-use callwheel_callout::flags::{slack, C_ABSOLUTE, KNOWN};
+use callwheel_callout::flags::{tolerance, C_ABSOLUTE, KNOWN};
 use callwheel_rt::{Condvar, Deadline, Tolerance, WaitLimit, Woken};
 use libc::pthread_mutex_t;
 
@@ -47,13 +47,13 @@ pub(crate) fn timeout(sbt: i64, precision: i64, flags: c_int) -> Result<WaitLimi
     if flags & C_ABSOLUTE != 0 {
         let rt = runtime().map_err(set_code)?;
         let now = Sbt::from_nanos(i64::try_from(rt.now_ns()).unwrap_or(i64::MAX));
-        let window = slack(sbt.saturating_sub(now), precision, flags);
+        let window = tolerance(sbt.saturating_sub(now), precision, flags);
         Ok(WaitLimit::At(
             Deadline::from_clock_ns(nanos_ceil(sbt)),
             Duration::from_nanos(u64::try_from(window.to_nanos()).unwrap_or(0)),
         ))
     } else {
-        let window = slack(sbt, precision, flags);
+        let window = tolerance(sbt, precision, flags);
         Ok(WaitLimit::After(
             Duration::from_nanos(nanos_ceil(sbt)),
             Tolerance::absolute(Duration::from_nanos(

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use callwheel_rt::{ClockId, Deadline, Exec, Fire, Missed, Runtime, Stop};
 
-use callwheel_bench::percentile::nearest_rank;
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::results::Figures;
 
 use crate::failure::{fail, Failure};
@@ -49,64 +49,13 @@ pub struct LatencyArgs {
     pub spin_us: u64,
 }
 
-/// One source's lateness figures, in nanoseconds.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Row {
-    /// What was measured.
-    pub source: &'static str,
-    /// Number of samples.
-    pub samples: usize,
-    /// Smallest lateness.
-    pub min: u64,
-    /// Mean lateness.
-    pub avg: u64,
-    /// Median.
-    pub p50: u64,
-    /// 99th percentile.
-    pub p99: u64,
-    /// 99.9th percentile.
-    pub p999: u64,
-    /// Largest lateness.
-    pub max: u64,
-    /// Every sample, ascending (for histograms).
-    pub sorted: Vec<u64>,
-}
-
-impl Row {
-    /// The figures of `samples` (nearest-rank percentiles); `None` when there are none.
-    pub fn of(source: &'static str, mut samples: Vec<u64>) -> Option<Row> {
-        if samples.is_empty() {
-            return None;
-        }
-        samples.sort_unstable();
-        let n = samples.len();
-        let rank = |per_mille| nearest_rank(&samples, per_mille).unwrap_or(0);
-        let sum: u128 = samples.iter().map(|&s| u128::from(s)).sum();
-        Some(Row {
-            source,
-            samples: n,
-            min: samples[0],
-            avg: (sum / n as u128) as u64,
-            p50: rank(500),
-            p99: rank(990),
-            p999: rank(999),
-            max: samples[n - 1],
-            sorted: samples,
-        })
-    }
-
-    fn figures(&self) -> [u64; 6] {
-        [self.min, self.avg, self.p50, self.p99, self.p999, self.max]
-    }
-}
-
 /// The result of one run.
 #[derive(Clone, Debug)]
 pub struct Report {
     /// The options it ran with.
     pub args: LatencyArgs,
     /// Callback, wake-up and raw rows, in that order.
-    pub rows: Vec<Row>,
+    pub rows: Vec<Summary>,
     /// Wake-ups the callwheel driver made.
     pub wakeups: u64,
     /// Of those, the ones it spun before (0 without a spin).
@@ -281,9 +230,9 @@ pub fn measure(args: &LatencyArgs) -> Result<Report, Failure> {
         .map_err(|e| fail("reading the statistics", e))?;
     let s = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
     let rows = [
-        Row::of("callwheel-rt (callback)", s.callback),
-        Row::of("callwheel-rt (wake-up)", s.wakeup),
-        Row::of("clock_nanosleep (raw)", raw),
+        Summary::of("callwheel-rt (callback)", s.callback),
+        Summary::of("callwheel-rt (wake-up)", s.wakeup),
+        Summary::of("clock_nanosleep (raw)", raw),
     ]
     .into_iter()
     .flatten()

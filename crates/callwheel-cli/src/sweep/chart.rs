@@ -2,7 +2,7 @@
 
 use super::plan::Source;
 use super::report::SweepReport;
-use crate::latency::Row;
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::plots::{Chart, Series};
 
 /// The title of the sweep's figure.
@@ -12,7 +12,7 @@ pub const CHART_TITLE: &str =
 /// The sweep's figure as two log-log panels, median and p99: one line per source and the
 /// ideal `actual = requested`.
 pub fn charts(report: &SweepReport) -> Vec<Chart> {
-    let sources: Vec<(&str, Vec<(u64, &Row)>)> = Source::ALL
+    let sources: Vec<(&str, Vec<(u64, &Summary)>)> = Source::ALL
         .iter()
         .map(|&s| {
             let cells = report.cells.iter().filter(|c| c.source == s);
@@ -28,9 +28,9 @@ pub fn charts(report: &SweepReport) -> Vec<Chart> {
 pub fn sleep_panels(
     samples: u64,
     requests_us: &[u64],
-    sources: &[(&str, Vec<(u64, &Row)>)],
+    sources: &[(&str, Vec<(u64, &Summary)>)],
 ) -> Vec<Chart> {
-    type Pick = fn(&Row) -> u64;
+    type Pick = fn(&Summary) -> u64;
     let picks: [(&str, Pick); 2] = [("median", |r| r.p50), ("99th percentile", |r| r.p99)];
     picks
         .into_iter()

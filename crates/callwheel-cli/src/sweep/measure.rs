@@ -12,7 +12,7 @@ use super::plan::{Plan, Source, BATCH_TOLERANCES, TOLERANCE_PERCENT};
 use super::report::{Cell, SweepReport};
 use super::wakeups::{batch, idle};
 use crate::failure::{fail, Failure};
-use crate::latency::Row;
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::workload::{SplitMix64, SEED};
 
 /// The tolerant sources' precision: [`TOLERANCE_PERCENT`] of the request.
@@ -179,7 +179,7 @@ pub fn measure(plan: &Plan, bar: &ProgressBar) -> Result<SweepReport, Failure> {
         })
         .collect();
     overshoot.sort_unstable();
-    let overshoot = Row::of("overshoot", overshoot);
+    let overshoot = Summary::of("overshoot", overshoot);
     let raw_overshoot_p50_ns = overshoot.as_ref().map_or(0, |r| r.p50);
     let raw_overshoot_p99_ns = overshoot.as_ref().map_or(0, |r| r.p99);
     let mut batches = Vec::new();
@@ -230,7 +230,7 @@ fn sweep(plan: &Plan, bar: &ProgressBar) -> Result<Vec<Cell>, Failure> {
     for (j, &request_us) in requests.iter().enumerate() {
         for (k, source) in Source::ALL.into_iter().enumerate() {
             let taken = std::mem::take(&mut samples[j][k]);
-            if let Some(actual) = Row::of(source.name(), taken) {
+            if let Some(actual) = Summary::of(source.name(), taken) {
                 cells.push(Cell {
                     source,
                     request_us,

@@ -4,7 +4,7 @@ use super::host::steal_note;
 use super::plan::Source;
 use super::report::SweepReport;
 use super::verdicts::{us, verdicts};
-use crate::latency::Row;
+use callwheel_bench::percentile::Summary;
 
 /// The report as Markdown tables (median and p99 of the actual sleep per request and source),
 /// the same-run comparison with the raw loop, the wake-up batches and the verdicts.
@@ -29,7 +29,7 @@ pub fn render(report: &SweepReport) -> String {
         }
         h
     };
-    type Pick = fn(&Row) -> u64;
+    type Pick = fn(&Summary) -> u64;
     let figures: [(&str, Pick); 2] = [("median", |r| r.p50), ("p99", |r| r.p99)];
     for (title, pick) in figures {
         let _ = writeln!(out, "{title} actual sleep, µs:\n\n{header}");

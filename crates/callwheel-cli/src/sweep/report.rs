@@ -2,7 +2,7 @@
 //! failed.
 
 use super::plan::{Plan, Source};
-use crate::latency::Row;
+use callwheel_bench::percentile::Summary;
 
 /// One source's actual sleeps for one request, in nanoseconds.
 #[derive(Clone, Debug)]
@@ -12,7 +12,7 @@ pub struct Cell {
     /// The requested sleep, µs.
     pub request_us: u64,
     /// The actual sleeps (min, mean, median, p99, ...), ns.
-    pub actual: Row,
+    pub actual: Summary,
 }
 
 /// One wake-up batch.

@@ -11,8 +11,8 @@ use callwheel_rt::{Deadline, Exec, Runtime, ShardStats};
 use super::plan::Plan;
 use super::report::{Batch, Idle};
 use crate::failure::{fail, Failure};
-use crate::latency::Row;
 use callwheel_bench::percentile::nearest_rank;
+use callwheel_bench::percentile::Summary;
 use callwheel_bench::workload::SplitMix64;
 
 /// How far after arming the first batch deadline may fall, so that arming is over first: at
@@ -90,7 +90,7 @@ pub(super) fn batch(plan: &Plan, pct: u64, seed: u64) -> Result<Batch, Failure> 
         lateness_p50_ns,
     } = place(&windows, &firings);
     let after_window = excess.len() as u64;
-    let excess = Row::of("excess", excess);
+    let excess = Summary::of("excess", excess);
     Ok(Batch {
         tolerance_percent: pct,
         timers: n as u64,
