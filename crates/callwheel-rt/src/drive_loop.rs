@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::clock::{Clock, ClockId, Waiter, Wake};
+use crate::clock::{Clock, Waiter, Wake};
 use crate::spin::{spin_until, Spun};
 
 /// How often a spinning driver turns its wheel while it waits for its deadline
@@ -174,7 +174,7 @@ impl DriveLoop {
         // that refuses leaves its default 50 µs, which only makes wake-ups later. Miri cannot
         // run prctl; the slack only changes real kernel sleeps.
         #[cfg(not(miri))]
-        let _ = ClockId::minimise_timer_slack();
+        let _ = crate::clock::ClockId::minimise_timer_slack();
         let spin_ns = if driver.clock().simulated() {
             0
         } else {
