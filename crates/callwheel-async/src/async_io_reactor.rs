@@ -5,11 +5,12 @@
 //! thread of callwheel's runs.
 //!
 //! Each thread that registers a timer outside a tokio runtime has a wheel of its own
-//! ([`thread_link`]): the runner threads of smol's executor register with no lock another
-//! thread takes, short of a drop, reset or re-poll of one of their timers from elsewhere (a task
-//! stolen by another runner). A thread that ends shuts its wheel down: its futures are woken and
-//! register again on the thread that polls them next. The process-wide driver is one more such
-//! wheel, for what cannot have one of its own.
+//! ([`thread_link`]): the runner threads of smol's executor register without contending with
+//! each other. A wheel's lock is shared only with the thread that turns it (whichever runs the
+//! reactor when its alarm fires) and with a drop, reset or re-poll of one of its timers from
+//! another thread (a task stolen by another runner). A thread that ends shuts its wheel down:
+//! its futures are woken and register again on the thread that polls them next. The
+//! process-wide driver is one more such wheel, for a thread whose alarm cannot be made.
 //!
 //! There is no task: the driver is the waker. A wake-up runs turns of the wheel (the loop
 //! every driver runs, [`DriveLoop`], called back here rather than waiting) until it is
@@ -44,26 +45,49 @@ struct ThreadWheel(Arc<Inner>);
 
 impl Drop for ThreadWheel {
     fn drop(&mut self) {
-        self.0.shut_down();
+        self.0.shut_down_and_hand_back();
     }
 }
 
+/// A thread's wheel on async-io's reactor, or why it has none.
+enum ThreadState {
+    /// Not needed yet.
+    Unmade,
+    /// Made at the thread's first timer.
+    Made(ThreadWheel),
+    /// Its alarm could not be made (no descriptor left, say): the thread's timers use the
+    /// process-wide driver, and it does not try again at every registration.
+    Failed,
+}
+
 thread_local! {
-    static THREAD_WHEEL: RefCell<Option<ThreadWheel>> = const { RefCell::new(None) };
+    static THREAD_WHEEL: RefCell<ThreadState> = const { RefCell::new(ThreadState::Unmade) };
 }
 
 /// The calling thread's wheel on async-io's reactor, made at its first timer; `None` when the
-/// thread is ending or the wheel's alarm cannot be made (the process-wide driver serves then).
+/// thread is ending or the wheel's alarm could not be made (the process-wide driver serves
+/// then).
 pub(crate) fn thread_link() -> Option<Link> {
     THREAD_WHEEL
-        .try_with(|wheel| {
-            let mut wheel = wheel.borrow_mut();
-            if let Some(ThreadWheel(inner)) = wheel.as_ref().filter(|w| !w.0.is_shut_down()) {
-                return Some(Link::Own(Arc::clone(inner)));
+        .try_with(|state| {
+            let mut state = state.borrow_mut();
+            match &*state {
+                ThreadState::Made(ThreadWheel(inner)) if !inner.is_shut_down() => {
+                    return Some(Link::Own(Arc::clone(inner)));
+                }
+                ThreadState::Failed => return None,
+                _ => {}
             }
-            let inner = AsyncIoDriver::start().ok()?;
-            *wheel = Some(ThreadWheel(Arc::clone(&inner)));
-            Some(Link::Own(inner))
+            match AsyncIoDriver::start() {
+                Ok(inner) => {
+                    *state = ThreadState::Made(ThreadWheel(Arc::clone(&inner)));
+                    Some(Link::Own(inner))
+                }
+                Err(_) => {
+                    *state = ThreadState::Failed;
+                    None
+                }
+            }
         })
         .ok()
         .flatten()
@@ -87,8 +111,8 @@ pub(crate) struct AsyncIoDriver {
     /// Held by whichever thread holds `turning`.
     driving: Mutex<Driving>,
     /// The instant the alarm was last set to (0: none), and whether it fired there rather than
-    /// for an early wake-up: how late the reactor reported it trains the wheel's lead, as a
-    /// driver thread's lateness does.
+    /// for an early wake-up: a wake-up at the planned instant, whose serving turn's lateness
+    /// trains the wheel's lead, as a driver thread's does.
     planned: AtomicU64,
     fired_as_planned: AtomicBool,
 }
@@ -179,7 +203,7 @@ impl AsyncIoDriver {
                             let _ = self.alarm.alarm.clear();
                         }
                         Poll::Ready(Err(_)) => {
-                            self.inner.shut_down();
+                            self.inner.shut_down_and_hand_back();
                             break;
                         }
                     }

@@ -466,6 +466,19 @@ impl Inner {
             s.waiter.wake();
         }
     }
+
+    /// Shuts the driver down where its driving will not turn the wheel again (its task was
+    /// dropped with its runtime, its thread ended, its reactor refused the alarm): the last
+    /// turn is taken here, waking every future still registered, so that each one, polled
+    /// again, registers elsewhere or completes — none waits on a wheel nobody turns.
+    #[cfg_attr(not(any(feature = "tokio", feature = "async-io")), allow(dead_code))]
+    pub(crate) fn shut_down_and_hand_back(&self) {
+        self.shut_down();
+        let mut due = Vec::new();
+        for i in 0..self.shards.len() {
+            self.turn(i, &mut due, None);
+        }
+    }
 }
 
 /// A shard as its driver's loop turns it ([`DriveLoop`]), whatever waits between the turns

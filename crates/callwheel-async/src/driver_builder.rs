@@ -14,8 +14,9 @@ use crate::sync::Ordering;
 /// [`Timeout`](crate::Timeout), [`Interval`](crate::Interval) and
 /// [`DelayQueue`](crate::DelayQueue)), on any executor.
 ///
-/// The free functions ([`sleep`](crate::sleep), …) use the process-wide driver
-/// ([`Driver::global`]), started at first use. Build your own for another clock (a
+/// The free functions ([`sleep`](crate::sleep), …) use the executor's own drivers with the
+/// features `tokio` and `async-io` (see the crate's documentation), and otherwise the
+/// process-wide driver ([`Driver::global`]), started at first use. Build your own for another clock (a
 /// [`ManualClock`] in tests), another default tolerance or another number of shards; clones
 /// share it, and when the last clone is dropped its threads end and every future still
 /// registered on it completes at once.

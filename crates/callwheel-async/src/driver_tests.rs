@@ -3,8 +3,8 @@
 use super::*;
 use callwheel_rt::ManualClock;
 
-fn state(lead: u64, windows: &[(u64, u64)]) -> State {
-    let lead = Lead::ZERO.after(lead, Margin::Lean);
+fn state(late: u64, windows: &[(u64, u64)]) -> State {
+    let lead = Lead::ZERO.after(late, Margin::Lean);
     let mut wheel = Wheel::new();
     for &(deadline, end) in windows {
         wheel
@@ -22,7 +22,8 @@ fn state(lead: u64, windows: &[(u64, u64)]) -> State {
 fn a_simulated_clock_never_trains_the_lead() {
     let clocks: [(Arc<dyn Clock>, u64); 2] = [
         (Arc::new(ManualClock::new(0)), 0),
-        (Arc::new(SystemClock::new(ClockId::Boottime)), 500_000),
+        // A real clock's lead follows a late delivery with an eighth more.
+        (Arc::new(SystemClock::new(ClockId::Boottime)), 562_500),
     ];
     for (clock, expected) in clocks {
         let inner = Inner::new(clock, false, 1, Tolerance::EXACT).unwrap();
@@ -36,7 +37,9 @@ fn a_simulated_clock_never_trains_the_lead() {
 
 #[test]
 fn a_registration_wakes_the_thread_only_when_its_own_aim_comes_first() {
-    let mut st = state(30, &[]);
+    // One delivery 27 ns late: a lead of 27 + 27 / 8 = 30.
+    let mut st = state(27, &[]);
+    assert_eq!(st.lead.ns(), 30);
     st.plan = Plan::Asleep(Some(1_170));
     // Aim max(1_150 - 30, 1_000) = 1_120 < 1_170: wake.
     assert!(st.plan.wake_for(st.lead, 1_000, 1_150));

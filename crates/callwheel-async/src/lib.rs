@@ -36,10 +36,12 @@
 //!   registers on a wheel of its thread for that runtime, fired by the runtime itself: a
 //!   timerfd in tokio's own I/O driver and a task on the runtime. No thread of callwheel's, no
 //!   hand-off, and no lock shared between workers on the registration path. The runtime needs
-//!   its I/O driver (`enable_all`, as `#[tokio::main]` does); without it its timers use the
-//!   process-wide driver.
-//! - With the feature `async-io`, the process-wide driver is fired by async-io's reactor (the
-//!   thread in smol's or async-std's `block_on`, or async-io's own), as async-io's `Timer` is.
+//!   its I/O driver (`enable_all`, as `#[tokio::main]` does); without it its timers are
+//!   served as outside a runtime.
+//! - With the feature `async-io`, a timer made outside a tokio runtime registers on a wheel of
+//!   the thread it is polled on, fired by async-io's reactor (the thread in smol's or
+//!   async-std's `block_on`, or async-io's own), as async-io's `Timer` is; a thread that ends
+//!   hands its timers back (they register again where they are polled next).
 //! - Otherwise the process-wide driver ([`Driver::global`], started by the first timer) is
 //!   threads of its own, with the kernel's timer slack at its minimum, which wake the task's
 //!   thread (one hand-off more).

@@ -312,9 +312,9 @@ fn loom_registration_races_a_driver_aiming_early() {
         let (_far_flag, far_waker) = Flag::new();
         let mut far = sleep_on(&inner, 100).tolerance(Duration::from_nanos(100));
         assert!(poll(&mut far, &far_waker).is_pending());
-        // A delivery 30 late trains the lead; the thread now plans 170.
+        // A delivery 27 late trains a lead of 30 (27 and an eighth); the thread now plans 170.
         assert_eq!(
-            inner.turn(0, &mut Vec::new(), Some(30)),
+            inner.turn(0, &mut Vec::new(), Some(27)),
             Next::Sleep(Some(170))
         );
         let before = wakes.load(Ordering::SeqCst);

@@ -140,7 +140,9 @@ fn start(handle: &Handle) -> Arc<Inner> {
         base: tokio::time::Instant::now(),
     };
     let inner = Arc::new(Inner::paused(Arc::new(clock), Arc::clone(&notify)));
-    handle.spawn(drive(Arc::clone(&inner), notify));
+    // The guard is the task's from its creation: a runtime dropped before it ever polls the
+    // task still shuts the wheel down.
+    handle.spawn(drive(Stop(Arc::clone(&inner)), notify));
     let id = handle.id();
     let _ = DRIVERS.try_with(|d| {
         let mut d = d.borrow_mut();
@@ -157,7 +159,7 @@ struct Stop(Arc<Inner>);
 
 impl Drop for Stop {
     fn drop(&mut self) {
-        self.0.shut_down();
+        self.0.shut_down_and_hand_back();
         PAUSED.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -200,8 +202,8 @@ impl Wait for PausedWait {
 
 /// The driving task: the loop every driver runs, on tokio's paused clock (which, being a
 /// simulated clock, trains no lead).
-async fn drive(inner: Arc<Inner>, notify: Arc<Notify>) {
-    let _stop = Stop(Arc::clone(&inner));
+async fn drive(stop: Stop, notify: Arc<Notify>) {
+    let inner = Arc::clone(&stop.0);
     let mut wait = PausedWait {
         inner: Arc::clone(&inner),
         notify,

@@ -272,9 +272,9 @@ impl Sleep {
             self.driver = context_link().or_else(Driver::global_link);
             self.follows_context = self.driver.is_some();
         }
-        // Taken out for the call and put back (a clone would move the driver's reference
-        // count, an atomic operation, at every poll).
-        let Some(d) = self.driver.take() else {
+        // Borrowed, not cloned: a clone would move the driver's reference count, an atomic
+        // operation, at every poll.
+        let Some(d) = self.driver.as_ref() else {
             // No driver: check the clock and ask to be polled again.
             if Instant::now() >= self.deadline {
                 self.registration = Registration::Done;
@@ -283,32 +283,34 @@ impl Sleep {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         };
-        let polled = match self.registration {
+        match self.registration {
             Registration::Done => Poll::Ready(()),
             Registration::Armed(ref mut entry) => {
                 if d.still_pending(entry, cx.waker()) {
-                    self.driver = Some(d);
                     return Poll::Pending;
                 }
                 if self.follows_context && d.is_shut_down() && d.now() < self.deadline_ns {
                     // Its driver went away with its executor (a runtime shut down), not due
                     // yet: it registers again where it is polled now.
                     self.registration = Registration::Idle;
+                    self.driver = None;
                     return self.poll_with(cx, false);
                 }
                 self.registration = Registration::Done;
                 Poll::Ready(())
             }
-            Registration::Idle => self.register(cx, &d, check),
-        };
-        // `register` may have moved the sleep to the process-wide driver.
-        self.driver.get_or_insert(d);
-        polled
+            Registration::Idle => self.register(cx, check),
+        }
     }
 
-    /// The first registration (or the first after a reset, or after its driver went away):
-    /// with the driver of the context for a sleep that follows it.
-    fn register(&mut self, cx: &mut Context<'_>, d: &Link, check: bool) -> Poll<()> {
+    /// The first registration (or the first after a reset, or after its driver went away) on
+    /// the sleep's driver: for a sleep that follows its context, the context's.
+    fn register(&mut self, cx: &mut Context<'_>, check: bool) -> Poll<()> {
+        let Some(d) = self.driver.as_ref() else {
+            // Not reached: a sleep registers only once it has a driver.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        };
         if check && d.now() >= self.deadline_ns {
             self.registration = Registration::Done;
             return Poll::Ready(());
@@ -323,9 +325,8 @@ impl Sleep {
                 // A context's driver shut down under it (its runtime is going away): the
                 // process-wide one takes it.
                 Some(global) if self.follows_context && !d.is_global() => {
-                    let polled = self.register(cx, &global, false);
                     self.driver = Some(global);
-                    polled
+                    self.register(cx, false)
                 }
                 _ => {
                     self.registration = Registration::Done;

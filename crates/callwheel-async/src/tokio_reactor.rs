@@ -7,12 +7,14 @@
 //! wheel of their own, so registrations on different workers share no lock; a drop or reset
 //! from another thread takes that wheel's lock, which only its own driving task shares
 //! otherwise. A thread keeps its wheels in a thread-local list, looked up by the runtime's id;
-//! a runtime that shut down has shut its drivers down, and the list forgets them.
+//! a runtime that shut down has shut its drivers down (waking every future still registered,
+//! which registers again where it is polled next), and the list and the caches below let go
+//! of them.
 //!
 //! The runtime must have its I/O driver enabled (`enable_io` or `enable_all`, as
 //! `#[tokio::main]` and `#[tokio::test]` do). Without it tokio refuses the alarm with a panic,
-//! which is caught here once per runtime; that runtime's timers then use the process-wide
-//! driver.
+//! which is caught here once per runtime; that runtime's timers then use the thread's wheel on
+//! async-io's reactor with the `async-io` feature, else the process-wide driver.
 
 use std::cell::RefCell;
 use std::io;
@@ -55,15 +57,17 @@ thread_local! {
     static DRIVERS: RefCell<Vec<(Id, Known)>> = const { RefCell::new(Vec::new()) };
     /// The wheels tasks found on this thread, by task id: a direct-mapped cache, so that a
     /// registration finds its wheel with a thread-local read however many tasks interleave on
-    /// the thread. An entry pins its wheel's memory until another task's takes its place or
-    /// the thread ends: at most [`FOUND_SLOTS`] wheels per thread.
+    /// the thread. An entry keeps its wheel (and its timerfd) until another task's takes its
+    /// place, a look finds it shut down, or the thread ends: at most [`FOUND_SLOTS`] wheels
+    /// per thread.
     static FOUND: RefCell<[Found; FOUND_SLOTS]> = const { RefCell::new([const { None }; FOUND_SLOTS]) };
-    /// The wheel of the multi-thread runtime this thread works for. Such a runtime polls its
-    /// tasks only on its own threads, so a task polled here is one of its own, and the wheel
-    /// needs no lookup at all. (One exception: `block_on` of another runtime inside
-    /// `block_in_place`. That runtime's timers then register here and fire from this
-    /// runtime's wheel, on time, while this runtime runs; should it shut down, they are woken
-    /// and register again where they are polled.)
+    /// The wheel of the multi-thread runtime whose task last registered here with no wheel
+    /// found: on one of that runtime's workers, every task polled is one of its own, and the
+    /// wheel needs no lookup at all. Where another runtime's tasks are polled on the same
+    /// thread (`block_on` inside `block_in_place`, a `LocalSet` run by the `block_on` thread
+    /// of a multi-thread runtime and then another runtime's `block_on` there), their timers
+    /// register on this wheel: they fire on time while its runtime runs, and are woken when it
+    /// shuts down, registering again where they are polled next.
     static WORKER: RefCell<Option<Arc<Inner>>> = const { RefCell::new(None) };
 }
 
@@ -107,19 +111,24 @@ pub(crate) fn context_link() -> Option<Link> {
     let task = tokio::task::try_id();
     if let Some(task) = task {
         let known = WORKER
-            .try_with(|worker| match &*worker.borrow() {
-                Some(inner) if !inner.is_shut_down() => Some(Link::Own(Arc::clone(inner))),
-                _ => None,
-            })
+            .try_with(|worker| live(&mut worker.borrow_mut()))
             .ok()
             .flatten()
             .or_else(|| {
                 FOUND
-                    .try_with(|found| match &found.borrow()[found_slot(task)] {
-                        Some((t, inner)) if *t == task && !inner.is_shut_down() => {
-                            Some(Link::Own(Arc::clone(inner)))
+                    .try_with(|found| {
+                        let slot = &mut found.borrow_mut()[found_slot(task)];
+                        match slot {
+                            Some((t, inner)) if *t == task && !inner.is_shut_down() => {
+                                Some(Link::Own(Arc::clone(inner)))
+                            }
+                            Some((t, _)) if *t == task => {
+                                // Shut down: let go of the wheel and its timerfd.
+                                *slot = None;
+                                None
+                            }
+                            _ => None,
                         }
-                        _ => None,
                     })
                     .ok()
                     .flatten()
@@ -139,6 +148,17 @@ pub(crate) fn context_link() -> Option<Link> {
         }
     }
     Some(link)
+}
+
+/// The wheel `held` keeps, unless it has shut down: then it is let go (with its timerfd).
+fn live(held: &mut Option<Arc<Inner>>) -> Option<Link> {
+    match held {
+        Some(inner) if !inner.is_shut_down() => Some(Link::Own(Arc::clone(inner))),
+        _ => {
+            *held = None;
+            None
+        }
+    }
 }
 
 /// [`context_link`] through the runtime's handle, and whether that runtime is a multi-thread
@@ -204,7 +224,9 @@ fn start(handle: &Handle) -> Result<Arc<Inner>, Start> {
         Err(_) => return Err(Start::NoIo),
     };
     let inner = Arc::new(Inner::reactor(Arc::clone(&alarm)));
-    handle.spawn(drive(Arc::clone(&inner), alarm, fd));
+    // The guard is the task's from its creation: a runtime dropped before it ever polls the
+    // task still shuts the wheel down.
+    handle.spawn(drive(ShutDownOnDrop(Arc::clone(&inner)), alarm, fd));
     Ok(inner)
 }
 
@@ -214,7 +236,7 @@ struct ShutDownOnDrop(Arc<Inner>);
 
 impl Drop for ShutDownOnDrop {
     fn drop(&mut self) {
-        self.0.shut_down();
+        self.0.shut_down_and_hand_back();
     }
 }
 
@@ -257,9 +279,8 @@ impl Wait for ReactorWait {
 
 /// The driving task of a reactor-driven driver (one shard): the loop every driver runs, on
 /// this runtime.
-async fn drive(inner: Arc<Inner>, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
-    let _shut_down = ShutDownOnDrop(Arc::clone(&inner));
-    let mut turning = Turning::new(inner, 0);
+async fn drive(shut_down: ShutDownOnDrop, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
+    let mut turning = Turning::new(Arc::clone(&shut_down.0), 0);
     DriveLoop::new()
         .on_task(&mut turning, &mut ReactorWait { alarm, fd })
         .await;

@@ -65,6 +65,53 @@ fn a_runtime_fires_its_own_timers_and_one_without_io_falls_back_and_one_shut_dow
     #[cfg(not(feature = "async-io"))]
     assert!(!driver_threads().is_empty(), "no fallback driver");
     a_sleep_outliving_its_runtime_ends_at_its_deadline_elsewhere();
+    a_runtime_shut_down_wakes_a_sleep_another_executor_polls();
+}
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Count(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for Count {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// (Run by the first test, after it: it may start the process-wide driver.) A sleep made in a
+/// runtime's context but polled by another executor registers on the runtime's wheel; when the
+/// runtime shuts down before the deadline, the wheel's last turn wakes it (nothing else would:
+/// the runtime's driving task is gone), and polled again it registers elsewhere and completes at
+/// its deadline.
+fn a_runtime_shut_down_wakes_a_sleep_another_executor_polls() {
+    use std::future::Future;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    use std::task::{Context, Waker};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let count = Arc::new(Count::default());
+    let waker = Waker::from(Arc::clone(&count));
+    let mut cx = Context::from_waker(&waker);
+    let start = Instant::now();
+    let mut s = Box::pin(sleep(30 * MS));
+    {
+        let _inside = rt.enter();
+        assert!(s.as_mut().poll(&mut cx).is_pending());
+    }
+    drop(rt);
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        1,
+        "the shutdown did not wake the sleep"
+    );
+    while s.as_mut().poll(&mut cx).is_pending() {
+        std::thread::sleep(MS / 4);
+        assert!(start.elapsed() < 10 * 30 * MS, "never completed");
+    }
+    assert!(start.elapsed() >= 30 * MS, "completed before its deadline");
 }
 
 /// (Run by the test above, after it: it starts the process-wide driver.)

@@ -51,7 +51,7 @@
  * cw_wheel *w;
  * cw_wheel_new(0, now_ns(), &w);
  * cw_handle h;
- * cw_wheel_add_in(w, 250000000, 5000000, (uint64_t)(uintptr_t)conn, &h);  // 250 ms, 5 ms slack
+ * cw_wheel_add_in(w, 250000000, 5000000, (uint64_t)(uintptr_t)conn, &h);  // 250 ms, 5 ms tolerance
  * for (;;) {
  *     uint64_t ns;
  *     int ms = cw_wheel_timeout(w, &ns) == 1 ? (int)((ns + 999999) / 1000000) : -1;

@@ -1,6 +1,7 @@
 //! One run of every measurement: precision, coalescing, the churn here, each storm in a child.
 
 use std::process::Command;
+use std::time::Duration;
 
 use super::churn::{churn, ChurnCell, CASES};
 use super::plan::{AsyncPlan, COALESCING_PERCENT};
@@ -44,6 +45,11 @@ pub fn measure(plan: &AsyncPlan, tick: &dyn Fn()) -> Result<AsyncReport, String>
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start tokio: {e}"))?;
+    // pingora-timeout starts a thread of its own, ticking every 10 ms, at its first timer: it
+    // is started before any cell, so that every cell runs beside it.
+    runtime.block_on(async {
+        pingora_timeout::fast_timeout::fast_sleep(Duration::from_millis(1)).await;
+    });
     let smol = SmolPool::new(2, || {}).map_err(|e| format!("cannot start smol: {e}"))?;
     let mut churn_cells = Vec::new();
     for variant in ['A', 'B'] {

@@ -109,7 +109,8 @@ pub fn verdicts(report: &AsyncReport) -> Vec<Verdict> {
                 c.early,
                 c.ticks,
                 c.after_window,
-                100.0 * (1.0 - c.after_window as f64 / c.ticks.max(1) as f64),
+                100.0 * c.ticks.saturating_sub(c.early + c.after_window) as f64
+                    / c.ticks.max(1) as f64,
                 c.excess_p50_ns as f64 / 1e3,
                 c.excess_max_ns as f64 / 1e3,
                 verdict(c.early == 0 && c.after_window * 1_000 <= c.ticks * 5)
@@ -157,12 +158,20 @@ pub fn verdicts(report: &AsyncReport) -> Vec<Verdict> {
         let bytes = cw.bytes_per_task / own.bytes_per_task.max(1.0);
         out.push(Verdict {
             what: format!("storm on {executor}: bytes per task <= 0.9x the executor's own timer's"),
-            result: format!(
-                "{:.0} against {:.0} ({bytes:.2}x): {}",
-                cw.bytes_per_task,
-                own.bytes_per_task,
-                verdict(bytes <= 0.9)
-            ),
+            result: if cw.bytes_per_task <= 0.0 || own.bytes_per_task <= 0.0 {
+                // A storm too small to move the resident set measures nothing.
+                format!(
+                    "{:.0} against {:.0}: no memory measured, inconclusive",
+                    cw.bytes_per_task, own.bytes_per_task
+                )
+            } else {
+                format!(
+                    "{:.0} against {:.0} ({bytes:.2}x): {}",
+                    cw.bytes_per_task,
+                    own.bytes_per_task,
+                    verdict(bytes <= 0.9)
+                )
+            },
         });
         if let Some(floor) = storm(report, floor) {
             // What spawning and first polls cost with no timer bounds every timer's ratio.
