@@ -79,8 +79,10 @@ impl State {
     }
 }
 
+/// What a manual clock's handles and its waiters share: the simulated time and what they
+/// wait on.
 #[derive(Debug, Default)]
-struct Shared {
+struct Simulated {
     state: Mutex<State>,
     /// What the waiters sleep on: the clock moved or was set, a wake-up was posted.
     changed: Condvar,
@@ -90,7 +92,7 @@ struct Shared {
     settled: Condvar,
 }
 
-impl Shared {
+impl Simulated {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -107,7 +109,7 @@ impl Shared {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct ManualClock {
-    shared: Arc<Shared>,
+    shared: Arc<Simulated>,
 }
 
 impl ManualClock {
@@ -281,7 +283,7 @@ impl Clock for ManualClock {
 
 #[derive(Debug)]
 struct ManualWaiter {
-    shared: Arc<Shared>,
+    shared: Arc<Simulated>,
     index: usize,
     /// The clock base its deadlines are readings of (`None`: the clock's own).
     base: Option<ClockId>,

@@ -7,7 +7,7 @@ use super::geometry::{BASE, DEFERRED, NIL, OVERDUE, SLOTS};
 use super::{prefetch, Wheel};
 use crate::advance::Phase;
 use crate::time::Tick;
-use crate::timers::{Budget, Expired, Progress, Timers};
+use crate::timers::{Budget, Expired, Meter, Progress, Timers};
 
 impl<T> Wheel<T> {
     fn begin_drain(&mut self) {
@@ -98,16 +98,13 @@ impl<T> Wheel<T> {
     where
         F: FnMut(&mut dyn Timers<T>, Expired<T>),
     {
-        let mut left = budget.get();
-        let mut progress = Progress::default();
-        // One step of the budget, or return with the position saved.
+        let mut meter = Meter::new(budget);
+        // One step of the budget (the meter's), or return with the position saved.
         macro_rules! step {
             () => {
-                if left == 0 {
-                    return progress;
+                if !meter.step() {
+                    return meter.progress();
                 }
-                left -= 1;
-                progress.steps += 1;
             };
         }
         if now > self.target {
@@ -135,9 +132,9 @@ impl<T> Wheel<T> {
                     {
                         self.unlink(li);
                         self.fire(idx, on_expire);
-                        progress.fired += 1;
+                        meter.fired();
                         if ONE {
-                            return progress;
+                            return meter.progress();
                         }
                     }
                     // Otherwise a callback queued it during this drain: it waits for the next.
@@ -145,8 +142,7 @@ impl<T> Wheel<T> {
                 }
                 if self.cursor >= self.target {
                     self.adv.phase = Phase::Idle;
-                    progress.complete = true;
-                    return progress;
+                    return meter.finish(true);
                 }
                 step!();
                 // A callback re-armed a timer in the past during this drain: it is due at the
@@ -211,9 +207,9 @@ impl<T> Wheel<T> {
                     let at = self.instant(deadline, end);
                     if at <= self.cursor {
                         self.fire(idx, on_expire);
-                        progress.fired += 1;
+                        meter.fired();
                         if ONE {
-                            return progress;
+                            return meter.progress();
                         }
                     } else {
                         self.stats.cascades += 1;
