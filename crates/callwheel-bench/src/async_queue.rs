@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use callwheel::{Budget, Error, Expired, Handle, Meter, Progress, Scheme, Tick, Timers};
 use callwheel_async::{Clock, DelayQueue, Driver};
-use callwheel_rt::{Waiter, Wake};
+use callwheel_async::{Waiter, Wake};
 
 use crate::workload::TolerantStart;
 

@@ -5,7 +5,7 @@
 //! ([`nearest_rank_recorded`], what `callwheel stress` uses), there to the histogram's
 //! precision.
 
-use callwheel_rt::hdrhistogram::Histogram;
+use hdrhistogram::Histogram;
 
 /// The 1-based nearest rank of the `per_mille`-th point among `n` (> 0) samples.
 fn rank(n: u64, per_mille: u32) -> u64 {
@@ -47,7 +47,7 @@ pub fn median(samples: &[f64]) -> Option<f64> {
 ///
 /// ```
 /// use callwheel_bench::percentile::nearest_rank_recorded;
-/// use callwheel_rt::hdrhistogram::Histogram;
+/// use hdrhistogram::Histogram;
 ///
 /// let mut h = Histogram::<u64>::new(3).unwrap();
 /// for v in [4, 1, 3, 2] {
@@ -76,7 +76,7 @@ pub fn nearest_rank_recorded(histogram: &Histogram<u64>, per_mille: u32) -> Opti
 mod tests {
     use super::{nearest_rank, nearest_rank_recorded};
     use crate::workload::SplitMix64;
-    use callwheel_rt::hdrhistogram::Histogram;
+    use hdrhistogram::Histogram;
 
     /// Below 2^11 a three-digit histogram keeps every value exactly, so both forms of the rule
     /// must pick the same sample, at every rank the tables use and at the ends.
