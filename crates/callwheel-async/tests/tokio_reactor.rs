@@ -16,6 +16,23 @@ use common::driver_threads;
 
 const MS: Duration = Duration::from_millis(1);
 
+/// A current-thread runtime with its I/O driver (which fires the timers made in it).
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A multi-thread runtime with two workers and its I/O driver.
+fn multi_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 async fn timers() {
     let start = Instant::now();
     sleep(2 * MS).await;
@@ -35,16 +52,9 @@ async fn timers() {
 #[test]
 fn a_runtime_fires_its_own_timers_and_one_without_io_falls_back_and_one_shut_down_hands_over() {
     // Both flavours with I/O: the runtime's own drivers, no thread of callwheel's.
-    let current = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let current = current_thread();
     current.block_on(timers());
-    let multi = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let multi = multi_thread();
     multi.block_on(async {
         let tasks: Vec<_> = (0..8).map(|_| tokio::spawn(timers())).collect();
         for t in tasks {
@@ -88,10 +98,7 @@ fn a_runtime_shut_down_wakes_a_sleep_another_executor_polls() {
     use std::sync::atomic::Ordering;
     use std::sync::Arc;
     use std::task::{Context, Waker};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread();
     let count = Arc::new(Count::default());
     let waker = Waker::from(Arc::clone(&count));
     let mut cx = Context::from_waker(&waker);
@@ -116,10 +123,7 @@ fn a_runtime_shut_down_wakes_a_sleep_another_executor_polls() {
 
 /// (Run by the test above, after it: it starts the process-wide driver.)
 fn a_sleep_outliving_its_runtime_ends_at_its_deadline_elsewhere() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread();
     let start = Instant::now();
     let mut s = Box::pin(sleep(30 * MS));
     // Registered on the runtime's driver, then the runtime goes away with it.
@@ -139,11 +143,7 @@ fn a_sleep_outliving_its_runtime_ends_at_its_deadline_elsewhere() {
 /// at its deadline; so do many tasks interleaving on the workers.
 #[test]
 fn a_task_of_another_runtime_on_a_worker_thread_still_ends_at_its_deadline() {
-    let multi = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let multi = multi_thread();
     multi.block_on(async {
         let many: Vec<_> = (0..200)
             .map(|i| {
@@ -161,10 +161,7 @@ fn a_task_of_another_runtime_on_a_worker_thread_still_ends_at_its_deadline() {
             // This worker has registered on its runtime's wheel before.
             sleep(MS).await;
             tokio::task::block_in_place(|| {
-                let other = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
+                let other = current_thread();
                 other.block_on(async {
                     let t = tokio::spawn(async {
                         let start = Instant::now();
