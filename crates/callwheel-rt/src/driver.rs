@@ -16,12 +16,12 @@ use crate::clock::{Clock, ClockId};
 use crate::counted::Counted;
 use crate::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
 use crate::lead::{Margin, Plan};
-use crate::pool::Refused;
 use crate::runs;
 use crate::runtime::{drop_payload, Shared};
 use crate::stats::Counters;
 use crate::sync::{self, Ordering};
 use crate::timer::{Core, Deferred, Exec, Fire, Timer};
+use crate::workers::Refused;
 use crate::Error;
 
 /// What one driver step did.

@@ -16,7 +16,7 @@
 //! | clock | `CLOCK_MONOTONIC`, `CLOCK_BOOTTIME`, `CLOCK_REALTIME` ([`SystemClock`]) or simulated ([`ManualClock`]); readings that go backwards are clamped and counted | [`clock`], [`manual`] |
 //! | shard | one wheel behind a lock; one per CPU by default | `shard` |
 //! | driver | one thread per shard: fire what is due, sleep until the wheel's next wake-up (the earliest window end), woken early only by a timer whose window ends before that; the loop is the one every driver runs, `callwheel-async`'s too | `driver`, [`drive_loop`] |
-//! | execution | per timer: [`Exec::Direct`] on the driver, [`Exec::Deferred`] on a worker pool | `pool` |
+//! | execution | per timer: [`Exec::Direct`] on the driver, [`Exec::Deferred`] on a worker pool | `workers` |
 //! | timer | a reusable [`Timer`]: start / reset / periodic / stop / drain / move between shards | [`timer`] |
 //! | observability | per-shard counters and a lateness histogram ([`ShardStats`]) | `stats` |
 //! | timer set | many labelled user-level timers per owner with an expired queue to reap, on one runtime timer; eventfd, wait and callback notification (`ITIMER_MULTIREAL`, [`TimerSet`]) | [`set`] |
@@ -114,7 +114,6 @@ mod instant;
 mod lead;
 pub mod manual;
 mod placement;
-mod pool;
 mod runs;
 mod runtime;
 pub mod set;
@@ -129,6 +128,7 @@ mod sys;
 pub mod timer;
 mod timer_core;
 mod tolerance;
+mod workers;
 
 #[cfg(all(test, not(callwheel_loom)))]
 mod bases_tests;

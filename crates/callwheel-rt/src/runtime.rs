@@ -20,12 +20,12 @@ use crate::clock::{Clock, ClockId, Waiter};
 use crate::config::{Builder, Config};
 use crate::counted::Counted;
 use crate::deadline::{Deadline, Resolved};
-use crate::pool::{self, Pool};
 use crate::shard::{Shard, ShardState};
 use crate::stats::{self, ShardStats};
 use crate::sync::{self, AtomicBool, AtomicU64, MutexGuard, Ordering};
 use crate::timer::{Control, Core, Deferred, Exec, Fire, Status, Stop, Timer};
 use crate::timer_core::{Arm, TimerState, UNLISTED};
+use crate::workers::{self, Workers};
 use crate::{Error, Tolerance};
 
 /// Something that must hear when its runtime goes away: a timer set, whose waiters would
@@ -46,7 +46,7 @@ pub(crate) struct Shared {
     pub(crate) own_base: Option<ClockId>,
     pub(crate) tolerance: Tolerance,
     pub(crate) budget: Budget,
-    pub(crate) pool: Option<Arc<Pool<Deferred>>>,
+    pub(crate) pool: Option<Arc<Workers<Deferred>>>,
     pub(crate) shutdown: AtomicBool,
     /// Timer sets to tell of the shutdown (held weakly: a set does not outlive its owner).
     /// A plain std mutex also under loom: it is not part of any model.
@@ -83,7 +83,7 @@ impl Shared {
         shards: usize,
         k: u64,
         tolerance: Tolerance,
-        pool: Option<Arc<Pool<Deferred>>>,
+        pool: Option<Arc<Workers<Deferred>>>,
     ) -> Result<Arc<Shared>, Error> {
         let own_base = clock.base();
         let clock = crate::steady::steady(clock);
@@ -305,7 +305,7 @@ pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 #[derive(Debug)]
 pub struct Runtime {
     pub(crate) shared: Arc<Shared>,
-    pool: Option<Arc<Pool<Deferred>>>,
+    pool: Option<Arc<Workers<Deferred>>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -327,7 +327,7 @@ impl Runtime {
     /// driver never allocates for them) are refused.
     pub fn new(config: Config) -> Result<Runtime, Error> {
         let shards = config.validate()?;
-        let pool = Arc::new(Pool::default());
+        let pool = Arc::new(Workers::default());
         let shared = Shared::new(
             config.clock,
             shards,
@@ -342,7 +342,7 @@ impl Runtime {
         };
         // On an error below, dropping `rt` stops whatever already started.
         let shared = Arc::clone(&rt.shared);
-        rt.threads = pool::spawn(&pool, config.workers, move |job| shared.run_deferred(job))?;
+        rt.threads = workers::spawn(&pool, config.workers, move |job| shared.run_deferred(job))?;
         for i in 0..shards {
             let driver = rt
                 .shared

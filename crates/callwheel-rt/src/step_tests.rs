@@ -532,7 +532,7 @@ fn stopped_timers_cost_a_bounded_number_of_spurious_wakeups() {
 #[test]
 fn deferred_callbacks_run_on_the_driver_when_the_queue_cannot_grow() {
     let clock = ManualClock::new(0);
-    let pool = Arc::new(crate::pool::Pool::default());
+    let pool = Arc::new(crate::workers::Workers::default());
     pool.refuse_growth();
     let s = Shared::new(
         Arc::new(clock.clone()),

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use crate::runs;
 use crate::Error;
 
-/// Why [`Pool::submit`] handed a job back.
+/// Why [`Workers::submit`] handed a job back.
 #[derive(Debug)]
 pub(crate) enum Refused<J> {
     /// The pool has shut down and runs no more jobs: the submitter settles it unrun.
@@ -31,14 +31,14 @@ struct Queue<J> {
 }
 
 /// The pool's shared half.
-pub(crate) struct Pool<J> {
+pub(crate) struct Workers<J> {
     queue: Mutex<Queue<J>>,
     ready: Condvar,
 }
 
-impl<J> Default for Pool<J> {
+impl<J> Default for Workers<J> {
     fn default() -> Self {
-        Pool {
+        Workers {
             queue: Mutex::new(Queue {
                 jobs: VecDeque::new(),
                 shutdown: false,
@@ -50,13 +50,13 @@ impl<J> Default for Pool<J> {
     }
 }
 
-impl<J> std::fmt::Debug for Pool<J> {
+impl<J> std::fmt::Debug for Workers<J> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pool").finish_non_exhaustive()
+        f.debug_struct("Workers").finish_non_exhaustive()
     }
 }
 
-impl<J> Pool<J> {
+impl<J> Workers<J> {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue<J>> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -122,7 +122,7 @@ impl<J> Pool<J> {
 /// [`Error::Io`] when a thread cannot be created; [`Error::Wheel`] with
 /// [`callwheel::Error::NoMemory`] when a record is refused.
 pub(crate) fn spawn<J: Send + 'static>(
-    pool: &std::sync::Arc<Pool<J>>,
+    pool: &std::sync::Arc<Workers<J>>,
     n: usize,
     run: impl Fn(J) + Clone + Send + 'static,
 ) -> Result<Vec<JoinHandle<()>>, Error> {
