@@ -16,6 +16,9 @@ use callwheel_schemes::hashed_wheel_sorted::HashedWheelSorted;
 use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
 use callwheel_schemes::ordered_list::OrderedList;
 
+mod events;
+use events::run_by_events;
+
 /// A nanosecond tick.
 const HZ: u32 = 1_000_000_000;
 
@@ -81,21 +84,9 @@ fn run<S: Backing>(scheme: S, deviation_percent: u32, arming: Arming, n: usize) 
             }
         }
     }
-    let mut ran_at = vec![None; n];
-    let mut interrupts = 0;
-    while let Some((_, last)) = t.next_event() {
-        interrupts += 1;
-        // A hierarchy names its slot boundaries as events too (earlier than needed, never
-        // later): a few interrupts per level a callout cascades through.
-        assert!(interrupts <= 8 * n, "the event windows make no progress");
-        let mut log = Vec::new();
-        t.process_with(last, |table, i| log.push((i, table.ticks())));
-        t.softclock(|table, i| log.push((i, table.ticks())));
-        for (i, at) in log {
-            assert!(ran_at[i].is_none(), "callout {i} ran twice");
-            ran_at[i] = Some(at);
-        }
-    }
+    // A hierarchy names its slot boundaries as events too (earlier than needed, never later):
+    // a few interrupts per level a callout cascades through.
+    let (ran_at, interrupts) = run_by_events(&mut t, n, 8 * n);
     assert_eq!(t.pending(), 0);
     Run {
         deadlines,

@@ -9,6 +9,9 @@ use callwheel::{stabbing_optimum, Tick, Wheel};
 use callwheel_callout::flags::{c_prel, C_DIRECT_EXEC};
 use callwheel_callout::{Callouts, Config};
 
+mod events;
+use events::run_by_events;
+
 /// A nanosecond tick: the table's time is the caller's clock in nanoseconds.
 const HZ: u32 = 1_000_000_000;
 
@@ -63,35 +66,18 @@ fn run(n: usize, precision: impl Fn(Sbt) -> (Sbt, u32), flags: impl Fn(usize) ->
         // ceiling of sbt * hz / 2^32), the precision (or interval / 2^n for C_PREL(n), if
         // larger) rounded down.
         let deadline = start + sbt.to_ticks_ceil(HZ).unwrap().max(1);
-        let mut slack = explicit;
+        let mut asked = explicit;
         if let Some(n) = callwheel_callout::flags::c_prelget(flags) {
-            slack = slack.max(Sbt::from_raw(sbt.as_raw() >> n));
+            asked = asked.max(Sbt::from_raw(sbt.as_raw() >> n));
         }
         let tolerance = if flags & C_DIRECT_EXEC != 0 {
             0
         } else {
-            ((slack.as_raw() as u128 * u128::from(HZ)) >> 32) as Tick
+            ((asked.as_raw() as u128 * u128::from(HZ)) >> 32) as Tick
         };
         windows.push((deadline, deadline + tolerance));
     }
-    let mut ran_at = vec![None; n];
-    let mut interrupts = 0;
-    while let Some((first, last)) = t.next_event() {
-        assert!(first <= last, "an event window ends before it starts");
-        assert!(first >= t.ticks(), "an event window in the past");
-        interrupts += 1;
-        let mut log = Vec::new();
-        t.process_with(last, |table, i| log.push((i, table.ticks())));
-        t.softclock(|table, i| log.push((i, table.ticks())));
-        for (i, at) in log {
-            assert!(ran_at[i].is_none(), "callout {i} ran twice");
-            ran_at[i] = Some(at);
-        }
-        assert!(
-            interrupts <= 2 * n as u64,
-            "the event windows do not make progress"
-        );
-    }
+    let (ran_at, interrupts) = run_by_events(&mut t, n, 2 * n);
     assert_eq!(t.pending(), 0);
     assert_eq!(
         t.stats().hardclocks,
@@ -99,7 +85,7 @@ fn run(n: usize, precision: impl Fn(Sbt) -> (Sbt, u32), flags: impl Fn(usize) ->
         "the tickless run took a clock tick"
     );
     Run {
-        interrupts,
+        interrupts: interrupts as u64,
         windows,
         ran_at,
     }
