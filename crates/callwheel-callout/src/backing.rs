@@ -42,8 +42,9 @@ pub trait Backing: Scheme<u32> + Sized {
     }
 
     /// The earliest deadline among the scheme's timers, exactly (or the scheme's own time when
-    /// its `advance` has work there): what the table reports as its next event and uses to
-    /// decide whether `softclock` has work. The default is
+    /// its `advance` has work there): what the table reports as its next event. (Whether
+    /// `softclock` has work is decided by the cheaper
+    /// [`Timers::next_expiry`](callwheel::Timers::next_expiry), never later.) The default is
     /// [`Timers::next_expiry`](callwheel::Timers::next_expiry), exact on every scheme but the
     /// hashed wheels, whose busy buckets may hold only later rotations' timers, and the
     /// production wheel after stops (earlier than needed, never later).

@@ -129,11 +129,13 @@
 //!
 //! - Time is the table's tick, 0 to UINT64_MAX, moved by cw_hardclock (one tick per call) or,
 //!   tickless, by cw_callout_process(cw, now) to any later tick in one step, at a time inside
-//!   the window cw_callout_next_event names. The cost of a tick, of a jump and of a softclock
-//!   step does not grow with the tick's value (a nanosecond clock's reading works as a tick).
-//!   A hashed table costs O(1) expected per callout fired while deadlines lie within one turn
-//!   of its buckets (2^bits ticks); a callout further out costs one look at every pending
-//!   callout when it becomes the earliest.
+//!   the window cw_callout_next_event names. A tick, a jump and a softclock step each cost
+//!   at most a constant, whatever the tick's value (a nanosecond clock's reading works as a
+//!   tick) and however many callouts are pending. A hashed table does O(1) expected work per
+//!   callout fired while deadlines lie within one turn of its buckets (2^bits ticks); when the
+//!   earliest lies further out, finding it takes a pass over every pending callout, spread
+//!   over softclock steps of constant cost, or made at once by cw_callout_next_event, which
+//!   then costs O(n) for that call. CW_BACKING_WHEEL answers both in O(1) at any distance.
 //! - cw_callout_next_event's first value is the earliest deadline in ticks, never a tick
 //!   already passed (the current tick when work is due now); on CW_BACKING_WHEEL, after
 //!   callouts were stopped or re-armed it may be earlier than that deadline, never later.

@@ -6,11 +6,17 @@
 //! few hundred ticks a second), that costs one wasted visit per busy bucket per rotation. A
 //! clock of nanosecond ticks moved to "now" in one step would instead visit every busy bucket
 //! once per rotation of the jump: a cost growing with the tick's value. The table therefore
-//! keeps a floor, a tick no timer is due before, and starts every search for work there;
-//! whenever a whole rotation has passed without a timer firing, it makes the floor exact by
-//! one look at every timer (O(n + size / 64)), after which the next busy bucket is the
-//! earliest deadline itself. That look is paid at most once per rotation that fires nothing,
-//! so a jump of any length costs O(n + size / 64) per timer it fires, whatever the tick.
+//! keeps a floor, a tick no timer is due before, and starts every search for work there.
+//!
+//! The floor is exact (the earliest deadline) after a start that lowers it, and stays so
+//! until the timer at it leaves. When a walk finds its next busy bucket more than a rotation
+//! after the last firing and the floor is not exact, the table makes it exact by a pass over
+//! every timer, a few timers per step of the walk ([`PASS_STEP`]), so that no step of
+//! `advance` costs more than a constant whatever the number of timers or the tick's value.
+//! The walk goes on meanwhile, and at the pass's end jumps to the earliest deadline. A pass
+//! costs O(n) once per rotation that fires nothing, so a jump of any length costs O(n) steps
+//! per timer it fires at most, whatever the tick. [`Table::earliest`], a query rather than a
+//! step, finishes a pass at once when the next busy bucket holds no timer due at its tick.
 
 use crate::arena::NIL;
 use crate::busy::BusyMarks;
@@ -21,17 +27,39 @@ use callwheel::Tick;
 /// The largest table: 2^26 buckets.
 pub(crate) const MAX_BITS: u32 = 26;
 
+/// Timers (and buckets entered) a pass looks at per step of `advance`.
+pub(crate) const PASS_STEP: usize = 32;
+
 /// The bucket table of a hashed wheel; bucket `b` is the core's list `b + 1`.
 #[derive(Debug)]
 pub(crate) struct Table {
     mask: u64,
     busy: BusyMarks,
-    /// No timer in the buckets is due before this tick (exact right after [`Table::refresh`],
-    /// a lower bound otherwise).
+    /// No timer in the buckets is due before this tick.
     floor: Tick,
-    /// The tick at which a timer last fired or the floor was last made exact: a search that
-    /// finds work more than a rotation after it makes the floor exact first.
+    /// Whether some timer is due at the floor (it is then the earliest deadline).
+    exact: bool,
+    /// The tick at which a timer last fired or a pass last ended: a search that finds work
+    /// more than a rotation after it starts a pass.
     quiet_since: Tick,
+    /// The pass under way, if any.
+    pass: Option<Pass>,
+    /// Timers and buckets looked at by passes, in all (the cost the budget bounds per step).
+    #[cfg(test)]
+    looked_at: u64,
+}
+
+/// A pass over every timer in the buckets, in bucket order, finding the earliest deadline.
+#[derive(Debug)]
+struct Pass {
+    /// The next timer to look at, or [`NIL`] to enter the next busy bucket from `bucket`.
+    next: u32,
+    /// The next bucket to enter.
+    bucket: usize,
+    /// The earliest deadline seen, and of every timer started since the pass began.
+    least: Tick,
+    /// Whether a timer due at `least` is still in the buckets, as far as the pass knows.
+    exact: bool,
 }
 
 impl Table {
@@ -46,7 +74,11 @@ impl Table {
             mask: size as u64 - 1,
             busy: BusyMarks::try_new(size)?,
             floor: 0,
+            exact: false,
             quiet_since: 0,
+            pass: None,
+            #[cfg(test)]
+            looked_at: 0,
         })
     }
 
@@ -61,15 +93,44 @@ impl Table {
     }
 
     /// Marks `list` busy for a timer just placed there, due at `expiry`. When it is the only
-    /// timer in the buckets the floor is its deadline; otherwise the floor comes down to it.
+    /// timer in the buckets, or due at or before the floor, the floor is its deadline, exactly.
     #[inline]
     pub(crate) fn mark<T>(&mut self, core: &Core<T>, list: u32, expiry: Tick) {
         self.busy.set(list as usize - 1);
-        self.floor = if core.structure_len() == 1 {
-            expiry
-        } else {
-            self.floor.min(expiry)
-        };
+        if core.structure_len() == 1 {
+            self.floor = expiry;
+            self.exact = true;
+            self.pass = None;
+            return;
+        }
+        if expiry <= self.floor {
+            self.floor = expiry;
+            self.exact = true;
+        }
+        if let Some(pass) = &mut self.pass {
+            if expiry <= pass.least {
+                pass.least = expiry;
+                pass.exact = true;
+            }
+        }
+    }
+
+    /// Timer `idx`, due at `expiry` and followed in its bucket by `next`, is about to leave
+    /// the bucket (stopped, reset or fired): the floor is no longer known exact if it was this
+    /// timer's deadline, and a pass about to look at it looks at `next` instead.
+    #[inline]
+    pub(crate) fn leaving(&mut self, idx: u32, expiry: Tick, next: u32) {
+        if expiry == self.floor {
+            self.exact = false;
+        }
+        if let Some(pass) = &mut self.pass {
+            if pass.next == idx {
+                pass.next = next;
+            }
+            if expiry == pass.least {
+                pass.exact = false;
+            }
+        }
     }
 
     /// A timer fired at `tick`.
@@ -91,7 +152,7 @@ impl Table {
     }
 
     /// Clears the busy mark of `list` if it has become empty.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn unmark_if_empty<T>(&mut self, core: &Core<T>, list: u32) {
         if core.arena.is_list_empty(list) {
             self.busy.clear(list as usize - 1);
@@ -110,66 +171,113 @@ impl Table {
         Some(from.saturating_add(d as u64))
     }
 
-    /// [`Table::next_busy`] for a walk up to `target`: when the next busy bucket lies more
-    /// than a rotation past the last firing (or the last refresh), and within the walk, the
-    /// floor is made exact first, so the walk goes straight to the earliest deadline.
+    /// [`Table::next_busy`] for a walk up to `target`, and one step of a pass: one goes on if
+    /// under way, and one begins when the next busy bucket lies within the walk, more than a
+    /// rotation past the last firing (or the last pass), and the floor is not exact.
+    #[inline]
     pub(crate) fn next_work_until<T>(&mut self, core: &Core<T>, target: Tick) -> Option<Tick> {
         let t = self.next_busy(core)?;
-        if t <= target && t - self.quiet_since.min(t) > self.mask {
-            self.refresh(core);
-            return self.next_busy(core);
+        if self.pass.is_none()
+            && (self.exact || t > target || t - self.quiet_since.min(t) <= self.mask)
+        {
+            return Some(t);
         }
-        Some(t)
+        self.pass_on(core)
     }
 
-    /// The earliest deadline in the buckets, exactly: the next busy bucket when it holds a
-    /// timer due at its tick (`first_due` says whether it does), otherwise found by making the
-    /// floor exact.
+    /// One step of the pass under way, begun if none is; then the next busy bucket.
+    #[inline(never)]
+    fn pass_on<T>(&mut self, core: &Core<T>) -> Option<Tick> {
+        if self.pass.is_none() {
+            self.begin_pass();
+        }
+        self.pass_step(core, PASS_STEP);
+        self.next_busy(core)
+    }
+
+    /// The earliest deadline in the buckets, exactly: the floor when it is known exact, or
+    /// the next busy bucket when it holds a timer due at its tick (`first_due` says whether
+    /// it does); otherwise found by a whole pass, done now.
     pub(crate) fn earliest<T>(
         &mut self,
         core: &Core<T>,
         first_due: impl Fn(u32, Tick) -> bool,
     ) -> Option<Tick> {
         let t = self.next_busy(core)?;
-        if first_due(self.list_of(t), t) {
+        if self.exact || first_due(self.list_of(t), t) {
             return Some(t);
         }
-        self.refresh(core);
+        if self.pass.is_none() {
+            self.begin_pass();
+        }
+        self.pass_step(core, usize::MAX);
         self.next_busy(core)
     }
 
-    /// Makes the floor exact: the earliest deadline of every timer in the buckets.
-    fn refresh<T>(&mut self, core: &Core<T>) {
-        let mut floor = Tick::MAX;
-        let mut b = 0;
-        while b < self.size() {
-            let Some(d) = self.busy.next_from(b) else {
-                break;
-            };
-            let bucket = b + d;
-            if bucket < b || bucket >= self.size() {
-                // Wrapped around: every bucket has been looked at.
-                break;
+    fn begin_pass(&mut self) {
+        self.pass = Some(Pass {
+            next: NIL,
+            bucket: 0,
+            least: Tick::MAX,
+            exact: false,
+        });
+    }
+
+    /// Looks at up to `quota` timers and buckets of the pass under way; at its end, the floor
+    /// is the earliest deadline it found.
+    fn pass_step<T>(&mut self, core: &Core<T>, quota: usize) {
+        let Some(pass) = &mut self.pass else {
+            return;
+        };
+        let mut looked = 0;
+        while looked < quota {
+            looked += 1;
+            if pass.next == NIL {
+                let Some(b) = self.busy.first_from(pass.bucket) else {
+                    // Every bucket has been looked at.
+                    self.floor = pass.least;
+                    self.exact = pass.exact;
+                    self.quiet_since = core.cursor;
+                    self.pass = None;
+                    break;
+                };
+                pass.next = core.arena.first(b as u32 + 1);
+                pass.bucket = b + 1;
+                continue;
             }
-            let mut i = core.arena.first(bucket as u32 + 1);
-            while i != NIL {
-                let node = core.arena.node(i);
-                floor = floor.min(node.expiry);
-                i = node.next;
+            let node = core.arena.node(pass.next);
+            if node.expiry <= pass.least {
+                pass.least = node.expiry;
+                pass.exact = true;
             }
-            b = bucket + 1;
+            pass.next = node.next;
         }
-        self.floor = floor;
-        self.quiet_since = core.cursor;
+        #[cfg(test)]
+        {
+            self.looked_at += looked as u64;
+        }
+    }
+
+    /// Whether the floor is known to be the earliest deadline.
+    #[cfg(test)]
+    pub(crate) fn floor_is_exact(&self) -> bool {
+        self.exact
+    }
+
+    /// Timers and buckets looked at by passes so far.
+    #[cfg(test)]
+    pub(crate) fn looked_at(&self) -> u64 {
+        self.looked_at
     }
 
     pub(crate) fn memory_bytes(&self) -> usize {
         self.busy.memory_bytes()
     }
 
-    /// Every timer hashes to the bucket it is in, is due at or after the floor, and the busy
-    /// marks agree with the buckets.
+    /// Every timer hashes to the bucket it is in, is due at or after the floor (at it, for
+    /// one, when the floor is exact), and the busy marks agree with the buckets.
     pub(crate) fn check<T>(&self, core: &Core<T>) -> Result<(), &'static str> {
+        let mut at_floor = false;
         for b in 0..self.size() {
             let list = b as u32 + 1;
             if self.busy.get(b) == core.arena.is_list_empty(list) {
@@ -184,8 +292,12 @@ impl Table {
                 if node.expiry < self.floor {
                     return Err("timer due before the floor");
                 }
+                at_floor |= node.expiry == self.floor;
                 i = node.next;
             }
+        }
+        if self.exact && core.structure_len() > 0 && !at_floor {
+            return Err("the floor is called exact but no timer is due at it");
         }
         Ok(())
     }

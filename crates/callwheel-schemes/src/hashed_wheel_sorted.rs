@@ -97,7 +97,9 @@ impl<T> TickDriven<T> for HashedWheelSorted<T> {
     }
 
     fn detach(&mut self, idx: u32) {
-        let list = self.core.arena.node(idx).list;
+        let node = self.core.arena.node(idx);
+        let list = node.list;
+        self.table.leaving(idx, node.expiry, node.next);
         self.core.arena.unlink(idx);
         self.table.unmark_if_empty(&self.core, list);
     }

@@ -196,7 +196,7 @@ impl<T> HierarchicalWheel<T> {
                 shift: width.is_power_of_two().then(|| width.trailing_zeros()),
                 mask: s64.is_power_of_two().then_some(s64 - 1),
                 first_list: 1 + lists,
-                busy: BusyMarks::new(s as usize),
+                busy: BusyMarks::try_new(s as usize)?,
             });
             lists += s;
             width = width
