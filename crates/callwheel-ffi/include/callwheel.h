@@ -1353,10 +1353,11 @@ void cw_callouts_free(cw_callouts *cw);
 // The clock interrupt: advances the table's tick by one, then runs the due
 // CW_C_DIRECT_EXEC handlers on this thread.
 //
-// Returns 1 if cw_softclock has work, 0 if not (when nothing is due, the tick is processed
-// right here: the paper's fast path); CW_EBUSY if another thread (or this one, from a
-// handler) is running handlers — the tick still advanced, and the direct handlers run at
-// that thread's next cw_softclock; CW_EINVAL for NULL.
+// Returns 1 if cw_softclock may have work (always when a callout is due; on CW_BACKING_HASHED also
+// when the next busy bucket holds only later turns' callouts, and cw_softclock then runs none), 0
+// if not (when nothing is due, the tick is processed right here: the paper's fast path); CW_EBUSY
+// if another thread (or this one, from a handler) is running handlers — the tick still advanced,
+// and the direct handlers run at that thread's next cw_softclock; CW_EINVAL for NULL.
 //
 // # Safety
 //
@@ -1370,8 +1371,10 @@ int cw_hardclock(cw_callouts *cw);
 // given to cw_callout_reset_sbt_on decides, on a CW_BACKING_WHEEL table, which callouts share
 // an interrupt.
 //
-// Returns 1 if cw_softclock has work, 0 if not; CW_EBUSY if another thread (or this one,
-// from a handler) is running handlers (the clock still moved); CW_EINVAL for NULL.
+// Returns 1 if cw_softclock may have work (always when a callout is due; on CW_BACKING_HASHED also
+// when the next busy bucket holds only later turns' callouts, and cw_softclock then runs none), 0
+// if not; CW_EBUSY if another thread (or this one, from a handler) is running handlers (the clock
+// still moved); CW_EINVAL for NULL.
 //
 // # Safety
 //
@@ -1864,7 +1867,8 @@ int cw_percpu_callout_cpu(const cw_percpu *set,
 // The clock interrupt of CPU `cpu`: cw_hardclock on that CPU's table (its tick advances by
 // one, then its due CW_C_DIRECT_EXEC handlers and ready drains run on this thread).
 //
-// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY if another
+// Returns 1 if cw_percpu_softclock may have work on that CPU (as for cw_hardclock), 0 if
+// not; CW_EBUSY if another
 // thread (or this one, from a handler) is running that CPU's handlers (the tick still
 // advanced); CW_EINVAL (NULL set, a CPU outside the set).
 //
@@ -1891,7 +1895,8 @@ int cw_percpu_softclock(cw_percpu *set,
 // The tickless interrupt of CPU `cpu` (cw_callout_process on that CPU's table): moves its
 // tick to `now` in one step, then runs its due CW_C_DIRECT_EXEC handlers and ready drains.
 //
-// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY as for
+// Returns 1 if cw_percpu_softclock may have work on that CPU (as for cw_callout_process),
+// 0 if not; CW_EBUSY as for
 // cw_percpu_hardclock (the clock still moved); CW_EINVAL (NULL set, a CPU outside the set).
 //
 // # Safety

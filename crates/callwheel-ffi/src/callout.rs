@@ -347,10 +347,11 @@ pub unsafe extern "C" fn cw_callouts_free(cw: *mut cw_callouts) {
 /// The clock interrupt: advances the table's tick by one, then runs the due
 /// CW_C_DIRECT_EXEC handlers on this thread.
 ///
-/// Returns 1 if cw_softclock has work, 0 if not (when nothing is due, the tick is processed
-/// right here: the paper's fast path); CW_EBUSY if another thread (or this one, from a
-/// handler) is running handlers — the tick still advanced, and the direct handlers run at
-/// that thread's next cw_softclock; CW_EINVAL for NULL.
+/// Returns 1 if cw_softclock may have work (always when a callout is due; on CW_BACKING_HASHED also
+/// when the next busy bucket holds only later turns' callouts, and cw_softclock then runs none), 0
+/// if not (when nothing is due, the tick is processed right here: the paper's fast path); CW_EBUSY
+/// if another thread (or this one, from a handler) is running handlers — the tick still advanced,
+/// and the direct handlers run at that thread's next cw_softclock; CW_EINVAL for NULL.
 ///
 /// # Safety
 ///
@@ -372,8 +373,10 @@ pub unsafe extern "C" fn cw_hardclock(cw: *mut cw_callouts) -> c_int {
 /// given to cw_callout_reset_sbt_on decides, on a CW_BACKING_WHEEL table, which callouts share
 /// an interrupt.
 ///
-/// Returns 1 if cw_softclock has work, 0 if not; CW_EBUSY if another thread (or this one,
-/// from a handler) is running handlers (the clock still moved); CW_EINVAL for NULL.
+/// Returns 1 if cw_softclock may have work (always when a callout is due; on CW_BACKING_HASHED also
+/// when the next busy bucket holds only later turns' callouts, and cw_softclock then runs none), 0
+/// if not; CW_EBUSY if another thread (or this one, from a handler) is running handlers (the clock
+/// still moved); CW_EINVAL for NULL.
 ///
 /// # Safety
 ///

@@ -11,7 +11,8 @@ use crate::{cw_percpu, flag, guard, need, CW_OK};
 /// The clock interrupt of CPU `cpu`: cw_hardclock on that CPU's table (its tick advances by
 /// one, then its due CW_C_DIRECT_EXEC handlers and ready drains run on this thread).
 ///
-/// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY if another
+/// Returns 1 if cw_percpu_softclock may have work on that CPU (as for cw_hardclock), 0 if
+/// not; CW_EBUSY if another
 /// thread (or this one, from a handler) is running that CPU's handlers (the tick still
 /// advanced); CW_EINVAL (NULL set, a CPU outside the set).
 ///
@@ -54,7 +55,8 @@ pub unsafe extern "C" fn cw_percpu_softclock(set: *mut cw_percpu, cpu: c_int) ->
 /// The tickless interrupt of CPU `cpu` (cw_callout_process on that CPU's table): moves its
 /// tick to `now` in one step, then runs its due CW_C_DIRECT_EXEC handlers and ready drains.
 ///
-/// Returns 1 if cw_percpu_softclock has work on that CPU, 0 if not; CW_EBUSY as for
+/// Returns 1 if cw_percpu_softclock may have work on that CPU (as for cw_callout_process),
+/// 0 if not; CW_EBUSY as for
 /// cw_percpu_hardclock (the clock still moved); CW_EINVAL (NULL set, a CPU outside the set).
 ///
 /// # Safety

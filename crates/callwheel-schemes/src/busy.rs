@@ -1,9 +1,10 @@
 //! Busy marks: one bit per bucket, set while the bucket holds a timer (Varghese & Lauck,
 //! Appendix A), with two levels of summary above them: a bit per word of marks, set while the
 //! word has a bit set, and a bit per word of that. Finding the next non-empty bucket then
-//! looks at one word of marks, one of the summary and a scan of the top level (at most 256
+//! looks at two words of marks, one of the summary and a scan of the top level (at most 256
 //! words for 2^26 buckets), however sparse the bitmap, instead of every empty word between two
-//! busy buckets. A mark costs one more word only when its word goes from empty to busy or back.
+//! busy buckets. A mark costs one or two more words only when its word goes from empty to
+//! busy or back.
 
 use alloc::vec::Vec;
 
@@ -177,7 +178,8 @@ mod tests {
                 marks.clear(b);
             }
             prop_assert_eq!(marks.next_from(from), None);
-            prop_assert!(marks.words.iter().chain(&marks.summary).chain(&marks.top).all(|&w| w == 0));
+            let mut words = marks.words.iter().chain(&marks.summary).chain(&marks.top);
+            prop_assert!(words.all(|&w| w == 0));
         }
     }
 

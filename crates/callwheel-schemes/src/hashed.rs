@@ -13,10 +13,12 @@
 //! after the last firing and the floor is not exact, the table makes it exact by a pass over
 //! every timer, a few timers per step of the walk ([`PASS_STEP`]), so that no step of
 //! `advance` costs more than a constant whatever the number of timers or the tick's value.
-//! The walk goes on meanwhile, and at the pass's end jumps to the earliest deadline. A pass
-//! costs O(n) once per rotation that fires nothing, so a jump of any length costs O(n) steps
-//! per timer it fires at most, whatever the tick. [`Table::earliest`], a query rather than a
-//! step, finishes a pass at once when the next busy bucket holds no timer due at its tick.
+//! The walk goes on meanwhile, and at the pass's end jumps to the earliest deadline the pass
+//! saw (a lower bound only, when a timer it saw has left since: then a later rotation without
+//! a firing begins another). A pass costs O(n) once per rotation that fires nothing, so a
+//! jump of any length costs O(n) steps per timer it fires or stops at most, whatever the
+//! tick. [`Table::earliest`], a query rather than a step, makes a whole pass at once when the
+//! next busy bucket holds no timer due at its tick.
 
 use crate::arena::NIL;
 use crate::busy::BusyMarks;
@@ -197,7 +199,9 @@ impl Table {
 
     /// The earliest deadline in the buckets, exactly: the floor when it is known exact, or
     /// the next busy bucket when it holds a timer due at its tick (`first_due` says whether
-    /// it does); otherwise found by a whole pass, done now.
+    /// it does); otherwise found by a whole pass, done now. A pass under way is begun again:
+    /// timers it saw may have left since, and one made in a single call sees every timer
+    /// once with none leaving, so its floor is exact.
     pub(crate) fn earliest<T>(
         &mut self,
         core: &Core<T>,
@@ -207,9 +211,7 @@ impl Table {
         if self.exact || first_due(self.list_of(t), t) {
             return Some(t);
         }
-        if self.pass.is_none() {
-            self.begin_pass();
-        }
+        self.begin_pass();
         self.pass_step(core, usize::MAX);
         self.next_busy(core)
     }
@@ -256,6 +258,12 @@ impl Table {
         {
             self.looked_at += looked as u64;
         }
+    }
+
+    /// Whether a pass is under way.
+    #[cfg(test)]
+    pub(crate) fn pass_under_way(&self) -> bool {
+        self.pass.is_some()
     }
 
     /// Whether the floor is known to be the earliest deadline.

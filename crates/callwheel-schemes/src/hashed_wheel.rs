@@ -231,4 +231,23 @@ mod tests {
         assert_eq!(s.earliest(), Some(4_001));
         s.check_invariants().unwrap();
     }
+
+    /// `earliest` stays exact when a pass left unfinished by `advance` saw a timer that has
+    /// been stopped since (its deadline would otherwise be taken for the earliest).
+    #[test]
+    fn earliest_is_exact_after_a_pass_saw_a_timer_that_left() {
+        let mut s = HashedWheel::new(4).unwrap();
+        let x = s.start(5, 0).unwrap();
+        let a = s.start(500_000, 1).unwrap();
+        for k in 0..2_000 {
+            s.start(1_000_000 + k, 2).unwrap();
+        }
+        s.stop(x);
+        // A rotation without a firing: a pass begins, and is left unfinished.
+        let _ = s.advance(30, Budget::UNLIMITED, |_, _| panic!("nothing is due"));
+        assert!(s.table.pass_under_way());
+        s.stop(a);
+        assert_eq!(s.earliest(), Some(1_000_000));
+        s.check_invariants().unwrap();
+    }
 }

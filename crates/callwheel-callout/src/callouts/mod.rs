@@ -311,7 +311,8 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// ([`Backing::hardclock`]: none but on 4.4BSD's `calltodo`, whose walk over the callouts
     /// due but not yet run Table II counts).
     ///
-    /// Returns `true` when `softclock` has work (the kernel's `setsoftclock()`). When the next
+    /// Returns `true` when `softclock` may have work (the kernel's `setsoftclock()`; on a
+    /// hashed wheel also for a bucket of later rotations only, as 4.4BSD's). When the next
     /// tick holds nothing and `softclock` is caught up, `hardclock` advances `softticks` itself
     /// and returns `false`: an idle system never schedules the software interrupt.
     pub fn hardclock(&mut self) -> bool {
@@ -377,12 +378,15 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         Some((first, last.max(first)))
     }
 
-    /// The tickless mode's interrupt, calloutng's `callout_process(now)`: moves `ticks` to
-    /// `now` in one step (any number of ticks; a `now` at or before `ticks` moves nothing),
-    /// as the one-shot event timer armed from [`Callouts::next_event`] fires. Returns `true`
-    /// when [`Callouts::softclock`] has work (due direct callouts run from
-    /// [`Callouts::process_with`] or at the start of that `softclock`); when nothing is due,
-    /// `softticks` follows `ticks` here and no software interrupt is needed.
+    /// The tickless mode's interrupt, calloutng's `callout_process(now)`: moves `ticks` to `now` in
+    /// one step (any number of ticks; a `now` at or before `ticks` moves nothing), as the one-shot
+    /// event timer armed from [`Callouts::next_event`] fires. Returns `true` when
+    /// [`Callouts::softclock`] may have work (due direct callouts run from
+    /// [`Callouts::process_with`] or at the start of that `softclock`): always when a callout is
+    /// due, and also when the scheme's cheap bound ([`callwheel::Timers::next_expiry`]) is at or
+    /// before `now` with nothing due (a hashed wheel's bucket of later rotations only; the
+    /// `softclock` then runs nothing). When it returns `false`, `softticks` follows `ticks` here
+    /// and no software interrupt is needed.
     ///
     /// The tick-driven mode ([`Callouts::hardclock`] once per tick) stays for the
     /// reproductions of Costello and Varghese; the two may be mixed (a `hardclock` is a
