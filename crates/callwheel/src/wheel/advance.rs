@@ -12,7 +12,7 @@ use crate::timers::{Budget, Expired, Meter, Progress, Timers};
 impl<T> Wheel<T> {
     fn begin_drain(&mut self) {
         self.adv.begin_drain();
-        let first = self.links.next(OVERDUE);
+        let first = self.storage.links.next(OVERDUE);
         self.walk_next = if first == OVERDUE { NIL } else { first };
     }
 
@@ -22,9 +22,9 @@ impl<T> Wheel<T> {
     where
         F: FnMut(&mut dyn Timers<T>, Expired<T>),
     {
-        let t = self.timer(idx);
+        let t = self.storage.timer(idx);
         let (deadline, periodic) = (t.deadline, t.window.periodic());
-        let handle = self.owner.handle(idx, t.generation.get());
+        let handle = self.storage.handle(idx, t.generation.get());
         self.stats.fired += 1;
         self.stats.max_lateness = self
             .stats
@@ -49,7 +49,7 @@ impl<T> Wheel<T> {
                 Err(missed) => overruns = missed,
             }
         }
-        let value = self.release(idx);
+        let value = self.storage.release(idx);
         self.finished += 1;
         on_expire(
             self,
@@ -75,20 +75,20 @@ impl<T> Wheel<T> {
         let (next, missed) = p.policy.next(deadline, p.period, now);
         let Some(next) = next else {
             self.periodic.remove(idx);
-            let t = self.timer_mut(idx);
+            let t = self.storage.timer_mut(idx);
             t.window = t.window.with_periodic(false);
             return Err(missed);
         };
         p.overruns = missed;
         let (tolerance, copy) = (p.tolerance, p.copy);
-        self.timer_mut(idx).deadline = next;
+        self.storage.timer_mut(idx).deadline = next;
         let end = self.set_window(idx, next, tolerance);
         // Already due on the cursor (it fired from the overdue queue): the next drain. Burst
         // replays the missed deadlines in order, as the cursor reaches them.
         self.arm(idx, next, end);
         // The copy is the caller's code (`T::clone`) and may panic: taken once the timer is
         // armed again, so a panic leaves it scheduled for its next period, not lost.
-        let value = copy(&self.timer(idx).value);
+        let value = copy(&self.storage.timer(idx).value);
         Ok((value, missed))
     }
 
@@ -123,12 +123,12 @@ impl<T> Wheel<T> {
                 let li = self.walk_next;
                 if li != NIL {
                     step!();
-                    let next = self.links.next(li);
+                    let next = self.storage.links.next(li);
                     self.walk_next = if next == OVERDUE { NIL } else { next };
                     let idx = li - BASE;
                     if self
                         .adv
-                        .fires_in_this_drain_short(self.timer(idx).window.payload())
+                        .fires_in_this_drain_short(self.storage.timer(idx).window.payload())
                     {
                         self.unlink(li);
                         self.fire(idx, on_expire);
@@ -152,8 +152,8 @@ impl<T> Wheel<T> {
                 let forced = self.overdue_pending();
                 let mut next = if forced { cursor + 1 } else { target };
                 self.processing = NIL;
-                if self.levels != 0 {
-                    let (list, start) = self.first_slot();
+                if !self.levels.is_empty() {
+                    let (list, start) = self.levels.first_slot(self.cursor);
                     // The slot at the cursor was emptied by its own tick: the next one starts
                     // later.
                     debug_assert!(start > cursor);
@@ -173,7 +173,7 @@ impl<T> Wheel<T> {
                             // being cascaded to level 0 and visited again, and the others are
                             // placed exactly as from the start of `m`'s level-0 window, since
                             // the two instants share every digit above level 0.
-                            let m = self.minimum[list as usize].at;
+                            let m = self.levels.minimum(list).at;
                             next = if m <= target {
                                 m.max(start)
                             } else {
@@ -190,7 +190,7 @@ impl<T> Wheel<T> {
             let list = self.processing;
             if list != NIL {
                 loop {
-                    let li = self.links.next(list);
+                    let li = self.storage.links.next(list);
                     if li == list {
                         break;
                     }
@@ -198,11 +198,11 @@ impl<T> Wheel<T> {
                     // The slot is a linked list: the next timer's index is known only now. Ask
                     // for its entry while this one is handled (see `prefetch`).
                     let next = self.pop_front(list, li);
-                    if let Some(entry) = self.nodes.get(next.wrapping_sub(BASE) as usize) {
+                    if let Some(entry) = self.storage.entry(next.wrapping_sub(BASE) as usize) {
                         prefetch::prefetch(entry);
                     }
                     let idx = li - BASE;
-                    let deadline = self.timer(idx).deadline;
+                    let deadline = self.storage.timer(idx).deadline;
                     let end = self.end_of(idx);
                     let at = self.instant(deadline, end);
                     if at <= self.cursor {
@@ -218,7 +218,7 @@ impl<T> Wheel<T> {
                 }
                 self.processing = NIL;
             }
-            let li = self.links.next(DEFERRED);
+            let li = self.storage.links.next(DEFERRED);
             if li != DEFERRED {
                 step!();
                 self.unlink(li);

@@ -1,29 +1,35 @@
-//! The checker: every invariant of the wheel verified by brute force (the lists against their
-//! links, the occupancy bits, each timer's level and slot, the slots' minimums, the free list,
-//! the periodic schedules, the clock), as wahern/timeout's `timeouts_check()` does. For tests
-//! and debugging: O(n) over the slab and the lists.
+//! The checker: every invariant of the wheel verified by brute force, as wahern/timeout's
+//! `timeouts_check()` does. The parts check their own first (the storage its lengths, live
+//! count and free list; the levels their words); then every list is walked against them (its
+//! links both ways, each timer's level, slot and window, the occupancy bits, the slots'
+//! minimums), and the periodic schedules and the clock are checked. For tests and debugging:
+//! O(n) over the slab and the lists.
 
 use alloc::vec;
 
-use super::geometry::{
-    level_for, slot_for, BASE, DEFERRED, LEVELS, NIL, OVERDUE, SLOTS, SLOT_LISTS,
-};
+use super::geometry::{level_for, slot_for, BASE, DEFERRED, NIL, OVERDUE, SLOTS, SLOT_LISTS};
 use super::storage::Entry;
 use super::Wheel;
 use crate::advance::Phase;
 
 impl<T> Wheel<T> {
     pub(super) fn check_structure(&self) -> Result<(), &'static str> {
-        if self.links.len() != BASE as usize + self.nodes.len() {
-            return Err("links and slab disagree in length");
-        }
+        // The pending count is derived from the counters; checked here without the
+        // subtraction `len` does, so that counters gone wrong are reported, not a panic.
+        let pending = self
+            .stats
+            .started
+            .checked_sub(self.stats.stopped)
+            .and_then(|n| n.checked_sub(self.finished))
+            .ok_or("live count is wrong")?;
+        self.storage.check(pending as usize)?;
         if self.cursor > self.target {
             return Err("cursor is past the target");
         }
         if self.adv.phase == Phase::Idle && self.cursor != self.target {
             return Err("idle with the cursor short of the target");
         }
-        if self.adv.phase != Phase::Tick && self.links.next(DEFERRED) != DEFERRED {
+        if self.adv.phase != Phase::Tick && self.storage.links.next(DEFERRED) != DEFERRED {
             return Err("timers left deferred outside a slot's processing");
         }
         if self.adv.phase != Phase::Tick && self.processing != NIL {
@@ -33,13 +39,13 @@ impl<T> Wheel<T> {
             return Err("a drain walk outside a drain");
         }
         // Every list: links agree both ways, every member is live, no cycles.
-        let mut seen = vec![false; self.nodes.len()];
+        let mut seen = vec![false; self.storage.len()];
         let mut on_lists = 0usize;
         for list in 0..BASE {
             let mut prev = list;
-            let mut li = self.links.next(list);
+            let mut li = self.storage.links.next(list);
             while li != list {
-                if li < BASE || li as usize >= self.links.len() {
+                if li < BASE || (li - BASE) as usize >= self.storage.len() {
                     return Err("a list names a missing timer or another list's sentinel");
                 }
                 let idx = (li - BASE) as usize;
@@ -47,10 +53,10 @@ impl<T> Wheel<T> {
                     return Err("a timer on two lists, or a cycle");
                 }
                 seen[idx] = true;
-                let Entry::Live(t) = &self.nodes[idx] else {
+                let Some(Entry::Live(t)) = self.storage.entry(idx) else {
                     return Err("free slot on a list");
                 };
-                if self.links.get(li).prev != prev {
+                if self.storage.links.get(li).prev != prev {
                     return Err("prev link broken");
                 }
                 if list != OVERDUE && t.window.checked_end(t.deadline).is_none() {
@@ -68,7 +74,7 @@ impl<T> Wheel<T> {
                     if list != self.processing && at <= self.cursor {
                         return Err("a due timer left in a slot");
                     }
-                    let m = self.minimum[list as usize];
+                    let m = self.levels.minimum(list);
                     if end < m.end || at < m.at {
                         return Err("a slot's minimum window end or firing instant is too high");
                     }
@@ -89,68 +95,26 @@ impl<T> Wheel<T> {
                     return Err("periodic flag and schedule disagree");
                 }
                 prev = li;
-                li = self.links.next(li);
+                li = self.storage.links.next(li);
                 on_lists += 1;
             }
-            if self.links.get(list).prev != prev {
+            if self.storage.links.get(list).prev != prev {
                 return Err("list tail is wrong");
             }
             if (list as usize) < SLOT_LISTS {
-                let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
-                let busy = self.occupied[level] & (1 << slot) != 0;
+                let busy = self.levels.is_occupied(list);
                 if busy != (prev != list) {
                     return Err("occupancy bit disagrees with its slot");
                 }
             }
         }
-        if self.occupied[LEVELS] != 0 {
-            return Err("an occupancy bit set for the overdue queue or the deferred list");
-        }
-        for (level, &word) in self.occupied.iter().enumerate() {
-            if (self.levels & (1 << level) != 0) != (word != 0) {
-                return Err("level summary disagrees with the occupancy words");
-            }
-        }
-        if self.levels >> LEVELS != 0 {
-            return Err("level summary names a level that does not exist");
-        }
-        let live = self
-            .nodes
-            .iter()
-            .filter(|e| matches!(e, Entry::Live(_)))
-            .count();
-        // The pending count is derived from the counters; checked here without the
-        // subtraction `len` does, so that counters gone wrong are reported, not a panic.
-        let pending = self
-            .stats
-            .started
-            .checked_sub(self.stats.stopped)
-            .and_then(|n| n.checked_sub(self.finished));
-        if pending != Some(live as u64) {
-            return Err("live count is wrong");
-        }
-        if on_lists != live {
+        self.levels.check()?;
+        if on_lists as u64 != pending {
             return Err("a live timer is on no list");
-        }
-        let mut free = 0usize;
-        let mut i = self.free;
-        while i != NIL {
-            match self.nodes.get(i as usize) {
-                Some(Entry::Free { next, .. }) => i = *next,
-                Some(Entry::Live(_)) => return Err("live timer on the free list"),
-                None => return Err("free list names a missing slot"),
-            }
-            free += 1;
-            if free > self.nodes.len() {
-                return Err("cycle in the free list");
-            }
-        }
-        if free + self.retired + live != self.nodes.len() {
-            return Err("a free slot is neither on the free list nor retired");
         }
         self.periodic.check()?;
         for idx in self.periodic.keys() {
-            match self.nodes.get(idx as usize) {
+            match self.storage.entry(idx as usize) {
                 Some(Entry::Live(t)) if t.window.periodic() => {}
                 _ => return Err("a periodic schedule outlived its timer"),
             }

@@ -1,7 +1,7 @@
 //! [`Wheel::clear`]: every pending timer dropped at once, the wheel kept consistent when a
 //! value's drop panics.
 
-use super::geometry::{LEVELS, NIL};
+use super::geometry::NIL;
 use super::storage::Entry;
 use super::Wheel;
 
@@ -15,9 +15,8 @@ impl<T> Wheel<T> {
     /// before any value is dropped, and when a drop panics the remaining timers are freed all
     /// the same (their values leaked, not dropped) before the panic goes on.
     pub fn clear(&mut self) {
-        self.links.reset_sentinels();
-        self.occupied = [0; LEVELS + 1];
-        self.levels = 0;
+        self.storage.links.reset_sentinels();
+        self.levels.clear();
         self.periodic.clear();
         self.processing = NIL;
         self.walk_next = NIL;
@@ -42,12 +41,12 @@ struct Clearing<'a, T> {
 impl<T> Clearing<'_, T> {
     /// Frees the next live timer and hands back its value, or `None` when none is left.
     fn free_next(&mut self) -> Option<T> {
-        while (self.next as usize) < self.wheel.nodes.len() {
+        while let Some(entry) = self.wheel.storage.entry(self.next as usize) {
             let idx = self.next;
             self.next += 1;
-            if matches!(self.wheel.nodes[idx as usize], Entry::Live(_)) {
+            if matches!(entry, Entry::Live(_)) {
                 self.wheel.stats.stopped += 1;
-                return Some(self.wheel.release(idx));
+                return Some(self.wheel.storage.release(idx));
             }
         }
         None

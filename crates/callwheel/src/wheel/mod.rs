@@ -118,13 +118,15 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | `mod.rs` | the wheel's state, its public operations, the `Timers` and `Scheme` impls |
+//! | `mod.rs` | the wheel's state (its parts, the clock, the advance's phase), its public operations, the `Timers` and `Scheme` impls |
 //! | `geometry.rs` | levels, slots, list numbering, digit arithmetic |
-//! | `storage.rs` | the slab, its free list and generations; the list operations that keep the occupancy bits and minimums in step |
+//! | `storage.rs` | `Storage`: the slab, its free list and generations, and the links; its own check |
+//! | `levels.rs` | `Levels`: the occupancy words, the level word and the slots' minimums; its own check |
+//! | `placing.rs` | where a timer goes and how it leaves: the list operations that keep the storage, the levels and the drain's walk in step |
 //! | `links.rs` | the lists' links: sentinels, append, unlink, pop, without bounds checks on neighbours |
 //! | `advance.rs` | the advance loop: drains, slot jumps, cascades, firing, periodic re-arm |
 //! | `queries.rs` | the wake-up instant, the earliest deadline, what a handle names |
-//! | `check.rs` | `check_invariants`: every invariant by brute force |
+//! | `check.rs` | `check_invariants`: the parts' own checks, then every list against the parts by brute force |
 //! | `windows.rs` | how a window's end is kept in 31 bits of the entry |
 //! | `periodic.rs`, `schedules.rs`, `prefetch.rs` | the missed-period rule; the periodic timers' schedules (a fallibly growing hash table); the prefetch hint |
 
@@ -132,29 +134,28 @@ mod advance;
 mod check;
 mod clear;
 mod geometry;
+mod levels;
 mod links;
 mod periodic;
+mod placing;
 mod prefetch;
 mod queries;
 mod schedules;
 mod storage;
 mod windows;
 
-use alloc::boxed::Box;
-use alloc::vec::Vec;
-
 pub use periodic::Missed;
 use periodic::Periodic;
 use schedules::Schedules;
 
-use geometry::{level_for, list_for, BASE, LEVELS, MAX_TIMERS, NIL, SLOT_LISTS};
-use links::Links;
-use storage::{Entry, SlotMin, NO_MIN};
+use geometry::{level_for, list_for, BASE, MAX_TIMERS, NIL};
+use levels::Levels;
+use storage::Storage;
 use windows::Window;
 pub use windows::{firing_instant, window_end};
 
 use crate::advance::{AdvanceState, Phase};
-use crate::handle::{Handle, Owner};
+use crate::handle::Handle;
 use crate::time::Tick;
 use crate::timers::{Budget, Error, Expired, Progress, Scheme, Timers};
 
@@ -210,27 +211,14 @@ pub struct WheelStats {
 /// ```
 #[derive(Debug)]
 pub struct Wheel<T> {
-    nodes: Vec<Entry<T>>,
-    /// The lists' sentinels (`0..BASE`), then the links of timer `i` at `BASE + i`.
-    links: Links,
-    /// Head of the free list of `nodes`, or NIL.
-    free: u32,
+    /// The timers and the links of their lists.
+    storage: Storage<T>,
+    /// Which slots hold timers, and their minimums.
+    levels: Levels,
     /// Timers gone by firing (one-shot timers and the last period of periodic ones). The
     /// number pending is `started - stopped - finished`: counting it apart would cost every
     /// start and stop one more store.
     finished: u64,
-    capacity: Option<usize>,
-    /// Slots retired because their generation was exhausted (they do not count against a fixed
-    /// capacity).
-    retired: usize,
-    /// Bit `s` of word `l` is set while slot `s` of level `l` holds a timer. The extra last
-    /// word stands for the overdue queue and the deferred list (lists 704 and 705, "level 11"):
-    /// its bits are never set, so clearing one when either empties changes nothing, and
-    /// unlinking need not ask which kind of list it left.
-    occupied: [u64; LEVELS + 1],
-    /// Bit `l` is set while `occupied[l]` is not zero.
-    levels: u16,
-    minimum: Box<[SlotMin; SLOT_LISTS]>,
     /// The last tick processed (Costello's `softticks`).
     cursor: Tick,
     /// The latest `now` asked for (Costello's `ticks`).
@@ -245,8 +233,6 @@ pub struct Wheel<T> {
     /// The schedules of the periodic timers, by slot index.
     periodic: Schedules<T>,
     stats: WheelStats,
-    /// The identity every handle of this wheel carries.
-    owner: Owner,
     /// Every timer is keyed by its deadline, whatever its window ([`Wheel::at_deadlines`]).
     at_deadlines: bool,
 }
@@ -261,15 +247,9 @@ impl<T> Wheel<T> {
     /// An empty wheel at time 0 whose slab grows on demand.
     pub fn new() -> Wheel<T> {
         Wheel {
-            nodes: Vec::new(),
-            links: Links::new(),
-            free: NIL,
+            storage: Storage::new(),
+            levels: Levels::new(),
             finished: 0,
-            capacity: None,
-            retired: 0,
-            occupied: [0; LEVELS + 1],
-            levels: 0,
-            minimum: Box::new([NO_MIN; SLOT_LISTS]),
             cursor: 0,
             target: 0,
             adv: AdvanceState::new(),
@@ -277,7 +257,6 @@ impl<T> Wheel<T> {
             walk_next: NIL,
             periodic: Schedules::new(),
             stats: WheelStats::default(),
-            owner: Owner::new(),
             at_deadlines: false,
         }
     }
@@ -306,12 +285,10 @@ impl<T> Wheel<T> {
                 reason: "a fixed capacity must be below 2^32 - 707 timers",
             });
         }
-        let mut w = Self::new();
-        let fail = |_| Error::NoMemory;
-        w.nodes.try_reserve_exact(capacity).map_err(fail)?;
-        w.links.try_reserve_exact(capacity).map_err(fail)?;
-        w.capacity = Some(capacity);
-        Ok(w)
+        Ok(Wheel {
+            storage: Storage::with_capacity(capacity)?,
+            ..Self::new()
+        })
     }
 
     /// Starts a periodic timer: first due at `first`, then every `period` after its previous
@@ -341,7 +318,7 @@ impl<T> Wheel<T> {
         }
         self.periodic.reserve()?;
         let h = self.start_with(first, tolerance, value)?;
-        let t = self.timer_mut(h.index());
+        let t = self.storage.timer_mut(h.index());
         t.window = t.window.with_periodic(true);
         let schedule = Periodic {
             period,
@@ -353,7 +330,7 @@ impl<T> Wheel<T> {
         // Room was reserved above, so this cannot be refused; were it refused anyway, the
         // timer is taken back rather than left periodic without a schedule.
         if let Err(e) = self.periodic.insert(h.index(), schedule) {
-            let t = self.timer_mut(h.index());
+            let t = self.storage.timer_mut(h.index());
             t.window = t.window.with_periodic(false);
             drop(self.stop(h));
             return Err(e);
@@ -418,7 +395,7 @@ impl<T> Wheel<T> {
         end: Tick,
         value: T,
     ) -> Result<Handle, Error> {
-        let idx = self.grow(deadline, window, value)?;
+        let idx = self.storage.grow(deadline, window, value)?;
         Ok(self.started(idx, 1, deadline, end))
     }
 
@@ -428,7 +405,7 @@ impl<T> Wheel<T> {
     fn started(&mut self, idx: u32, generation: u32, deadline: Tick, end: Tick) -> Handle {
         self.stats.started += 1;
         self.arm(idx, deadline, end);
-        self.owner.handle(idx, generation)
+        self.storage.handle(idx, generation)
     }
 }
 
@@ -452,12 +429,12 @@ impl<T> Timers<T> for Wheel<T> {
         let (window, end) = Window::keep(deadline, tolerance);
         // The free list is empty exactly when its head is NIL, which no slab reaches: one
         // comparison against the length says both "a slot is free" and "its index is good".
-        if self.free as usize >= self.nodes.len() {
+        if !self.storage.has_free() {
             // Out of line and last: a start that reuses a freed slot (the common case once the
             // slab is warm) then keeps nothing across a call and saves no registers.
             return self.start_in_new_slot(deadline, window, end, value);
         }
-        let (idx, generation) = self.reuse(deadline, window, value);
+        let (idx, generation) = self.storage.reuse(deadline, window, value);
         Ok(self.started(idx, generation, deadline, end))
     }
 
@@ -470,10 +447,10 @@ impl<T> Timers<T> for Wheel<T> {
     /// one included. The new window's end is kept as for [`Timers::start_with`].
     #[inline]
     fn reset(&mut self, handle: Handle, deadline: Tick, tolerance: Tick) -> Option<Tick> {
-        let idx = self.resolve(handle)?;
+        let idx = self.storage.resolve(handle)?;
         self.stats.reset += 1;
-        let previous = self.timer(idx).deadline;
-        if self.timer(idx).window.periodic() {
+        let previous = self.storage.timer(idx).deadline;
+        if self.storage.timer(idx).window.periodic() {
             if let Some(p) = self.periodic.get_mut(idx) {
                 p.tolerance = tolerance;
             }
@@ -486,9 +463,9 @@ impl<T> Timers<T> for Wheel<T> {
             let level = level_for(now, at);
             let list = list_for(level, at);
             // Only the last timer of a list has that list's sentinel as its successor.
-            if self.links.next(li) == list {
+            if self.storage.links.next(li) == list {
                 self.retarget(idx, deadline, window);
-                self.lower(list, at, end);
+                self.levels.lower(list, at, end);
                 return Some(previous);
             }
         }
@@ -503,15 +480,15 @@ impl<T> Timers<T> for Wheel<T> {
     }
 
     fn contains(&self, handle: Handle) -> bool {
-        self.resolve(handle).is_some()
+        self.storage.resolve(handle).is_some()
     }
 
     #[inline(always)]
     fn stop(&mut self, handle: Handle) -> Option<T> {
-        let idx = self.resolve(handle)?;
+        let idx = self.storage.resolve(handle)?;
         // The handle matched the slot's generation; free the slot first, then take it off its
         // list (unlinking reads only the links).
-        let (value, periodic) = self.vacate(idx, handle.generation());
+        let (value, periodic) = self.storage.vacate(idx, handle.generation());
         self.unlink(BASE + idx);
         self.stats.stopped += 1;
         if periodic {
@@ -556,11 +533,7 @@ impl<T> Timers<T> for Wheel<T> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<Entry<T>>()
-            + self.links.capacity() * core::mem::size_of::<links::Link>()
-            + core::mem::size_of::<[SlotMin; SLOT_LISTS]>()
-            + core::mem::size_of::<[u64; LEVELS + 1]>()
-            + self.periodic.bytes()
+        self.storage.memory_bytes() + Levels::memory_bytes() + self.periodic.bytes()
     }
 }
 

@@ -11,7 +11,7 @@ impl<T> Wheel<T> {
     /// How many periods the latest firing of a periodic timer missed (`None` for a stale handle
     /// or a one-shot timer).
     pub fn overruns(&self, handle: Handle) -> Option<u64> {
-        let idx = self.resolve(handle)?;
+        let idx = self.storage.resolve(handle)?;
         self.periodic.get(idx).map(|p| p.overruns)
     }
 
@@ -25,8 +25,8 @@ impl<T> Wheel<T> {
     /// caller re-arming it elsewhere never makes it later. A periodic timer's window is always
     /// whole (its tolerance is kept with its schedule).
     pub fn window(&self, handle: Handle) -> Option<(Tick, Tick)> {
-        let idx = self.resolve(handle)?;
-        let t = self.timer(idx);
+        let idx = self.storage.resolve(handle)?;
+        let t = self.storage.timer(idx);
         let end = match self.periodic.get(idx).filter(|_| t.window.periodic()) {
             Some(p) => super::window_end(t.deadline, p.tolerance),
             None if t.deadline > self.cursor => self.end_of(idx),
@@ -38,8 +38,8 @@ impl<T> Wheel<T> {
     /// The period and missed-period policy of the live periodic timer `handle` names; `None`
     /// for a one-shot timer or a stale handle.
     pub fn schedule(&self, handle: Handle) -> Option<(Tick, Missed)> {
-        let idx = self.resolve(handle)?;
-        if !self.timer(idx).window.periodic() {
+        let idx = self.storage.resolve(handle)?;
+        if !self.storage.timer(idx).window.periodic() {
             return None;
         }
         self.periodic.get(idx).map(|p| (p.period, p.policy))
@@ -61,8 +61,8 @@ impl<T> Wheel<T> {
     /// # Ok::<(), callwheel::Error>(())
     /// ```
     pub fn set_period(&mut self, handle: Handle, period: Tick) -> Option<Tick> {
-        let idx = self.resolve(handle)?;
-        if period == 0 || !self.timer(idx).window.periodic() {
+        let idx = self.storage.resolve(handle)?;
+        if period == 0 || !self.storage.timer(idx).window.periodic() {
             return None;
         }
         let p = self.periodic.get_mut(idx)?;
@@ -76,14 +76,15 @@ impl<T> Wheel<T> {
     /// the walk may or may not be seen. A timer due but not yet taken by `advance` or
     /// `poll_expired` is still pending. [`Wheel::iter`] is the same walk as an iterator.
     pub fn pending_from(&self, from: usize) -> Option<(usize, Handle, Tick, &T)> {
-        let at = from.min(self.nodes.len());
-        self.nodes[at..]
+        let at = from.min(self.storage.len());
+        self.storage
+            .entries_from(at)
             .iter()
             .enumerate()
             .find_map(|(i, e)| match e {
                 super::storage::Entry::Live(t) => {
                     let idx = at + i;
-                    let handle = self.owner.handle(idx as u32, t.generation.get());
+                    let handle = self.storage.handle(idx as u32, t.generation.get());
                     Some((idx, handle, t.deadline, &t.value))
                 }
                 super::storage::Entry::Free { .. } => None,
@@ -117,8 +118,8 @@ impl<T> Wheel<T> {
     /// driver keeps a future's waker there and swaps it when the future moves to another
     /// task). `None` for a stale handle. The timer's place in the wheel does not change.
     pub fn value_mut(&mut self, handle: Handle) -> Option<&mut T> {
-        let idx = self.resolve(handle)?;
-        Some(&mut self.timer_mut(idx).value)
+        let idx = self.storage.resolve(handle)?;
+        Some(&mut self.storage.timer_mut(idx).value)
     }
 
     /// The instant a driver should next wake: the earliest window end among the pending timers,
@@ -136,14 +137,14 @@ impl<T> Wheel<T> {
         if self.pending_now() {
             return Some(self.cursor);
         }
-        if self.levels == 0 {
+        if self.levels.is_empty() {
             return None;
         }
         let mut best = Tick::MAX;
-        let mut levels = self.levels;
+        let mut levels = self.levels.busy_levels();
         while levels != 0 {
             let level = levels.trailing_zeros() as usize;
-            let mut bits = self.occupied[level];
+            let mut bits = self.levels.occupied(level);
             while bits != 0 {
                 let slot = bits.trailing_zeros() as usize;
                 // Slots come in time order: once one starts at or after the best end, every
@@ -151,7 +152,7 @@ impl<T> Wheel<T> {
                 if slot_start(self.cursor, level, slot) >= best {
                     return Some(best.max(self.cursor));
                 }
-                best = best.min(self.minimum[level * SLOTS + slot].end);
+                best = best.min(self.levels.minimum((level * SLOTS + slot) as u32).end);
                 bits &= bits - 1;
             }
             levels &= levels - 1;
@@ -184,24 +185,24 @@ impl<T> Wheel<T> {
         while li != NIL && li != OVERDUE {
             if self
                 .adv
-                .fires_in_this_drain_short(self.timer(li - BASE).window.payload())
+                .fires_in_this_drain_short(self.storage.timer(li - BASE).window.payload())
             {
                 return Some(self.handle_of(li - BASE));
             }
-            li = self.links.next(li);
+            li = self.storage.links.next(li);
         }
         // A slot being processed at the cursor fires its due timers first, in list order.
         if self.processing != NIL {
-            let mut li = self.links.next(self.processing);
+            let mut li = self.storage.links.next(self.processing);
             while li != self.processing {
-                let t = self.timer(li - BASE);
+                let t = self.storage.timer(li - BASE);
                 if self.instant(t.deadline, self.end_of(li - BASE)) <= self.cursor {
                     return Some(self.handle_of(li - BASE));
                 }
-                li = self.links.next(li);
+                li = self.storage.links.next(li);
             }
         }
-        let overdue = self.links.next(OVERDUE);
+        let overdue = self.storage.links.next(OVERDUE);
         if overdue != OVERDUE {
             return Some(self.handle_of(overdue - BASE));
         }
@@ -209,8 +210,8 @@ impl<T> Wheel<T> {
         // first of its timers with the smallest instant fires first (list order is start
         // order among equals).
         let mut best: Option<(Tick, u32)> = None;
-        if self.levels != 0 {
-            let (list, _) = self.first_slot();
+        if !self.levels.is_empty() {
+            let (list, _) = self.levels.first_slot(self.cursor);
             self.earliest_in(list, &mut best);
         }
         // The rest of a slot being processed moves down behind the timers already there, and
@@ -225,20 +226,21 @@ impl<T> Wheel<T> {
     /// Lowers `best` to the first timer of `list` with the smallest firing instant, when it is
     /// below `best`'s.
     fn earliest_in(&self, list: u32, best: &mut Option<(Tick, u32)>) {
-        let mut li = self.links.next(list);
+        let mut li = self.storage.links.next(list);
         while li != list {
-            let t = self.timer(li - BASE);
+            let t = self.storage.timer(li - BASE);
             let at = self.instant(t.deadline, self.end_of(li - BASE));
             if best.is_none_or(|(b, _)| at < b) {
                 *best = Some((at, li - BASE));
             }
-            li = self.links.next(li);
+            li = self.storage.links.next(li);
         }
     }
 
     /// The handle of the live timer at `idx`.
     fn handle_of(&self, idx: u32) -> Handle {
-        self.owner.handle(idx, self.timer(idx).generation.get())
+        self.storage
+            .handle(idx, self.storage.timer(idx).generation.get())
     }
 
     /// The earliest deadline, as [`Timers::next_expiry`] documents
@@ -251,16 +253,18 @@ impl<T> Wheel<T> {
         if self.pending_now() {
             return Some(self.cursor);
         }
-        if self.levels == 0 {
+        if self.levels.is_empty() {
             return None;
         }
-        let (list, _) = self.first_slot();
-        Some(self.minimum[list as usize].at.max(self.cursor))
+        let (list, _) = self.levels.first_slot(self.cursor);
+        Some(self.levels.minimum(list).at.max(self.cursor))
     }
 
     /// The deadline of the live timer `handle` names.
     #[inline]
     pub(super) fn deadline_of(&self, handle: Handle) -> Option<Tick> {
-        self.resolve(handle).map(|idx| self.timer(idx).deadline)
+        self.storage
+            .resolve(handle)
+            .map(|idx| self.storage.timer(idx).deadline)
     }
 }

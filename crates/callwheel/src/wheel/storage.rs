@@ -1,6 +1,6 @@
-//! Storage: the slab of timers (with its free list and generations), and the list operations
-//! over the links (`links.rs`) that keep the occupancy bits and the slots' minimums in step. A
-//! timer touches only its own entry, its own links and its neighbours' links.
+//! Storage: the slab of timers (with its free list and generations) and the links of the
+//! lists they are on (`links.rs`). A timer touches only its own entry, its own links and its
+//! neighbours' links.
 //!
 //! The slab is the wheel's own rather than the crate's [`Slab`](crate::slab::Slab), which
 //! keeps a slot's generation beside its value: here an entry is 16 bytes with no value and 24
@@ -10,16 +10,14 @@
 //! The rules are the crate's (generation bumped on free, a slot retired when its generation is
 //! exhausted, the owner checked on every handle).
 
+use alloc::vec::Vec;
 use core::num::NonZeroU32;
 
-use super::geometry::{
-    fire_inside, level_for, slot_for, slot_start, BASE, DEFERRED, MAX_TIMERS, NIL, OVERDUE, SLOTS,
-};
-use super::links::Link;
+use super::geometry::{BASE, MAX_TIMERS, NIL};
+use super::links::{Link, Links};
 use super::windows::Window;
 use super::Wheel;
-use crate::advance::Phase;
-use crate::handle::Handle;
+use crate::handle::{Handle, Owner};
 use crate::time::Tick;
 use crate::timers::{Error, Timers};
 
@@ -46,47 +44,50 @@ pub(super) enum Entry<T> {
     },
 }
 
-/// Lower bounds on the window ends and the firing instants ([`fire_at`](super::geometry::fire_at)) of the timers in
-/// one slot.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct SlotMin {
-    pub(super) end: Tick,
-    pub(super) at: Tick,
+/// The slab, its free list and the links.
+#[derive(Debug)]
+pub(super) struct Storage<T> {
+    nodes: Vec<Entry<T>>,
+    /// The lists' sentinels (`0..BASE`), then the links of timer `i` at `BASE + i`.
+    pub(super) links: Links,
+    /// Head of the free list of `nodes`, or NIL.
+    free: u32,
+    capacity: Option<usize>,
+    /// Slots retired because their generation was exhausted (they do not count against a fixed
+    /// capacity).
+    retired: usize,
+    /// The identity every handle of this wheel carries.
+    owner: Owner,
 }
 
-pub(super) const NO_MIN: SlotMin = SlotMin {
-    end: Tick::MAX,
-    at: Tick::MAX,
-};
+impl<T> Storage<T> {
+    pub(super) fn new() -> Storage<T> {
+        Storage {
+            nodes: Vec::new(),
+            links: Links::new(),
+            free: NIL,
+            capacity: None,
+            retired: 0,
+            owner: Owner::new(),
+        }
+    }
 
-impl<T> Wheel<T> {
-    /// Makes room for `additional` more timers than are pending, so that starting that many
-    /// allocates nothing. Exact: a start that finds no free slot grows the slab by doubling,
-    /// which can leave up to half of it spare; this grows it to what is asked and no further
-    /// (a wheel that will hold a million timers then costs 24 bytes per timer plus the value,
-    /// and 17 KiB for its slots). On a wheel with a fixed capacity, room was allocated when it
-    /// was made; this checks that they fit (and allocates only to replace retired slots).
-    ///
-    /// [`Error::Full`] when they would not fit (in the fixed capacity, or in the 2^32 - 707
-    /// timers a wheel indexes); [`Error::NoMemory`] when the allocator refuses. Either way no
-    /// timer changes.
-    ///
-    /// ```
-    /// use callwheel::{Timers, Wheel};
-    ///
-    /// let mut wheel: Wheel<()> = Wheel::new();
-    /// wheel.reserve(1_000)?;
-    /// let held = wheel.memory_bytes();
-    /// for i in 0..1_000 {
-    ///     wheel.start(i, ())?;
-    /// }
-    /// assert_eq!(wheel.memory_bytes(), held);
-    /// # Ok::<(), callwheel::Error>(())
-    /// ```
-    pub fn reserve(&mut self, additional: usize) -> Result<(), Error> {
+    /// Storage for at most `capacity` timers, all allocated here (the caller has checked that
+    /// they can be indexed).
+    pub(super) fn with_capacity(capacity: usize) -> Result<Storage<T>, Error> {
+        let mut s = Self::new();
+        let fail = |_| Error::NoMemory;
+        s.nodes.try_reserve_exact(capacity).map_err(fail)?;
+        s.links.try_reserve_exact(capacity).map_err(fail)?;
+        s.capacity = Some(capacity);
+        Ok(s)
+    }
+
+    /// Room for `additional` timers beyond the `pending` ones: see [`Wheel::reserve`].
+    pub(super) fn reserve(&mut self, pending: usize, additional: usize) -> Result<(), Error> {
         let limit = self.capacity.unwrap_or(MAX_TIMERS);
         let full = Error::Full { capacity: limit };
-        let wanted = Timers::len(self)
+        let wanted = pending
             .checked_add(additional)
             .filter(|&n| n <= limit)
             .ok_or(full)?;
@@ -102,29 +103,16 @@ impl<T> Wheel<T> {
         self.reserve_links()
     }
 
-    /// How many timers the wheel holds without allocating: a fixed capacity's own figure, or
-    /// the slab's room (pending timers, freed slots and spare capacity, less the retired
-    /// slots).
-    ///
-    /// ```
-    /// use callwheel::Wheel;
-    ///
-    /// let mut wheel: Wheel<()> = Wheel::new();
-    /// wheel.reserve(100)?;
-    /// assert!(wheel.capacity() >= 100);
-    /// # Ok::<(), callwheel::Error>(())
-    /// ```
-    pub fn capacity(&self) -> usize {
+    /// See [`Wheel::capacity`].
+    pub(super) fn capacity(&self) -> usize {
         match self.capacity {
             Some(capacity) => capacity,
             None => self.nodes.capacity() - self.retired,
         }
     }
 
-    /// Gives back the slab's spare capacity (room never used). The slots of stopped and fired
-    /// timers stay, free for the next starts: each keeps its generation, which is what keeps
-    /// a stale handle from naming a later timer in the same slot. O(1) plus the reallocation.
-    pub fn shrink_to_fit(&mut self) {
+    /// See [`Wheel::shrink_to_fit`].
+    pub(super) fn shrink_to_fit(&mut self) {
         if self.capacity.is_none() {
             self.nodes.shrink_to_fit();
             self.links.shrink_to_fit();
@@ -144,7 +132,13 @@ impl<T> Wheel<T> {
         Ok(())
     }
 
-    // ----- the slab ------------------------------------------------------------------------
+    /// Whether a freed slot waits for a new timer. The free list is empty exactly when its
+    /// head is NIL, which no slab reaches: one comparison against the length says both "a slot
+    /// is free" and "its index is good".
+    #[inline(always)]
+    pub(super) fn has_free(&self) -> bool {
+        (self.free as usize) < self.nodes.len()
+    }
 
     /// Takes the free list's first slot (there must be one) for a new timer, on no list;
     /// returns its index and generation.
@@ -247,6 +241,12 @@ impl<T> Wheel<T> {
         Some(index)
     }
 
+    /// The handle of slot `idx` in generation `generation`.
+    #[inline(always)]
+    pub(super) fn handle(&self, idx: u32, generation: u32) -> Handle {
+        self.owner.handle(idx, generation)
+    }
+
     #[inline(always)]
     pub(super) fn timer(&self, idx: u32) -> &Timer<T> {
         match &self.nodes[idx as usize] {
@@ -263,147 +263,119 @@ impl<T> Wheel<T> {
         }
     }
 
-    // ----- the lists -----------------------------------------------------------------------
-
-    /// Takes links entry `li` off its list. When that empties a slot, its occupancy bit and
-    /// minimums are cleared; when the drain was about to visit it, the drain moves on.
+    /// The entry of slot `idx`, if the slab has one.
     #[inline(always)]
-    pub(super) fn unlink(&mut self, li: u32) {
-        let Link { prev, next } = self.links.unlink(li);
-        if li == self.walk_next {
-            // `nextsoftcheck`: the timer the drain would visit next is going away.
-            self.walk_next = if next == OVERDUE { NIL } else { next };
+    pub(super) fn entry(&self, idx: usize) -> Option<&Entry<T>> {
+        self.nodes.get(idx)
+    }
+
+    /// The slab's entries from slot `from` on (none past its end).
+    pub(super) fn entries_from(&self, from: usize) -> &[Entry<T>] {
+        &self.nodes[from.min(self.nodes.len())..]
+    }
+
+    /// The number of slots in the slab (live, free and retired).
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The bytes the slab and the links take.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * core::mem::size_of::<Entry<T>>()
+            + self.links.capacity() * core::mem::size_of::<Link>()
+    }
+
+    /// The slab's entries, for tests that age a slot.
+    #[cfg(test)]
+    pub(super) fn entries_mut(&mut self) -> &mut [Entry<T>] {
+        &mut self.nodes
+    }
+
+    /// The storage's own invariants: the links as long as the sentinels and the slab, and
+    /// every slot live (`live` of them, as the wheel counts them), on the free list or retired.
+    pub(super) fn check(&self, live: usize) -> Result<(), &'static str> {
+        if self.links.len() != BASE as usize + self.nodes.len() {
+            return Err("links and slab disagree in length");
         }
-        // Both neighbours are the same only when they are the list's sentinel: it is empty now
-        // (the overdue queue's and deferred list's bits are never set: see `occupied`).
-        if prev == next {
-            self.slot_emptied(prev);
+        let counted = self
+            .nodes
+            .iter()
+            .filter(|e| matches!(e, Entry::Live(_)))
+            .count();
+        if counted != live {
+            return Err("live count is wrong");
         }
-    }
-
-    /// Takes `li`, the first timer of slot `list`, off it (a slot is never walked); returns the
-    /// new first (the sentinel `list` when the slot is now empty).
-    #[inline(always)]
-    pub(super) fn pop_front(&mut self, list: u32, li: u32) -> u32 {
-        let next = self.links.pop_front(list, li);
-        if next == list {
-            self.slot_emptied(list);
+        let mut free = 0usize;
+        let mut i = self.free;
+        while i != NIL {
+            match self.nodes.get(i as usize) {
+                Some(Entry::Free { next, .. }) => i = *next,
+                Some(Entry::Live(_)) => return Err("live timer on the free list"),
+                None => return Err("free list names a missing slot"),
+            }
+            free += 1;
+            if free > self.nodes.len() {
+                return Err("cycle in the free list");
+            }
         }
-        next
-    }
-
-    #[inline(always)]
-    pub(super) fn slot_emptied(&mut self, list: u32) {
-        let (level, slot) = (list as usize / SLOTS, list as usize % SLOTS);
-        let word = &mut self.occupied[level];
-        *word &= !(1u64 << slot);
-        if *word == 0 {
-            self.levels &= !(1u16 << level);
+        if free + self.retired + live != self.nodes.len() {
+            return Err("a free slot is neither on the free list nor retired");
         }
+        Ok(())
+    }
+}
+
+impl<T> Wheel<T> {
+    /// Makes room for `additional` more timers than are pending, so that starting that many
+    /// allocates nothing. Exact: a start that finds no free slot grows the slab by doubling,
+    /// which can leave up to half of it spare; this grows it to what is asked and no further
+    /// (a wheel that will hold a million timers then costs 24 bytes per timer plus the value,
+    /// and 17 KiB for its slots). On a wheel with a fixed capacity, room was allocated when it
+    /// was made; this checks that they fit (and allocates only to replace retired slots).
+    ///
+    /// [`Error::Full`] when they would not fit (in the fixed capacity, or in the 2^32 - 707
+    /// timers a wheel indexes); [`Error::NoMemory`] when the allocator refuses. Either way no
+    /// timer changes.
+    ///
+    /// ```
+    /// use callwheel::{Timers, Wheel};
+    ///
+    /// let mut wheel: Wheel<()> = Wheel::new();
+    /// wheel.reserve(1_000)?;
+    /// let held = wheel.memory_bytes();
+    /// for i in 0..1_000 {
+    ///     wheel.start(i, ())?;
+    /// }
+    /// assert_eq!(wheel.memory_bytes(), held);
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn reserve(&mut self, additional: usize) -> Result<(), Error> {
+        let pending = Timers::len(self);
+        self.storage.reserve(pending, additional)
     }
 
-    #[inline(always)]
-    pub(super) fn lower(&mut self, list: u32, at: Tick, end: Tick) {
-        let m = &mut self.minimum[list as usize];
-        m.end = m.end.min(end);
-        m.at = m.at.min(at);
+    /// How many timers the wheel holds without allocating: a fixed capacity's own figure, or
+    /// the slab's room (pending timers, freed slots and spare capacity, less the retired
+    /// slots).
+    ///
+    /// ```
+    /// use callwheel::Wheel;
+    ///
+    /// let mut wheel: Wheel<()> = Wheel::new();
+    /// wheel.reserve(100)?;
+    /// assert!(wheel.capacity() >= 100);
+    /// # Ok::<(), callwheel::Error>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.storage.capacity()
     }
 
-    /// The instant this wheel fires a timer with the window `[deadline, end]`: [`fire_at`],
-    /// or the deadline on a wheel made by [`Wheel::at_deadlines`].
-    #[inline(always)]
-    pub(super) fn instant(&self, deadline: Tick, end: Tick) -> Tick {
-        // The exact timer's test first: with a tolerance of 0 known where the timer starts,
-        // it folds away together with this one.
-        if end <= deadline || self.at_deadlines {
-            return deadline;
-        }
-        fire_inside(deadline, end)
-    }
-
-    /// Links a timer (on no list) where its firing instant ([`fire_at`](super::geometry::fire_at)) says: overdue,
-    /// deferred while a slot is processed, or its digit's slot.
-    #[inline(always)]
-    pub(super) fn arm(&mut self, idx: u32, deadline: Tick, end: Tick) {
-        let at = self.instant(deadline, end);
-        if at <= self.cursor {
-            self.push_overdue(idx);
-        } else if self.adv.phase == Phase::Tick {
-            // A slot is being processed: an older timer with the same deadline may still be in
-            // it. Place this one once the slot is done, behind it.
-            self.links.push_back(DEFERRED, BASE + idx);
-        } else {
-            self.place_at(idx, self.cursor, at, end);
-        }
-    }
-
-    /// Places a timer whose firing instant is after `now` on its digit's level.
-    #[inline(always)]
-    pub(super) fn place(&mut self, idx: u32, now: Tick) {
-        let deadline = self.timer(idx).deadline;
-        let end = self.end_of(idx);
-        self.place_at(idx, now, self.instant(deadline, end), end);
-    }
-
-    /// [`Wheel::place`] with the timer's firing instant ([`fire_at`](super::geometry::fire_at)) and window end already
-    /// at hand.
-    #[inline(always)]
-    pub(super) fn place_at(&mut self, idx: u32, now: Tick, at: Tick, end: Tick) {
-        let level = level_for(now, at);
-        let slot = slot_for(level, at);
-        let list = (level * SLOTS + slot) as u32;
-        self.links.push_back(list, BASE + idx);
-        let word = self.occupied[level];
-        let bit = 1u64 << slot;
-        // The occupancy first: the words are then no longer needed while the minimums are
-        // updated (measured: 2 instructions fewer on a start).
-        self.occupied[level] = word | bit;
-        self.levels |= 1u16 << level;
-        if word & bit == 0 {
-            // The first timer of an empty slot: its minimums start from this one (emptying a
-            // slot leaves them stale rather than pay a store for it).
-            self.minimum[list as usize] = SlotMin { end, at };
-        } else {
-            self.lower(list, at, end);
-        }
-    }
-
-    /// Queues a live, unlinked timer as overdue (it fires in the next drain that began after
-    /// it was queued: [`AdvanceState::overdue_stamp`](crate::advance::AdvanceState::overdue_stamp)).
-    #[inline(always)]
-    pub(super) fn push_overdue(&mut self, idx: u32) {
-        let stamp = self.adv.short_overdue_stamp();
-        let t = self.timer_mut(idx);
-        t.window = t.window.with_payload(stamp);
-        let li = BASE + idx;
-        self.links.push_back(OVERDUE, li);
-        // An append to the list being walked after the walk reached its end: visit it too.
-        if self.adv.phase == Phase::Drain && self.walk_next == NIL {
-            self.walk_next = li;
-        }
-    }
-
-    #[inline(always)]
-    pub(super) fn overdue_pending(&self) -> bool {
-        self.links.next(OVERDUE) != OVERDUE
-    }
-
-    /// Whether `advance` has work at the cursor itself.
-    #[inline(always)]
-    pub(super) fn pending_now(&self) -> bool {
-        self.adv.phase != Phase::Idle || self.overdue_pending()
-    }
-
-    /// The lowest occupied slot of the lowest occupied level, as (list, start): the next slot
-    /// with work. The wheel must hold a timer in some slot.
-    #[inline(always)]
-    pub(super) fn first_slot(&self) -> (u32, Tick) {
-        let level = self.levels.trailing_zeros() as usize;
-        let slot = self.occupied[level].trailing_zeros() as usize;
-        (
-            (level * SLOTS + slot) as u32,
-            slot_start(self.cursor, level, slot),
-        )
+    /// Gives back the slab's spare capacity (room never used). The slots of stopped and fired
+    /// timers stay, free for the next starts: each keeps its generation, which is what keeps
+    /// a stale handle from naming a later timer in the same slot. O(1) plus the reallocation.
+    pub fn shrink_to_fit(&mut self) {
+        self.storage.shrink_to_fit();
     }
 }
 
@@ -415,7 +387,7 @@ mod tests {
 
     /// Moves the free slot `idx` to `generation`, as 2^32 start/stop cycles would.
     fn age(wheel: &mut Wheel<u32>, idx: u32, generation: u32) {
-        match &mut wheel.nodes[idx as usize] {
+        match &mut wheel.storage.entries_mut()[idx as usize] {
             Entry::Free { generation: g, .. } => *g = NonZeroU32::new(generation).unwrap(),
             Entry::Live(_) => panic!("slot {idx} is live"),
         }

@@ -168,7 +168,7 @@ impl<T> Wheel<T> {
     /// field holds a drain stamp there).
     #[inline(always)]
     pub(super) fn end_of(&self, idx: u32) -> Tick {
-        let t = self.timer(idx);
+        let t = self.storage.timer(idx);
         t.window.end(t.deadline)
     }
 
@@ -177,7 +177,7 @@ impl<T> Wheel<T> {
     #[inline(always)]
     pub(super) fn set_window(&mut self, idx: u32, deadline: Tick, tolerance: Tick) -> Tick {
         let (field, end) = Window::keep(deadline, tolerance);
-        let t = self.timer_mut(idx);
+        let t = self.storage.timer_mut(idx);
         t.window = t.window.with_payload(field.payload());
         end
     }
@@ -186,7 +186,7 @@ impl<T> Wheel<T> {
     /// (from [`Window::keep`] for that deadline), keeping its periodic flag.
     #[inline(always)]
     pub(super) fn retarget(&mut self, idx: u32, deadline: Tick, window: Window) {
-        let t = self.timer_mut(idx);
+        let t = self.storage.timer_mut(idx);
         t.deadline = deadline;
         t.window = t.window.with_payload(window.payload());
     }
