@@ -37,7 +37,7 @@
 //! Last, the same input drives the per-CPU callout sets (`cw_percpu_*`, in `c_percpu_model.rs`):
 //! two sets of one to four CPUs and a plain table beside them, callouts armed on valid, -1 and
 //! outside CPUs, moved at once or, from a running handler, when it returns, stopped, drained,
-//! freed and async-drained (`cw_percpu_callout_async_drain`, `cw_callout_async_drain`), each
+//! freed and async-drained (`cw_callout_async_drain`, `cw_callout_async_drain`), each
 //! CPU processed on its own (hardclock, softclock, tickless process), handlers calling back
 //! into all three. Each arming fires at most once, never before its deadline, on the CPU it was
 //! armed on or moved to; a stopped one never; a drain runs exactly once, after its handler; and
@@ -160,8 +160,9 @@ struct State<'a> {
     oneshots: RefCell<Vec<OneShotCallout>>,
     persistents: RefCell<Vec<Persistent>>,
     last_ticks: [Cell<u64>; 2],
-    /// Each table's owner, once a handle of it has been seen (0 before).
-    owners: [Cell<u64>; 2],
+    /// Each table's owners, once a handle of that kind has been seen (0 before): one for
+    /// cw_setcallout's handles ([`ONE_SHOT`]), one for cw_callout_init's ([`PERSISTENT`]).
+    owners: [[Cell<u64>; 2]; 2],
 }
 
 thread_local! {
@@ -268,15 +269,15 @@ fn check(s: &State<'_>, table: usize) {
     let (mut ticks, mut soft) = (0, 0);
     // SAFETY: as above; the out-pointers are locals.
     unsafe {
-        assert_eq!(cw_ticks(s.tables[table], &mut ticks), CW_OK);
-        assert_eq!(cw_softticks(s.tables[table], &mut soft), CW_OK);
+        assert_eq!(cw_ticks(s.tables[table], 0, &mut ticks), CW_OK);
+        assert_eq!(cw_softticks(s.tables[table], 0, &mut soft), CW_OK);
     }
     assert!(soft <= ticks);
     assert!(ticks >= s.last_ticks[table].get(), "time went back");
     s.last_ticks[table].set(ticks);
     let (mut first, mut last) = (0, 0);
     // SAFETY: as above.
-    if unsafe { cw_callout_next_event(s.tables[table], &mut first, &mut last) } == 1 {
+    if unsafe { cw_callout_next_event(s.tables[table], 0, &mut first, &mut last) } == 1 {
         assert!(first >= ticks, "the next event is a tick already passed");
         assert!(last >= first, "the event window ends before it starts");
     }
@@ -289,13 +290,14 @@ fn expect_bool(rc: c_int, expected: bool, what: &str) {
 /// A handle that names no callout of table `t`: an index possibly in range, a generation no
 /// short run reaches, and mostly the table's own owner (so only the generation rejects it),
 /// sometimes any owner.
-fn forged(s: &State<'_>, t: usize) -> cw_handle {
+fn forged(s: &State<'_>, t: usize, kind: usize) -> cw_handle {
     let index = u64::from(s.bytes.u8() % 32);
     let generation = u64::from(s.bytes.u8()) << 24 | 1 << 31;
-    let owner = if s.bytes.below(4) == 0 {
-        s.bytes.u64()
-    } else {
-        s.owners[t].get()
+    let owner = match s.bytes.below(8) {
+        0 | 1 => s.bytes.u64(),
+        // The table's other kind of handle.
+        2 => s.owners[t][1 - kind].get(),
+        _ => s.owners[t][kind].get(),
     };
     cw_handle {
         id: index | generation << 32,
@@ -303,15 +305,21 @@ fn forged(s: &State<'_>, t: usize) -> cw_handle {
     }
 }
 
-/// Notes the owner of a handle table `t` issued; every handle of one table has the same one,
-/// and the two tables' owners differ.
-fn issued(s: &State<'_>, t: usize, h: cw_handle) {
+/// The kinds of handle a table issues, each with its owner.
+const ONE_SHOT: usize = 0;
+const PERSISTENT: usize = 1;
+
+/// Notes the owner of a handle of kind `kind` table `t` issued: every handle of one kind of one
+/// table has the same one, and no owner of the other table is it.
+fn issued(s: &State<'_>, t: usize, kind: usize, h: cw_handle) {
     assert_ne!(h.owner, 0, "an issued handle has an owner");
-    match s.owners[t].get() {
-        0 => s.owners[t].set(h.owner),
-        o => assert_eq!(o, h.owner, "one table, one owner"),
+    match s.owners[t][kind].get() {
+        0 => s.owners[t][kind].set(h.owner),
+        o => assert_eq!(o, h.owner, "one table's handles of one kind, one owner"),
     }
-    assert_ne!(s.owners[1 - t].get(), h.owner, "two tables, two owners");
+    for other in &s.owners[1 - t] {
+        assert_ne!(other.get(), h.owner, "two tables, two identities");
+    }
 }
 
 /// What a handle presented to the wrong table must not change: its counts.
@@ -411,7 +419,7 @@ fn op(s: &State<'_>) {
                 unsafe { cw_setcallout(cw, Some(oneshot_ran), arg(i, t), s.bytes.ticks(), &mut h) };
             match rc {
                 CW_OK => {
-                    issued(s, t, h);
+                    issued(s, t, ONE_SHOT, h);
                     s.oneshots.borrow_mut().push(OneShotCallout {
                         table: t,
                         handle: h,
@@ -440,15 +448,18 @@ fn op(s: &State<'_>) {
                         ),
                     }
                 }
-                None => assert_eq!(unsafe { cw_unsetcallout(cw, forged(s, t)) }, CW_ESTALE),
+                None => assert_eq!(
+                    unsafe { cw_unsetcallout(cw, forged(s, t, ONE_SHOT)) },
+                    CW_ESTALE
+                ),
             }
         }
         7 => {
             let mut h = cw_handle::default();
-            let rc = unsafe { cw_callout_init(cw, &mut h) };
+            let rc = unsafe { cw_callout_init(cw, -1, &mut h) };
             match rc {
                 CW_OK => {
-                    issued(s, t, h);
+                    issued(s, t, PERSISTENT, h);
                     s.persistents.borrow_mut().push(Persistent {
                         table: t,
                         handle: h,
@@ -527,7 +538,7 @@ fn hardclock(s: &State<'_>, t: usize) -> c_int {
     let busy = s.running[t].get() > 0;
     s.running[t].set(s.running[t].get() + 1);
     // SAFETY: `t` names a live table.
-    let rc = unsafe { cw_hardclock(s.tables[t]) };
+    let rc = unsafe { cw_hardclock(s.tables[t], 0) };
     s.running[t].set(s.running[t].get() - 1);
     if busy {
         assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
@@ -551,7 +562,7 @@ fn process(s: &State<'_>, t: usize) -> c_int {
     let busy = s.running[t].get() > 0;
     s.running[t].set(s.running[t].get() + 1);
     // SAFETY: `t` names a live table.
-    let rc = unsafe { cw_callout_process(s.tables[t], to) };
+    let rc = unsafe { cw_callout_process(s.tables[t], 0, to) };
     s.running[t].set(s.running[t].get() - 1);
     if busy {
         assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
@@ -565,7 +576,7 @@ fn softclock(s: &State<'_>, t: usize) {
     let busy = s.running[t].get() > 0;
     s.running[t].set(s.running[t].get() + 1);
     // SAFETY: `t` names a live table.
-    let rc = unsafe { cw_softclock(s.tables[t]) };
+    let rc = unsafe { cw_softclock(s.tables[t], 0) };
     s.running[t].set(s.running[t].get() - 1);
     if busy {
         assert_eq!(rc, CW_EBUSY, "one thread runs a table's handlers at a time");
@@ -592,7 +603,7 @@ fn persistent_op(s: &State<'_>, t: usize, code: u8) {
             let p = &s.persistents.borrow()[i];
             (p.handle, p.freed, p.armed, p.running)
         }
-        None => (forged(s, t), true, false, false),
+        None => (forged(s, t, PERSISTENT), true, false, false),
     };
     let update = |f: &dyn Fn(&mut Persistent)| {
         if let Some(i) = chosen {
@@ -735,12 +746,12 @@ fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
     let rcs = unsafe {
         match s.bytes.below(4) {
             0 => [
-                cw_hardclock(null_mut()),
-                cw_softclock(null_mut()),
-                cw_ticks(null(), &mut out),
+                cw_hardclock(null_mut(), 0),
+                cw_softclock(null_mut(), 0),
+                cw_ticks(null(), 0, &mut out),
                 cw_timeout(null_mut(), Some(timeout_a), null_mut(), 1),
                 cw_setcallout(null_mut(), Some(oneshot_ran), null_mut(), 1, &mut hout),
-                cw_callout_init(null_mut(), &mut hout),
+                cw_callout_init(null_mut(), -1, &mut hout),
             ],
             1 => [
                 cw_unsetcallout(null_mut(), h),
@@ -759,9 +770,9 @@ fn null_calls(s: &State<'_>, cw: *mut cw_callouts) {
                 cw_callout_reset_sbt_on(cw, h, 1, 0, none, null_mut(), 0, 0),
             ],
             _ => [
-                cw_ticks(cw, null_mut()),
-                cw_softticks(cw, null_mut()),
-                cw_callout_init(cw, null_mut()),
+                cw_ticks(cw, 0, null_mut()),
+                cw_softticks(cw, 0, null_mut()),
+                cw_callout_init(cw, -1, null_mut()),
                 cw_callout_active(null(), h),
                 cw_untimeout(null_mut(), Some(timeout_a), null_mut()),
                 cw_callout_reset(null_mut(), h, 1, Some(persistent_ran), null_mut()),
@@ -809,7 +820,7 @@ fn new_table(bytes: &Bytes<'_>) -> *mut cw_callouts {
             .wrapping_sub(u64::from(bytes.below(4))),
     };
     // SAFETY: `cw` is a live table with nothing armed: no handler can run.
-    assert_eq!(unsafe { cw_callout_process(cw, start) }, 0);
+    assert_eq!(unsafe { cw_callout_process(cw, 0, start) }, 0);
     cw
 }
 
@@ -828,7 +839,7 @@ fn run(data: &[u8]) {
         oneshots: RefCell::new(Vec::new()),
         persistents: RefCell::new(Vec::new()),
         last_ticks: [Cell::new(0), Cell::new(0)],
-        owners: [Cell::new(0), Cell::new(0)],
+        owners: Default::default(),
     };
     // The handlers find the state here; it is cleared before `state` goes away.
     STATE.with(|p| p.set((&state as *const State<'_>).cast()));

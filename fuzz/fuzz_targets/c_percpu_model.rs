@@ -1,6 +1,6 @@
 //! The per-CPU half of the `c_api` target: two per-CPU callout sets (`cw_percpu_*`, one to four
 //! CPUs each) and one plain callout table beside them, driven as a C program would, with
-//! `cw_percpu_callout_async_drain` and `cw_callout_async_drain`, against a model of each callout.
+//! `cw_callout_async_drain` and `cw_callout_async_drain`, against a model of each callout.
 //!
 //! The three are *owners* 0 and 1 (the sets) and 2 (the table, a one-CPU owner whose calls take
 //! no CPU or only 0 and -1). The model of a callout holds what the documentation promises:
@@ -10,7 +10,7 @@
 //!   counted on the clock of the CPU that runs it, from the arming; kept a tick loose for the
 //!   sbt rounding), and only on the CPU it was armed on — or, for a move asked while its
 //!   handler runs, on the CPU it goes to or (if that CPU cannot take it) the old one;
-//! - `cw_percpu_callout_cpu` names the CPU the callout was armed on or moved to, the old CPU
+//! - `cw_callout_cpu` names the CPU the callout was armed on or moved to, the old CPU
 //!   while a move waits, and after the handler returns the new CPU or the old one;
 //! - pending is exactly "armed and not yet run" (a waiting move counts), active follows
 //!   arm/stop/deactivate; a CPU outside the set is CW_EINVAL, a full fixed pool CW_ENOMEM;
@@ -35,19 +35,14 @@ use core::ffi::{c_int, c_void};
 use core::ptr::{null, null_mut, without_provenance_mut};
 
 use callwheel_ffi::{
-    cw_c_prel, cw_callout_active, cw_callout_async_drain, cw_callout_deactivate, cw_callout_drain,
-    cw_callout_free, cw_callout_init, cw_callout_pending, cw_callout_process, cw_callout_reset,
-    cw_callout_reset_sbt_on, cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_new,
-    cw_func, cw_handle, cw_hardclock, cw_percpu, cw_percpu_callout_active,
-    cw_percpu_callout_async_drain, cw_percpu_callout_cpu, cw_percpu_callout_deactivate,
-    cw_percpu_callout_drain, cw_percpu_callout_free, cw_percpu_callout_init,
-    cw_percpu_callout_next_event, cw_percpu_callout_pending, cw_percpu_callout_process,
-    cw_percpu_callout_reset_on, cw_percpu_callout_reset_sbt_on, cw_percpu_callout_stop,
-    cw_percpu_free, cw_percpu_hardclock, cw_percpu_ncpu, cw_percpu_new, cw_percpu_softclock,
-    cw_percpu_ticks, cw_softclock, cw_ticks, CW_ASYNC_DRAIN_CANCELLED, CW_ASYNC_DRAIN_IDLE,
-    CW_ASYNC_DRAIN_PENDING, CW_BACKING_HASHED, CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE,
-    CW_C_DIRECT_EXEC, CW_EBUSY, CW_EDEADLK, CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_OK,
-    CW_PERCPU_MAX, CW_SBT_1MS,
+    cw_c_prel, cw_callout_active, cw_callout_async_drain, cw_callout_cpu, cw_callout_deactivate,
+    cw_callout_drain, cw_callout_free, cw_callout_init, cw_callout_next_event, cw_callout_pending,
+    cw_callout_process, cw_callout_reset, cw_callout_reset_on, cw_callout_reset_sbt_on,
+    cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_ncpu, cw_callouts_new,
+    cw_callouts_new_percpu, cw_func, cw_handle, cw_hardclock, cw_softclock, cw_ticks,
+    CW_ASYNC_DRAIN_CANCELLED, CW_ASYNC_DRAIN_IDLE, CW_ASYNC_DRAIN_PENDING, CW_BACKING_HASHED,
+    CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE, CW_C_DIRECT_EXEC, CW_EBUSY, CW_EDEADLK,
+    CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_NCPU_MAX, CW_OK, CW_SBT_1MS,
 };
 
 use super::{Bytes, KNOWN_FLAGS};
@@ -96,7 +91,7 @@ struct Frame {
 
 struct State<'a> {
     bytes: &'a Bytes<'a>,
-    sets: [*mut cw_percpu; 2],
+    sets: [*mut cw_callouts; 2],
     table: *mut cw_callouts,
     ncpu: [usize; OWNERS],
     fixed: [bool; OWNERS],
@@ -262,9 +257,9 @@ fn ticks(s: &State<'_>, owner: usize, cpu: usize) -> u64 {
     // SAFETY: the sets and the table are live for the whole run; `t` is a local.
     let rc = unsafe {
         if owner == TABLE {
-            cw_ticks(s.table, &mut t)
+            cw_ticks(s.table, 0, &mut t)
         } else {
-            cw_percpu_ticks(s.sets[owner], cpu as c_int, &mut t)
+            cw_ticks(s.sets[owner], cpu as c_int, &mut t)
         }
     };
     assert_eq!(rc, CW_OK);
@@ -300,7 +295,7 @@ fn pending(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         if owner == TABLE {
             cw_callout_pending(s.table, h)
         } else {
-            cw_percpu_callout_pending(s.sets[owner], h)
+            cw_callout_pending(s.sets[owner], h)
         }
     }
 }
@@ -311,7 +306,7 @@ fn active(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         if owner == TABLE {
             cw_callout_active(s.table, h)
         } else {
-            cw_percpu_callout_active(s.sets[owner], h)
+            cw_callout_active(s.sets[owner], h)
         }
     }
 }
@@ -325,7 +320,7 @@ fn cpu_of(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         };
     }
     // SAFETY: see above.
-    unsafe { cw_percpu_callout_cpu(s.sets[owner], h) }
+    unsafe { cw_callout_cpu(s.sets[owner], h) }
 }
 
 fn stop(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
@@ -334,7 +329,7 @@ fn stop(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         if owner == TABLE {
             cw_callout_stop(s.table, h)
         } else {
-            cw_percpu_callout_stop(s.sets[owner], h)
+            cw_callout_stop(s.sets[owner], h)
         }
     }
 }
@@ -345,7 +340,7 @@ fn drain(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         if owner == TABLE {
             cw_callout_drain(s.table, h)
         } else {
-            cw_percpu_callout_drain(s.sets[owner], h)
+            cw_callout_drain(s.sets[owner], h)
         }
     }
 }
@@ -356,7 +351,7 @@ fn free(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         if owner == TABLE {
             cw_callout_free(s.table, h)
         } else {
-            cw_percpu_callout_free(s.sets[owner], h)
+            cw_callout_free(s.sets[owner], h)
         }
     }
 }
@@ -367,7 +362,7 @@ fn async_drain(s: &State<'_>, owner: usize, h: cw_handle, f: cw_func) -> c_int {
         if owner == TABLE {
             cw_callout_async_drain(s.table, h, f)
         } else {
-            cw_percpu_callout_async_drain(s.sets[owner], h, f)
+            cw_callout_async_drain(s.sets[owner], h, f)
         }
     }
 }
@@ -378,7 +373,7 @@ fn deactivate(s: &State<'_>, owner: usize, h: cw_handle) -> c_int {
         if owner == TABLE {
             cw_callout_deactivate(s.table, h)
         } else {
-            cw_percpu_callout_deactivate(s.sets[owner], h)
+            cw_callout_deactivate(s.sets[owner], h)
         }
     }
 }
@@ -399,9 +394,7 @@ fn reset(s: &State<'_>, owner: usize, h: cw_handle, arm: Arm, a: *mut c_void, cp
     unsafe {
         match (owner == TABLE, arm) {
             (true, Arm::Ticks(t)) => cw_callout_reset(s.table, h, t, handler(), a),
-            (false, Arm::Ticks(t)) => {
-                cw_percpu_callout_reset_on(s.sets[owner], h, t, handler(), a, cpu)
-            }
+            (false, Arm::Ticks(t)) => cw_callout_reset_on(s.sets[owner], h, t, handler(), a, cpu),
             (
                 true,
                 Arm::Sbt {
@@ -426,7 +419,7 @@ fn reset(s: &State<'_>, owner: usize, h: cw_handle, arm: Arm, a: *mut c_void, cp
                     precision,
                     flags,
                 },
-            ) => cw_percpu_callout_reset_sbt_on(
+            ) => cw_callout_reset_sbt_on(
                 s.sets[owner],
                 h,
                 sbt,
@@ -487,7 +480,7 @@ fn cpu_arg(s: &State<'_>, owner: usize) -> c_int {
     let n = s.ncpu[owner] as c_int;
     match s.bytes.below(8) {
         0 => -1,
-        1 => [-2, n, c_int::MIN, c_int::MAX, CW_PERCPU_MAX][s.bytes.below(5) as usize],
+        1 => [-2, n, c_int::MIN, c_int::MAX, CW_NCPU_MAX][s.bytes.below(5) as usize],
         _ => c_int::from(s.bytes.u8()) % n,
     }
 }
@@ -614,12 +607,12 @@ fn process_cpu(s: &State<'_>, owner: usize, cpu: c_int, kind: u8, now: u64) {
     // the arguments `arg` built.
     let rc = unsafe {
         match (owner == TABLE, kind) {
-            (true, 0) => cw_hardclock(s.table),
-            (true, 1) => cw_softclock(s.table),
-            (true, _) => cw_callout_process(s.table, now),
-            (false, 0) => cw_percpu_hardclock(s.sets[owner], cpu),
-            (false, 1) => cw_percpu_softclock(s.sets[owner], cpu),
-            (false, _) => cw_percpu_callout_process(s.sets[owner], cpu, now),
+            (true, 0) => cw_hardclock(s.table, 0),
+            (true, 1) => cw_softclock(s.table, 0),
+            (true, _) => cw_callout_process(s.table, 0, now),
+            (false, 0) => cw_hardclock(s.sets[owner], cpu),
+            (false, 1) => cw_softclock(s.sets[owner], cpu),
+            (false, _) => cw_callout_process(s.sets[owner], cpu, now),
         }
     };
     if valid {
@@ -679,9 +672,9 @@ fn init(s: &State<'_>, owner: usize) {
     // SAFETY: the sets and the table are live; `h` is a local.
     let rc = unsafe {
         if owner == TABLE {
-            cw_callout_init(s.table, &mut h)
+            cw_callout_init(s.table, -1, &mut h)
         } else {
-            cw_percpu_callout_init(s.sets[owner], cpu, &mut h)
+            cw_callout_init(s.sets[owner], cpu, &mut h)
         }
     };
     if !(-1..s.ncpu[owner] as c_int).contains(&cpu) {
@@ -1013,7 +1006,7 @@ fn next_event(s: &State<'_>, owner: usize) {
     let cpu = cpu_arg(s, owner);
     let (mut first, mut last) = (0, 0);
     // SAFETY: the set is live; the out-pointers are locals.
-    let rc = unsafe { cw_percpu_callout_next_event(s.sets[owner], cpu, &mut first, &mut last) };
+    let rc = unsafe { cw_callout_next_event(s.sets[owner], cpu, &mut first, &mut last) };
     if !(0..s.ncpu[owner] as c_int).contains(&cpu) {
         assert_eq!(rc, CW_EINVAL, "next_event on CPU {cpu}");
         return;
@@ -1042,8 +1035,7 @@ fn snapshot(s: &State<'_>, of: Option<(usize, cw_handle)>) -> Vec<u64> {
         for cpu in 0..s.ncpu[set] {
             let (mut first, mut last) = (0, 0);
             // SAFETY: the set is live; the out-pointers are locals.
-            let rc =
-                unsafe { cw_percpu_callout_next_event(p, cpu as c_int, &mut first, &mut last) };
+            let rc = unsafe { cw_callout_next_event(p, cpu as c_int, &mut first, &mut last) };
             v.extend([rc as u64, first, last]);
         }
     }
@@ -1099,7 +1091,7 @@ fn foreign(s: &State<'_>, owner: usize) {
         _ => match s.bytes.below(2) {
             0 => deactivate(s, owner, h),
             // SAFETY: the set is live.
-            _ => unsafe { cw_percpu_callout_cpu(s.sets[owner], h) },
+            _ => unsafe { cw_callout_cpu(s.sets[owner], h) },
         },
     };
     assert_eq!(
@@ -1127,28 +1119,28 @@ fn null_calls(s: &State<'_>) {
     let rcs = unsafe {
         match s.bytes.below(3) {
             0 => [
-                cw_percpu_ncpu(null()),
-                cw_percpu_callout_init(null_mut(), 0, &mut hout),
-                cw_percpu_callout_init(set, 0, null_mut()),
-                cw_percpu_hardclock(null_mut(), 0),
-                cw_percpu_softclock(null_mut(), 0),
-                cw_percpu_ticks(set, 0, null_mut()),
+                cw_callouts_ncpu(null()),
+                cw_callout_init(null_mut(), 0, &mut hout),
+                cw_callout_init(set, 0, null_mut()),
+                cw_hardclock(null_mut(), 0),
+                cw_softclock(null_mut(), 0),
+                cw_ticks(set, 0, null_mut()),
             ],
             1 => [
-                cw_percpu_callout_reset_on(set, h, 1, None, null_mut(), 0),
-                cw_percpu_callout_reset_sbt_on(set, h, 1, 0, None, null_mut(), 0, 0),
-                cw_percpu_callout_async_drain(null_mut(), h, drain_fn()),
+                cw_callout_reset_on(set, h, 1, None, null_mut(), 0),
+                cw_callout_reset_sbt_on(set, h, 1, 0, None, null_mut(), 0, 0),
                 cw_callout_async_drain(null_mut(), h, drain_fn()),
-                cw_percpu_callout_stop(null_mut(), h),
-                cw_percpu_callout_next_event(set, 0, null_mut(), &mut b),
+                cw_callout_async_drain(null_mut(), h, drain_fn()),
+                cw_callout_stop(null_mut(), h),
+                cw_callout_next_event(set, 0, null_mut(), &mut b),
             ],
             _ => [
-                cw_percpu_callout_pending(null(), h),
-                cw_percpu_callout_active(null(), h),
-                cw_percpu_callout_cpu(null(), h),
-                cw_percpu_callout_free(null_mut(), h),
-                cw_percpu_callout_process(null_mut(), 0, 0),
-                cw_percpu_callout_next_event(set, 0, &mut a, null_mut()),
+                cw_callout_pending(null(), h),
+                cw_callout_active(null(), h),
+                cw_callout_cpu(null(), h),
+                cw_callout_free(null_mut(), h),
+                cw_callout_process(null_mut(), 0, 0),
+                cw_callout_next_event(set, 0, &mut a, null_mut()),
             ],
         }
     };
@@ -1172,19 +1164,21 @@ fn settings(bytes: &Bytes<'_>) -> (c_int, usize, bool, u32) {
     (backing, calloutsize, fixed, hz)
 }
 
-fn new_set(bytes: &Bytes<'_>) -> (*mut cw_percpu, usize, bool, u32) {
+fn new_set(bytes: &Bytes<'_>) -> (*mut cw_callouts, usize, bool, u32) {
     let (backing, calloutsize, fixed, hz) = settings(bytes);
     let ncpu = 1 + usize::from(bytes.below(MAX_CPU as u8));
     let mut set = null_mut();
     // Out-of-range CPU counts first: refused, nothing made.
-    let bad = [0, -1, CW_PERCPU_MAX + 1][bytes.below(3) as usize];
+    let bad = [0, -1, CW_NCPU_MAX + 1][bytes.below(3) as usize];
     // SAFETY: `&mut set` is valid for writing a pointer.
-    let rc = unsafe { cw_percpu_new(backing, bad, calloutsize, c_int::from(fixed), hz, &mut set) };
+    let rc = unsafe {
+        cw_callouts_new_percpu(backing, bad, calloutsize, c_int::from(fixed), hz, &mut set)
+    };
     assert_eq!(rc, CW_EINVAL, "a set of {bad} CPUs");
     assert!(set.is_null());
     // SAFETY: as above.
     let rc = unsafe {
-        cw_percpu_new(
+        cw_callouts_new_percpu(
             backing,
             ncpu as c_int,
             calloutsize,
@@ -1196,7 +1190,7 @@ fn new_set(bytes: &Bytes<'_>) -> (*mut cw_percpu, usize, bool, u32) {
     assert_eq!(rc, CW_OK);
     assert!(!set.is_null());
     // SAFETY: `set` was just made.
-    assert_eq!(unsafe { cw_percpu_ncpu(set) }, ncpu as c_int);
+    assert_eq!(unsafe { cw_callouts_ncpu(set) }, ncpu as c_int);
     (set, ncpu, fixed, hz)
 }
 
@@ -1240,8 +1234,8 @@ pub fn run(data: &[u8]) {
     }
     // SAFETY: made above, freed once, nothing else uses them now.
     unsafe {
-        cw_percpu_free(set0);
-        cw_percpu_free(set1);
+        cw_callouts_free(set0);
+        cw_callouts_free(set1);
         cw_callouts_free(table);
     }
     STATE.with(|p| p.set(null()));

@@ -25,7 +25,7 @@ pub enum Error {
     /// range).
     Scheme(callwheel::Error),
     /// A CPU that is not there: a single table is one CPU's queue (pass 0 or -1 for "this
-    /// one"); a [`PerCpuCallouts`](crate::PerCpuCallouts) set has CPUs `0..ncpu` (and -1
+    /// one"); a [`SharedCallouts`](crate::SharedCallouts) has CPUs `0..ncpu` (and -1
     /// for "the callout's own" where a callout is named).
     InvalidCpu(i32),
     /// Unknown bits in a flags argument.

@@ -89,7 +89,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     ///   ([`Backing::start_within`](crate::Backing::start_within)).
     /// - [`C_DIRECT_EXEC`]: run from [`Callouts::hardclock_with`].
     /// - `cpu` must be 0 or -1: a table is one CPU's callout queue (a
-    ///   [`PerCpuCallouts`](crate::PerCpuCallouts) set takes any of its CPUs).
+    ///   [`SharedCallouts`](crate::SharedCallouts) takes any of its CPUs).
     ///
     /// While a [`Callouts::callout_async_drain`] waits for the handler to return, the reset is
     /// ignored (`Ok(false)`), as FreeBSD ignores resets of a callout being drained.

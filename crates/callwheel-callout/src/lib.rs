@@ -13,7 +13,7 @@
 //! | [`Callouts::setcallout`] / [`Callouts::unsetcallout`] | by [`Handle`] (index + generation + the table's identity) | O(1) |
 //! | `callout_init`, `callout_reset`, [`Callouts::callout_reset_sbt_on`], `callout_stop`, `callout_drain`, `callout_pending`, `callout_active`, `callout_deactivate` | FreeBSD's `struct callout` | O(1) |
 //! | [`Callouts::callout_async_drain`] | stop without waiting; a drain call after a running handler returns | O(1) |
-//! | [`PerCpuCallouts`]: `callout_reset_sbt_on(.., cpu, ..)`, `softclock(cpu, ..)` | one table per CPU; moving a running callout waits for its handler | O(1) (a move: two tables) |
+//! | [`SharedCallouts`]: `callout_reset_sbt_on(.., cpu, ..)`, `softclock(cpu, ..)` | one queue per CPU (one CPU: a single table) behind locks; moving a running callout waits for its handler | O(1) (a move: two queues) |
 //!
 //! The records come from a pool of `calloutsize` entries reserved up front ([`Config`]), which
 //! grows on demand or, when fixed, makes the call fail with [`Error::PoolExhausted`]. Growth
@@ -21,11 +21,13 @@
 //! [`Handle`]: it carries the identity of the table that issued it, so another table's
 //! handle is [`Error::StaleHandle`] and changes nothing.
 //!
-//! [`Callouts`] is for one thread (handlers get `&mut` to the table); [`SharedCallouts`] puts it
-//! behind a lock, runs handlers with the lock released, and makes `callout_drain` wait for a
-//! handler running elsewhere. [`PerCpuCallouts`] is FreeBSD's per-CPU callwheels: one shared
-//! table per CPU, each processed on its own, `callout_reset_sbt_on`'s `cpu` choosing the
-//! table, and a move of a callout whose handler runs deferred until the handler returns.
+//! [`Callouts`] is one queue for one thread (handlers get `&mut` to the table).
+//! [`SharedCallouts`] is the table for threads, and its CPU count is a parameter: one queue
+//! per CPU behind its own lock, each processed on its own (FreeBSD's per-CPU callwheels,
+//! `callout_reset_sbt_on`'s `cpu` choosing the queue), handlers run with the lock released,
+//! `callout_drain` waits for a handler running elsewhere, and a move of a callout whose
+//! handler runs is deferred until the handler returns. One CPU
+//! ([`SharedCallouts::single`]) is the single table of 4.4BSD and of Costello & Varghese.
 //! `callout_async_drain` ([`AsyncDrain`]) stops a callout without waiting and hands a drain
 //! call to the runner after a running handler returns.
 #![forbid(unsafe_code)]
@@ -33,11 +35,11 @@
 
 pub mod backing;
 mod callouts;
+mod cpu_table;
 mod error;
 pub mod flags;
 mod freebsd;
 mod moves;
-mod percpu;
 mod pool;
 mod shared;
 
@@ -48,6 +50,5 @@ pub use callouts::{Callouts, Config, Stats, MAX_SOFTCLOCK_STEPS};
 pub use callwheel::Handle;
 pub use error::Error;
 pub use freebsd::AsyncDrain;
-pub use percpu::PerCpuCallouts;
 pub use pool::MAX_CALLOUTSIZE;
 pub use shared::SharedCallouts;

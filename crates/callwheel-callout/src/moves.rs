@@ -1,5 +1,6 @@
-//! A callout's move between the tables of a per-CPU set: when a reset asks it to run, and the
-//! move a table records while the callout's handler runs, made when the handler returns.
+//! A callout's move between the CPUs of a shared table: when a reset asks it to run, and the
+//! move a CPU's table records while the callout's handler runs, made when the handler
+//! returns.
 
 use callwheel::time::Sbt;
 
@@ -27,7 +28,7 @@ pub(crate) enum When {
 
 /// A move of a persistent callout to another table, recorded while its handler runs and made
 /// when the handler returns (FreeBSD's `CALLOUT_DFRMIGRATION`). Only a
-/// [`PerCpuCallouts`](crate::PerCpuCallouts) set records these; the table keeps them so that
+/// [`SharedCallouts`](crate::SharedCallouts) records these; the table keeps them so that
 /// every call on the callout (stop, drain, free, pending) sees them under the table's lock.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Moving<C> {

@@ -177,10 +177,10 @@ fn a_handler_that_panics_still_gets_its_drain_at_the_next_softclock() {
 /// still running), and that thread runs the drain call right after the handler.
 #[test]
 fn async_drain_of_a_handler_running_elsewhere_does_not_wait() {
-    let table = Arc::new(SharedCallouts::new(table()));
+    let table = Arc::new(SharedCallouts::single(table()));
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 7).unwrap();
-    table.hardclock();
+    table.hardclock(0).unwrap();
     let finished = Arc::new(AtomicBool::new(false));
     let (started_tx, started_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<()>();
@@ -190,7 +190,7 @@ fn async_drain_of_a_handler_running_elsewhere_does_not_wait() {
             let mut log = Vec::new();
             let t = Arc::clone(&table);
             let ran = table
-                .softclock(|call| {
+                .softclock(0, |call| {
                     log.push((call, finished.load(Ordering::SeqCst)));
                     if call == 7 {
                         started_tx.send(()).unwrap();
@@ -222,5 +222,5 @@ fn async_drain_of_a_handler_running_elsewhere_does_not_wait() {
     // The drain call ran after the handler had finished, on the handler's thread.
     assert_eq!(log, [(7, false), (7 + DRAINED, true)]);
     assert_eq!(table.callout_pending(c), Err(Error::StaleHandle));
-    table.with(|t| t.check_invariants()).unwrap();
+    table.with(0, |t| t.check_invariants()).unwrap().unwrap();
 }

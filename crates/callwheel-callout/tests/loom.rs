@@ -10,7 +10,7 @@ use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
-use callwheel_callout::{AsyncDrain, Callouts, Config, PerCpuCallouts, SharedCallouts};
+use callwheel_callout::{AsyncDrain, Callouts, Config, SharedCallouts};
 use callwheel_schemes::hashed_wheel::HashedWheel;
 
 type Table = SharedCallouts<HashedWheel<u32>, u32>;
@@ -20,7 +20,7 @@ fn table() -> Arc<Table> {
         calloutsize: 2,
         ..Config::default()
     };
-    Arc::new(SharedCallouts::new(
+    Arc::new(SharedCallouts::single(
         Callouts::with_config(HashedWheel::new(2).unwrap(), config).unwrap(),
     ))
 }
@@ -32,13 +32,13 @@ fn drain_never_returns_while_the_handler_runs() {
         let table = table();
         let c = table.callout_init().unwrap();
         table.callout_reset(c, 1, 1).unwrap();
-        table.hardclock();
+        table.hardclock(0).unwrap();
         let finished = Arc::new(AtomicBool::new(false));
         let runner = {
             let (table, finished) = (Arc::clone(&table), Arc::clone(&finished));
             thread::spawn(move || {
                 table
-                    .softclock(|_| finished.store(true, Ordering::SeqCst))
+                    .softclock(0, |_| finished.store(true, Ordering::SeqCst))
                     .unwrap()
             })
         };
@@ -66,13 +66,13 @@ fn stop_racing_a_self_rearming_handler_stays_consistent() {
         let table = table();
         let c = table.callout_init().unwrap();
         table.callout_reset(c, 1, 1).unwrap();
-        table.hardclock();
+        table.hardclock(0).unwrap();
         let runner = {
             let table = Arc::clone(&table);
             thread::spawn(move || {
                 let t = Arc::clone(&table);
                 table
-                    .softclock(move |_| {
+                    .softclock(0, move |_| {
                         t.callout_reset(c, 1, 2).unwrap();
                     })
                     .unwrap()
@@ -88,7 +88,7 @@ fn stop_racing_a_self_rearming_handler_stays_consistent() {
             (_, 1) => {}
             other => panic!("impossible outcome {other:?}"),
         }
-        table.with(|t| t.check_invariants()).unwrap();
+        table.with(0, |t| t.check_invariants()).unwrap().unwrap();
     });
 }
 
@@ -100,13 +100,13 @@ fn async_drain_racing_the_handler_drains_once_after_it_or_never() {
         let table = table();
         let c = table.callout_init().unwrap();
         table.callout_reset(c, 1, 1).unwrap();
-        table.hardclock();
+        table.hardclock(0).unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let runner = {
             let (table, log) = (Arc::clone(&table), Arc::clone(&log));
             thread::spawn(move || {
                 table
-                    .softclock(|call| log.lock().unwrap().push(call))
+                    .softclock(0, |call| log.lock().unwrap().push(call))
                     .unwrap()
             })
         };
@@ -122,11 +122,11 @@ fn async_drain_racing_the_handler_drains_once_after_it_or_never() {
             AsyncDrain::Stopped(false) => assert_eq!((ran, log), (1, vec![1])),
         }
         assert_eq!(table.callout_pending(c), Ok(false));
-        table.with(|t| t.check_invariants()).unwrap();
+        table.with(0, |t| t.check_invariants()).unwrap().unwrap();
     });
 }
 
-type Set = PerCpuCallouts<HashedWheel<u32>, u32>;
+type Set = SharedCallouts<HashedWheel<u32>, u32>;
 
 fn set() -> Arc<Set> {
     let config = Config {
@@ -136,7 +136,7 @@ fn set() -> Arc<Set> {
     let tables = (0..2)
         .map(|_| Callouts::with_config(HashedWheel::new(2).unwrap(), config).unwrap())
         .collect();
-    Arc::new(PerCpuCallouts::new(tables).unwrap())
+    Arc::new(SharedCallouts::new(tables).unwrap())
 }
 
 /// A move to CPU 1 racing CPU 0's `softclock`, which runs the callout's handler: made at once
@@ -146,7 +146,7 @@ fn set() -> Arc<Set> {
 fn a_move_racing_the_running_handler_lands_on_the_new_cpu() {
     loom::model(|| {
         let set = set();
-        let c = set.callout_init(0).unwrap();
+        let c = set.callout_init_on(0).unwrap();
         set.callout_reset(c, 1, 1).unwrap();
         set.hardclock(0).unwrap();
         let runner = {
@@ -174,7 +174,7 @@ fn a_move_racing_the_running_handler_lands_on_the_new_cpu() {
 fn a_callout_named_while_it_moves_is_never_stale() {
     loom::model(|| {
         let set = set();
-        let c = set.callout_init(0).unwrap();
+        let c = set.callout_init_on(0).unwrap();
         set.callout_reset(c, 1, 1).unwrap();
         set.hardclock(0).unwrap();
         let runner = {

@@ -11,16 +11,16 @@ use std::time::{Duration, Instant};
 
 use callwheel::time::Sbt;
 use callwheel::Wheel;
-use callwheel_callout::{AsyncDrain, Callouts, Config, Error, Handle, PerCpuCallouts};
+use callwheel_callout::{AsyncDrain, Callouts, Config, Error, Handle, SharedCallouts};
 use callwheel_schemes::hashed_wheel::HashedWheel;
 
-type Set = PerCpuCallouts<HashedWheel<u32>, u32>;
+type Set = SharedCallouts<HashedWheel<u32>, u32>;
 
 fn set(ncpu: usize) -> Set {
     let tables = (0..ncpu)
         .map(|_| Callouts::with_config(HashedWheel::new(4).unwrap(), Config::default()).unwrap())
         .collect();
-    PerCpuCallouts::new(tables).unwrap()
+    SharedCallouts::new(tables).unwrap()
 }
 
 /// `n` milliseconds as FreeBSD writes them, `n * SBT_1MS` (truncated): exactly `n` ticks at
@@ -44,7 +44,7 @@ fn run(set: &Set, cpu: usize, n: u64, log: &mut Vec<(usize, u64, u32)>) {
 fn a_callout_armed_on_cpu_k_fires_only_when_cpu_k_is_processed() {
     for k in 0..3 {
         let set = set(3);
-        let c = set.callout_init(0).unwrap();
+        let c = set.callout_init_on(0).unwrap();
         assert_eq!(
             set.callout_reset_sbt_on(c, ms(2), Sbt::ZERO, 7, k as i32, 0),
             Ok(false)
@@ -66,9 +66,9 @@ fn a_callout_armed_on_cpu_k_fires_only_when_cpu_k_is_processed() {
 fn the_tickless_interrupt_of_a_cpu_runs_only_its_callouts() {
     // The production wheel: exact deadlines, so the event windows are exact too.
     let tables = (0..2).map(|_| Callouts::new(Wheel::new())).collect();
-    let set: PerCpuCallouts<Wheel<u32>, u32> = PerCpuCallouts::new(tables).unwrap();
-    let a = set.callout_init(0).unwrap();
-    let b = set.callout_init(1).unwrap();
+    let set: SharedCallouts<Wheel<u32>, u32> = SharedCallouts::new(tables).unwrap();
+    let a = set.callout_init_on(0).unwrap();
+    let b = set.callout_init_on(1).unwrap();
     set.callout_reset_sbt_on(a, ms(5), Sbt::ZERO, 1, -1, 0)
         .unwrap();
     set.callout_reset_sbt_on(b, ms(3), Sbt::ZERO, 2, -1, 0)
@@ -94,7 +94,7 @@ fn the_tickless_interrupt_of_a_cpu_runs_only_its_callouts() {
 #[test]
 fn cpu_minus_one_keeps_the_callout_on_its_cpu() {
     let set = set(3);
-    let c = set.callout_init(2).unwrap();
+    let c = set.callout_init_on(2).unwrap();
     assert_eq!(set.callout_cpu(c), Ok(2));
     set.callout_reset(c, 1, 1).unwrap();
     assert_eq!(set.callout_cpu(c), Ok(2));
@@ -103,7 +103,7 @@ fn cpu_minus_one_keeps_the_callout_on_its_cpu() {
     set.callout_reset_sbt_on(c, ms(1), Sbt::ZERO, 3, -1, 0)
         .unwrap();
     assert_eq!(set.callout_cpu(c), Ok(1));
-    let d = set.callout_init(-1).unwrap();
+    let d = set.callout_init_on(-1).unwrap();
     assert_eq!(set.callout_cpu(d), Ok(0), "callout_init(-1) is CPU 0");
     let mut log = Vec::new();
     run(&set, 1, 1, &mut log);
@@ -113,7 +113,7 @@ fn cpu_minus_one_keeps_the_callout_on_its_cpu() {
 #[test]
 fn a_cpu_outside_the_set_is_invalid_and_changes_nothing() {
     let set = set(3);
-    let c = set.callout_init(1).unwrap();
+    let c = set.callout_init_on(1).unwrap();
     set.callout_reset_sbt_on(c, ms(4), Sbt::ZERO, 1, -1, 0)
         .unwrap();
     for cpu in [3, 4, -2, i32::MAX, i32::MIN] {
@@ -125,7 +125,7 @@ fn a_cpu_outside_the_set_is_invalid_and_changes_nothing() {
             set.callout_reset_on(c, 1, 9, cpu),
             Err(Error::InvalidCpu(cpu))
         );
-        assert_eq!(set.callout_init(cpu), Err(Error::InvalidCpu(cpu)));
+        assert_eq!(set.callout_init_on(cpu), Err(Error::InvalidCpu(cpu)));
     }
     // Flags are checked first, as on a single table.
     assert_eq!(
@@ -154,7 +154,7 @@ fn a_cpu_outside_the_set_is_invalid_and_changes_nothing() {
     }
     assert_eq!(log, [(1, 4, 1)]);
     assert!(matches!(
-        PerCpuCallouts::<HashedWheel<u32>, u32>::new(Vec::new()),
+        SharedCallouts::<HashedWheel<u32>, u32>::new(Vec::new()),
         Err(Error::Config { .. })
     ));
 }
@@ -162,7 +162,7 @@ fn a_cpu_outside_the_set_is_invalid_and_changes_nothing() {
 #[test]
 fn moving_a_pending_callout_cancels_it_on_the_old_cpu_and_arms_it_on_the_new() {
     let set = set(2);
-    let c = set.callout_init(0).unwrap();
+    let c = set.callout_init_on(0).unwrap();
     set.callout_reset(c, 5, 1).unwrap();
     assert_eq!(set.pending(0), Ok(1));
     assert_eq!(
@@ -186,7 +186,7 @@ fn moving_a_pending_callout_cancels_it_on_the_old_cpu_and_arms_it_on_the_new() {
 #[test]
 fn the_handle_stays_valid_across_moves() {
     let set = set(3);
-    let c = set.callout_init(0).unwrap();
+    let c = set.callout_init_on(0).unwrap();
     for (n, cpu) in [1, 2, 0, 2, 1].into_iter().enumerate() {
         set.callout_reset_on(c, 2, n as u32, cpu).unwrap();
         assert_eq!(set.callout_cpu(c), Ok(cpu as usize));
@@ -212,11 +212,11 @@ fn other_sets_tables_stale_and_made_up_handles_act_on_nothing() {
     let set = set(2);
     let other = self::set(2);
     let mut table: Callouts<HashedWheel<u32>, u32> = Callouts::new(HashedWheel::new(4).unwrap());
-    let victim = set.callout_init(1).unwrap();
+    let victim = set.callout_init_on(1).unwrap();
     set.callout_reset(victim, 3, 1).unwrap();
-    let foreign = other.callout_init(1).unwrap();
+    let foreign = other.callout_init_on(1).unwrap();
     let from_table = table.callout_init().unwrap();
-    let freed = set.callout_init(0).unwrap();
+    let freed = set.callout_init_on(0).unwrap();
     set.callout_free(freed).unwrap();
     // Same index and generation as the victim, another owner; the victim's owner with
     // another generation, an index never issued, and every bit set.
@@ -271,7 +271,7 @@ fn other_sets_tables_stale_and_made_up_handles_act_on_nothing() {
 #[test]
 fn a_move_while_the_handler_runs_waits_until_it_returns() {
     let set = Arc::new(set(2));
-    let c = set.callout_init(0).unwrap();
+    let c = set.callout_init_on(0).unwrap();
     set.callout_reset(c, 1, 1).unwrap();
     set.hardclock(0).unwrap();
     let (started_tx, started_rx) = mpsc::channel();
@@ -318,7 +318,7 @@ fn a_move_while_the_handler_runs_waits_until_it_returns() {
 #[test]
 fn a_handler_moving_its_own_callout_moves_after_it_returns() {
     let set = Arc::new(set(3));
-    let c = set.callout_init(0).unwrap();
+    let c = set.callout_init_on(0).unwrap();
     set.callout_reset(c, 1, 1).unwrap();
     set.hardclock(0).unwrap();
     let mut seen = Vec::new();
@@ -351,10 +351,10 @@ fn a_reset_while_a_move_waits_replaces_it() {
     let set = Arc::new(set(3));
     let s = Arc::clone(&set);
     // Moved to CPU 1, then reset with -1: the waiting move's CPU, the new time and call.
-    let c = set.callout_init(0).unwrap();
+    let c = set.callout_init_on(0).unwrap();
     set.callout_reset(c, 1, 1).unwrap();
     // Moved to CPU 2, then reset to its own CPU 0: it stays.
-    let d = set.callout_init(0).unwrap();
+    let d = set.callout_init_on(0).unwrap();
     set.callout_reset(d, 1, 10).unwrap();
     set.hardclock(0).unwrap();
     let mut seen = Vec::new();
@@ -385,9 +385,9 @@ fn a_reset_while_a_move_waits_replaces_it() {
 fn stop_drain_and_free_cancel_a_waiting_move() {
     let set = Arc::new(set(2));
     let s = Arc::clone(&set);
-    let c = set.callout_init(0).unwrap();
-    let d = set.callout_init(0).unwrap();
-    let f = set.callout_init(0).unwrap();
+    let c = set.callout_init_on(0).unwrap();
+    let d = set.callout_init_on(0).unwrap();
+    let f = set.callout_init_on(0).unwrap();
     for (h, call) in [(c, 1), (d, 2), (f, 3)] {
         set.callout_reset(h, 1, call).unwrap();
     }
@@ -441,7 +441,7 @@ fn stop_drain_and_free_cancel_a_waiting_move() {
 #[test]
 fn async_drain_on_a_set_hands_the_drain_to_the_cpu_that_ran_the_handler() {
     let set = Arc::new(set(2));
-    let c = set.callout_init(1).unwrap();
+    let c = set.callout_init_on(1).unwrap();
     set.callout_reset(c, 1, 5).unwrap();
     set.hardclock(1).unwrap();
     let (started_tx, started_rx) = mpsc::channel();
@@ -481,7 +481,7 @@ fn async_drain_on_a_set_hands_the_drain_to_the_cpu_that_ran_the_handler() {
     assert_eq!(runner.join().unwrap(), [5, 105]);
     assert_eq!(set.callout_pending(c), Err(Error::StaleHandle));
     // Not running: stopped, never drained.
-    let d = set.callout_init(0).unwrap();
+    let d = set.callout_init_on(0).unwrap();
     set.callout_reset(d, 3, 1).unwrap();
     assert_eq!(
         set.callout_async_drain(d, |_| panic!("never called")),
@@ -505,7 +505,7 @@ fn callouts_moving_between_two_driven_cpus_always_run_where_they_were_sent() {
     let set = Arc::new(set(2));
     let handles: Vec<Handle> = (0..CALLOUTS)
         .map(|i| {
-            let h = set.callout_init((i % 2) as i32).unwrap();
+            let h = set.callout_init_on((i % 2) as i32).unwrap();
             set.callout_reset(h, 1 + (i % 3) as i64, i as u32).unwrap();
             h
         })
@@ -579,7 +579,7 @@ fn a_deferred_move_is_refused_at_the_reset_when_the_new_clock_cannot_hold_it() {
     let set = set(2);
     // CPU 0 near the end of time, CPU 1 at its start.
     assert_eq!(set.process_with(0, u64::MAX - 10, |_| {}), Ok(false));
-    let c = set.callout_init(1).unwrap();
+    let c = set.callout_init_on(1).unwrap();
     set.callout_reset_on(c, 1, 1, 1).unwrap();
     set.hardclock(1).unwrap();
     let mut results = Vec::new();

@@ -129,34 +129,37 @@ fn a_panicking_direct_handler_leaves_callouts_usable() {
 
 #[test]
 fn a_panicking_handler_leaves_shared_callouts_usable() {
-    let table = SharedCallouts::new(hashed(4));
-    let p = table.with(panic_in_the_middle);
-    table.with(|t| t.check_invariants()).unwrap();
+    let table = SharedCallouts::single(hashed(4));
+    let p = table.with(0, panic_in_the_middle).unwrap();
+    table.with(0, |t| t.check_invariants()).unwrap().unwrap();
     // Not stuck "running handlers", not poisoned, nothing lost.
     let mut ran = Vec::new();
-    assert_eq!(table.softclock(|call| ran.push(call)), Ok(1));
+    assert_eq!(table.softclock(0, |call| ran.push(call)), Ok(1));
     assert_eq!(ran, [3]);
-    assert_eq!(table.callout_drain(p), Ok(false));
+    // `p` is CPU 0's own record (made through `with`), not one of the shared table's callouts.
+    assert_eq!(table.callout_drain(p), Err(Error::StaleHandle));
+    assert_eq!(table.with(0, |t| t.callout_free(p)).unwrap(), Ok(()));
 
     // The same through the shared softclock itself (the lock is released while handlers run).
+    let p = table.callout_init().unwrap();
     table.callout_reset(p, 1, 2).unwrap();
     table.timeout(5, 1).unwrap();
-    table.hardclock();
+    table.hardclock(0).unwrap();
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        table.softclock(|call| {
+        table.softclock(0, |call| {
             if call == 2 {
                 panic!("handler failure");
             }
         })
     }));
     assert!(result.is_err());
-    table.with(|t| t.check_invariants()).unwrap();
+    table.with(0, |t| t.check_invariants()).unwrap().unwrap();
     let mut ran = Vec::new();
-    assert_eq!(table.softclock(|call| ran.push(call)), Ok(1));
+    assert_eq!(table.softclock(0, |call| ran.push(call)), Ok(1));
     assert_eq!(ran, [5]);
     assert_eq!(table.callout_free(p), Ok(()));
-    assert_eq!(table.hardclock_with(|_| {}), Ok(false));
-    table.with(|t| t.check_invariants()).unwrap();
+    assert_eq!(table.hardclock_with(0, |_| {}), Ok(false));
+    table.with(0, |t| t.check_invariants()).unwrap().unwrap();
 }
 
 // ---- per-tick work of a hashed table that grew ----

@@ -1,6 +1,8 @@
 //! The shared table across threads: drain waits for a handler running elsewhere, handlers
 //! re-enter the table, one softclock at a time, a panicking handler leaves the table usable,
-//! and a stress run where every callout either runs once or is cancelled once.
+//! and a stress run where every callout either runs once or is cancelled once; the BSD calls
+//! on CPU 0 of a table of several, and handles of the wrong kind refused as one table refuses
+//! them.
 #![cfg(not(callwheel_loom))]
 
 use std::collections::HashSet;
@@ -15,9 +17,57 @@ use callwheel_schemes::hashed_wheel::HashedWheel;
 type Table = SharedCallouts<HashedWheel<u32>, u32>;
 
 fn shared(config: Config) -> Arc<Table> {
-    Arc::new(SharedCallouts::new(
+    Arc::new(SharedCallouts::single(
         Callouts::with_config(HashedWheel::new(6).unwrap(), config).unwrap(),
     ))
+}
+
+/// A table of three CPUs: `timeout` and `setcallout` go to CPU 0's queue, and run only when
+/// CPU 0 is processed.
+#[test]
+fn the_bsd_calls_of_a_table_of_several_cpus_run_on_cpu_0() {
+    let tables = (0..3)
+        .map(|_| Callouts::new(HashedWheel::new(6).unwrap()))
+        .collect();
+    let table: Table = SharedCallouts::new(tables).unwrap();
+    table.timeout(1, 1).unwrap();
+    let h = table.setcallout(2, 1).unwrap();
+    let b = table.setcallout(3, 1).unwrap();
+    assert_eq!(table.unsetcallout(b), Ok(true));
+    assert!(table.untimeout(1));
+    table.timeout(4, 1).unwrap();
+    let mut ran = Vec::new();
+    for cpu in [1, 2, 0] {
+        table.hardclock(cpu).unwrap();
+        table.softclock(cpu, |call| ran.push((cpu, call))).unwrap();
+    }
+    assert_eq!(ran, [(0, 2), (0, 4)]);
+    assert_eq!(table.unsetcallout(h), Err(Error::StaleHandle), "it fired");
+    table.check_invariants().unwrap();
+}
+
+/// A `setcallout` handle given to a FreeBSD call, and a `callout_init` handle given to
+/// `unsetcallout`, are the wrong kind, as on one [`Callouts`] table; another table's handle
+/// and a made-up one are stale. Nothing changes.
+#[test]
+fn handles_of_the_wrong_kind_are_refused_as_one_table_refuses_them() {
+    let table = shared(Config::default());
+    let other = shared(Config::default());
+    let one_shot = table.setcallout(1, 5).unwrap();
+    let persistent = table.callout_init().unwrap();
+    assert_eq!(table.callout_stop(one_shot), Err(Error::WrongKind));
+    assert_eq!(table.callout_reset(one_shot, 1, 2), Err(Error::WrongKind));
+    assert_eq!(table.callout_free(one_shot), Err(Error::WrongKind));
+    assert_eq!(table.unsetcallout(persistent), Err(Error::WrongKind));
+    let foreign = other.callout_init().unwrap();
+    assert_eq!(table.callout_stop(foreign), Err(Error::StaleHandle));
+    assert_eq!(
+        table.unsetcallout(other.setcallout(1, 5).unwrap()),
+        Err(Error::StaleHandle)
+    );
+    assert_eq!(table.callout_pending(persistent), Ok(false));
+    assert_eq!(table.unsetcallout(one_shot), Ok(true));
+    table.check_invariants().unwrap();
 }
 
 #[test]
@@ -25,7 +75,7 @@ fn drain_waits_for_a_handler_running_on_another_thread() {
     let table = shared(Config::default());
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 7).unwrap();
-    table.hardclock();
+    table.hardclock(0).unwrap();
     let finished = Arc::new(AtomicBool::new(false));
     let (started_tx, started_rx) = mpsc::channel();
     let runner = {
@@ -33,7 +83,7 @@ fn drain_waits_for_a_handler_running_on_another_thread() {
         let finished = Arc::clone(&finished);
         thread::spawn(move || {
             table
-                .softclock(|_| {
+                .softclock(0, |_| {
                     started_tx.send(()).unwrap();
                     // Long enough that a drain that does not wait returns first.
                     thread::sleep(Duration::from_millis(100));
@@ -61,11 +111,11 @@ fn drain_from_the_running_thread_is_refused() {
     let table = shared(Config::default());
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 7).unwrap();
-    table.hardclock();
+    table.hardclock(0).unwrap();
     let mut seen = Vec::new();
     let t = Arc::clone(&table);
     table
-        .softclock(|_| {
+        .softclock(0, |_| {
             seen.push(t.callout_drain(c));
             seen.push(t.callout_free(c).map(|()| false));
             // Re-entering to re-arm itself works: the lock is not held.
@@ -87,18 +137,22 @@ fn drain_from_the_running_thread_is_refused() {
 fn one_softclock_at_a_time() {
     let table = shared(Config::default());
     table.timeout(1, 1).unwrap();
-    table.hardclock();
+    table.hardclock(0).unwrap();
     let t = Arc::clone(&table);
     let mut inner = None;
     table
-        .softclock(|_| {
+        .softclock(0, |_| {
             let t2 = Arc::clone(&t);
-            inner = Some(thread::spawn(move || t2.softclock(|_| {})).join().unwrap());
+            inner = Some(
+                thread::spawn(move || t2.softclock(0, |_| {}))
+                    .join()
+                    .unwrap(),
+            );
         })
         .unwrap();
     assert_eq!(inner, Some(Err(Error::SoftclockBusy)));
     // Free again afterwards.
-    assert_eq!(table.softclock(|_| {}), Ok(0));
+    assert_eq!(table.softclock(0, |_| {}), Ok(0));
 }
 
 #[test]
@@ -107,10 +161,10 @@ fn a_panicking_handler_leaves_the_table_usable() {
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 1).unwrap();
     table.timeout(2, 1).unwrap();
-    table.hardclock();
+    table.hardclock(0).unwrap();
     let t = Arc::clone(&table);
     let result = thread::spawn(move || {
-        t.softclock(|call| {
+        t.softclock(0, |call| {
             if call == 1 {
                 panic!("handler failure");
             }
@@ -121,9 +175,9 @@ fn a_panicking_handler_leaves_the_table_usable() {
     // The runner role and the running flag were released on unwind.
     assert_eq!(table.callout_drain(c), Ok(false));
     let mut ran = Vec::new();
-    assert_eq!(table.softclock(|call| ran.push(call)), Ok(1));
+    assert_eq!(table.softclock(0, |call| ran.push(call)), Ok(1));
     assert_eq!(ran, [2], "the callout after the panicking one still runs");
-    table.with(|t| t.check_invariants()).unwrap();
+    table.with(0, |t| t.check_invariants()).unwrap().unwrap();
 }
 
 #[test]
@@ -143,7 +197,7 @@ fn direct_handlers_run_in_hardclock_without_the_lock() {
     let t = Arc::clone(&table);
     let mut ran = Vec::new();
     table
-        .hardclock_with(|call| {
+        .hardclock_with(0, |call| {
             ran.push(call);
             // Re-entering proves the lock is released while it runs.
             t.callout_reset(c, 5, 6).unwrap();
@@ -151,7 +205,7 @@ fn direct_handlers_run_in_hardclock_without_the_lock() {
         .unwrap();
     assert_eq!(ran, [5]);
     assert_eq!(table.callout_pending(c), Ok(true));
-    assert_eq!(table.stats().direct, 1);
+    assert_eq!(table.stats(0).unwrap().direct, 1);
 }
 
 /// Four threads set and cancel callouts while a driver ticks and runs softclock with a
@@ -181,10 +235,10 @@ fn stress_every_callout_runs_or_is_cancelled_exactly_once() {
             start.wait();
             let mut idle_rounds = 0;
             loop {
-                table.hardclock();
+                table.hardclock(0).unwrap();
                 ticks.fetch_add(1, Ordering::Relaxed);
                 table
-                    .softclock(|call| ran.lock().unwrap().push(call))
+                    .softclock(0, |call| ran.lock().unwrap().push(call))
                     .unwrap();
                 if done.load(Ordering::SeqCst) {
                     // Everything is set at most 50 ticks ahead: 60 more ticks drain it all.
@@ -253,10 +307,11 @@ fn stress_every_callout_runs_or_is_cancelled_exactly_once() {
     );
     assert!(ticks.load(Ordering::Relaxed) > 60);
     table
-        .with(|t| {
+        .with(0, |t| {
             assert_eq!(t.pending(), 0);
             assert_eq!(t.records_in_use(), 0);
             t.check_invariants()
         })
+        .unwrap()
         .unwrap();
 }

@@ -93,7 +93,7 @@ fn measure(plan: &Plan) -> Result<(Summary, Summary), String> {
         ..Config::default()
     };
     let table = Callouts::with_config(Wheel::new(), config).map_err(|e| e.to_string())?;
-    let table = Arc::new(SharedCallouts::new(table));
+    let table = Arc::new(SharedCallouts::single(table));
     let mut rng = SplitMix64::new(SEED);
     let lead = 5_000_000u64;
     let deadlines: Vec<u64> = (0..plan.callouts)
@@ -141,7 +141,7 @@ fn measure(plan: &Plan) -> Result<(Summary, Summary), String> {
                 let _ = ClockId::minimise_timer_slack();
                 while let Ok(more) = woken.recv() {
                     let ran = loop {
-                        match table.softclock(&record) {
+                        match table.softclock(0, &record) {
                             // The interrupt is running handlers: let it finish.
                             Err(callwheel_callout::Error::SoftclockBusy) => {
                                 std::thread::yield_now()
@@ -159,13 +159,13 @@ fn measure(plan: &Plan) -> Result<(Summary, Summary), String> {
     // The interrupt: this thread.
     let _ = ClockId::minimise_timer_slack();
     let mut outcome = Ok(());
-    while let Some((first, _)) = table.next_event() {
+    while let Ok(Some((first, _))) = table.next_event(0) {
         if let Err(e) = clock.sleep_until(t0 + first) {
             outcome = Err(e.to_string());
             break;
         }
         let now = clock.read().unwrap_or(t0).saturating_sub(t0);
-        let handed = match table.process_with(now, &record) {
+        let handed = match table.process_with(0, now, &record) {
             Ok(more) => more,
             Err(callwheel_callout::Error::SoftclockBusy) => true,
             Err(e) => {

@@ -9,8 +9,8 @@
  *   surface of Costello and Varghese.
  * - Sleeping with precision (cw_sleep_sbt, cw_cv_*): calloutng's pause_sbt and
  *   cv_timedwait_sbt.
- * - Callout tables (cw_callouts, cw_percpu): the BSD and FreeBSD kernels' callout
- *   interfaces, for code ported from a kernel or reproducing its behaviour.
+ * - Callout tables (cw_callouts, of one CPU or one queue per CPU): the BSD and FreeBSD
+ *   kernels' callout interfaces, for code ported from a kernel or reproducing its behaviour.
  *
  * Conventions, for every interface:
  *
@@ -120,7 +120,9 @@
  *
  * Callout tables: the BSD kernel's callout interfaces (timeout/untimeout,
  * setcallout/unsetcallout and FreeBSD's callout_reset_sbt_on family). A table (cw_callouts)
- * is one CPU's callout queue on one of three timer schemes: CW_BACKING_LIST, the old BSD
+ * has one callout queue per CPU (cw_callouts_new: one CPU, the single table of BSD;
+ * cw_callouts_new_percpu: FreeBSD's per-CPU callwheels), each on one of three timer
+ * schemes: CW_BACKING_LIST, the old BSD
  * callout (a differential list: O(n) to set a callout, and cw_untimeout searches it from its
  * head, O(n)); CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel
  * of 2^bits buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one
@@ -128,15 +130,16 @@
  * CW_BACKING_WHEEL, callwheel's production hierarchical wheel, which also uses the precision
  * of callout_reset_sbt_on to coalesce callouts. Every backing keeps one contract:
  *
- * - Time is the table's tick, 0 to UINT64_MAX, moved by cw_hardclock (one tick per call) or,
- *   tickless, by cw_callout_process(cw, now) to any later tick in one step, at a time inside
- *   the window cw_callout_next_event names. A tick, a jump and a softclock step each cost
- *   at most a constant, whatever the tick's value (a nanosecond clock's reading works as a
+ * - Time is each CPU's tick, 0 to UINT64_MAX, moved by cw_hardclock (one tick per call) or,
+ *   tickless, by cw_callout_process(cw, cpu, now) to any later tick in one step, at a time inside
+ *   the window cw_callout_next_event names. Every clock call names its CPU (0 on a table of one),
+ *   and only the callouts bound to that CPU run there. A tick, a jump and a softclock step each
+ *   cost at most a constant, whatever the tick's value (a nanosecond clock's reading works as a
  *   tick) and however many callouts are pending. A hashed table does O(1) expected work per
  *   callout fired while deadlines lie within one turn of its buckets (2^bits ticks); when the
- *   earliest lies further out, finding it takes a pass over every pending callout, spread
- *   over softclock steps of constant cost, or made at once by cw_callout_next_event, which
- *   then costs O(n) for that call. CW_BACKING_WHEEL answers both in O(1) at any distance.
+ *   earliest lies further out, finding it takes a pass over every pending callout, spread over
+ *   softclock steps of constant cost, or made at once by cw_callout_next_event, which then costs
+ *   O(n) for that call. CW_BACKING_WHEEL answers both in O(1) at any distance.
  * - cw_callout_next_event's first value is the earliest deadline in ticks, never a tick
  *   already passed (the current tick when work is due now); on CW_BACKING_WHEEL, after
  *   callouts were stopped or re-armed it may be earlier than that deadline, never later.
@@ -147,9 +150,10 @@
  * - A deadline after the last tick (UINT64_MAX) is CW_ERANGE on every call that sets one,
  *   with nothing changed; so is an absolute time already passed at the last tick.
  * - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
- *   callouts) with the table unlocked, so a handler may call any function on its own table
- *   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
- *   time (another gets CW_EBUSY). func(arg) must be safe to call on that thread.
+ *   callouts) for their CPU, with the table unlocked, so a handler may call any function on
+ *   its own table except cw_callouts_free. Several threads may share a table; one at a time
+ *   runs a CPU's cw_softclock (another gets CW_EBUSY). func(arg) must be safe to call on
+ *   that thread.
  *
  * ```c
  * static void retransmit(void *arg) { printf("retransmit %s\n", (const char *)arg); }
@@ -159,12 +163,12 @@
  * if (rc < 0) { fprintf(stderr, "%s\n", cw_callout_strerror(rc)); return 1; }
  * cw_timeout(cw, retransmit, "segment 7", 3);         // by (func, arg)
  * cw_handle keepalive;
- * cw_callout_init(cw, &keepalive);                    // FreeBSD's struct callout
+ * cw_callout_init(cw, -1, &keepalive);                // FreeBSD's struct callout
  * cw_callout_reset_sbt_on(cw, keepalive, 2 * CW_SBT_1S, 0, retransmit, "keepalive",
  *                         -1, CW_C_PREL(3));
  * for (int i = 0; i < 3000; i++)
- *     if (cw_hardclock(cw) > 0)                        // the clock interrupt
- *         cw_softclock(cw);                            // runs due handlers
+ *     if (cw_hardclock(cw, 0) > 0)                     // the clock interrupt
+ *         cw_softclock(cw, 0);                         // runs due handlers
  * cw_callout_drain(cw, keepalive);
  * cw_callout_free(cw, keepalive);
  * cw_callouts_free(cw);
@@ -175,27 +179,28 @@
  * thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
  * until then, so drain may free the callout and whatever arg points to.
  *
- * Per-CPU callouts (cw_percpu, FreeBSD's per-CPU callwheels): cw_percpu_new makes one table
- * per CPU, each with its own lock, processed on its own by whoever drives that CPU
- * (cw_percpu_hardclock / cw_percpu_softclock, or cw_percpu_callout_next_event /
- * cw_percpu_callout_process, each for one cpu), under the same contract. A callout from
- * cw_percpu_callout_init is bound to one CPU's table and runs only when that table is
- * processed; cw_percpu_callout_reset_sbt_on(set, h, sbt, precision, func, arg, cpu, flags)
- * arms it on CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout whose handler is
- * running is deferred until the handler returns (FreeBSD's deferred migration);
- * cw_percpu_callout_cpu says where a callout is. Its handle stays valid across moves. A CPU
- * outside the set is CW_EINVAL; a handle of another set or table, a freed or made-up one,
+ * Per-CPU callouts (FreeBSD's per-CPU callwheels): cw_callouts_new_percpu makes a table with
+ * one queue per CPU, each with its own lock, processed on its own by whoever drives that CPU
+ * (cw_hardclock / cw_softclock, or cw_callout_next_event / cw_callout_process, each for one
+ * cpu), under the same contract and through the same calls. A callout is bound to one CPU's
+ * queue (cw_callout_init's cpu) and runs only when that CPU is processed;
+ * cw_callout_reset_sbt_on(cw, h, sbt, precision, func, arg, cpu, flags) and
+ * cw_callout_reset_on arm it on CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout
+ * whose handler is running is deferred until the handler returns (FreeBSD's deferred
+ * migration); cw_callout_cpu says where a callout is. Its handle stays valid across moves.
+ * The BSD calls (cw_timeout, cw_setcallout and their cancels) use CPU 0's queue. A CPU
+ * outside the table is CW_EINVAL; a handle of another table, a freed or made-up one,
  * CW_ESTALE.
  *
  * ```c
- * cw_percpu *set;
- * cw_percpu_new(CW_BACKING_WHEEL, ncpu, 1024, 0, 1000, &set);
+ * cw_callouts *cw;
+ * cw_callouts_new_percpu(CW_BACKING_WHEEL, ncpu, 1024, 0, 1000, &cw);
  * cw_handle h;
- * cw_percpu_callout_init(set, 0, &h);
- * cw_percpu_callout_reset_sbt_on(set, h, 10 * CW_SBT_1MS, 0, flush, queue, 3, 0); // CPU 3
+ * cw_callout_init(cw, 0, &h);
+ * cw_callout_reset_sbt_on(cw, h, 10 * CW_SBT_1MS, 0, flush, queue, 3, 0); // CPU 3
  * // on the thread driving CPU 3, once per tick:
- * if (cw_percpu_hardclock(set, 3) > 0)
- *     cw_percpu_softclock(set, 3);
+ * if (cw_hardclock(cw, 3) > 0)
+ *     cw_softclock(cw, 3);
  * ```
  *
  * Linking (after `make install`): the shared library, `cc app.c $(pkg-config --cflags --libs
@@ -266,10 +271,9 @@
 // Nothing changed. Equal to -ESTALE on Linux.
 #define CW_ESTALE (0 - 116)
 
-// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-// handler: waiting for the handler would never return; or a cw_sleep_sbt or
-// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
-// own timer. Nothing changed.
+// cw_callout_drain or cw_callout_free from the callout's own handler: waiting for the
+// handler would never return; or a cw_sleep_sbt or cw_cv_timedwait_sbt on the process-wide
+// runtime's driver thread, which would wait for its own timer. Nothing changed.
 // Equal to -EDEADLK on Linux.
 #define CW_EDEADLK (0 - 35)
 
@@ -383,19 +387,16 @@
 // grows past it on demand (up to 2^32 - 2 records).
 #define CW_CALLOUTSIZE_MAX (1 << 26)
 
-// The most CPUs cw_percpu_new accepts.
-#define CW_PERCPU_MAX 1024
+// The most CPUs cw_callouts_new_percpu accepts.
+#define CW_NCPU_MAX 1024
 
-// A callout table: one CPU's callout queue, shareable between threads. Opaque: made by
-// cw_callouts_new, destroyed by cw_callouts_free.
+// A callout table, shareable between threads: one callout queue per CPU, each processed on
+// its own (one CPU: the single table). Opaque: made by cw_callouts_new or
+// cw_callouts_new_percpu, destroyed by cw_callouts_free.
 typedef struct cw_callouts cw_callouts;
 
 // A condition variable whose timed waits are timers of the process-wide runtime (opaque).
 typedef struct cw_cv cw_cv;
-
-// A per-CPU callout set: one callout table per CPU, shareable between threads. Opaque: made
-// by cw_percpu_new, destroyed by cw_percpu_free.
-typedef struct cw_percpu cw_percpu;
 
 // A set of labelled timers with an expired queue. Opaque: made by cw_timerset_new, destroyed
 // by cw_timerset_free; the process-wide set of cw_multireal_set lives as long as the process.
@@ -409,14 +410,15 @@ typedef struct cw_wheel cw_wheel;
 // cw_callout_init and cw_wheel_add store, and what every function acting on a callout or a
 // wheel's timer takes. Pass it by value; both fields are opaque.
 //
-// `id` holds the record's index and generation, `owner` the identity of the table or wheel
-// that issued it (never 0 for an issued handle). A table or wheel accepts a handle only when
+// `id` holds the record's index and generation, `owner` an identity of the table or wheel
+// that issued it (never 0 for an issued handle; a table has one for cw_setcallout's handles
+// and another for cw_callout_init's). A table or wheel accepts a handle only when
 // both name one of its live callouts or timers: a stale handle, another's handle or a
 // made-up one gets CW_ESTALE and changes nothing.
 typedef struct {
     // The record's index (low 32 bits) and generation (high 32 bits).
     uint64_t id;
-    // The identity of the table that issued the handle.
+    // An identity of the table or wheel that issued the handle.
     uint64_t owner;
 } cw_handle;
 
@@ -489,7 +491,7 @@ const char *cw_strerror(int code);
 const char *cw_wheel_strerror(int code);
 
 // cw_strerror in the callout tables' words (cw_callout*, cw_timeout, cw_setcallout,
-// cw_hardclock, cw_softclock, cw_percpu_*), for the codes their calls return.
+// cw_hardclock, cw_softclock), for the codes their calls return.
 const char *cw_callout_strerror(int code);
 
 // cw_strerror in the timer sets' words (cw_timerset_*, cw_timer_*, cw_multireal_*), for the
@@ -1303,7 +1305,8 @@ int cw_cv_timedwait_sbt(cw_cv *cv,
                         int64_t precision,
                         int flags);
 
-// Creates a callout table.
+// Creates a callout table of one CPU (cw_callouts_new_percpu with `ncpu` 1): every call that
+// takes a `cpu` is given 0 (or -1, "the callout's own").
 //
 // - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL.
 // - `calloutsize`: callout records reserved now (the kernel's calloutsize), 0 to
@@ -1326,7 +1329,40 @@ int cw_callouts_new(int backing,
                     uint32_t hz,
                     cw_callouts **out);
 
-// Sets the table's default deviation, FreeBSD's `kern.timecounter.alldeviation`: a callout
+// Creates a callout table of `ncpu` CPUs: FreeBSD's per-CPU callwheels, one queue per CPU
+// with its own lock, each processed on its own by whoever drives that CPU (cw_hardclock,
+// cw_softclock, cw_callout_process with its number), and cw_callout_reset_sbt_on's `cpu`
+// choosing the queue a callout runs on.
+//
+// - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL, for every CPU.
+// - `ncpu`: 1 to CW_NCPU_MAX (for example the number of online CPUs, or of the threads that
+//   will drive the queues).
+// - `calloutsize`, `fixed`, `hz`: as for cw_callouts_new, for each CPU's queue (a callout's
+//   record lives in its CPU's queue; a fixed pool bounds the callouts of each CPU).
+// - `out`: receives the table, or NULL on failure.
+//
+// Returns 0; CW_EINVAL (NULL `out`, unknown backing, ncpu outside 1 to CW_NCPU_MAX, hz of 0,
+// fixed pool of 0 records, calloutsize above CW_CALLOUTSIZE_MAX); CW_ENOMEM when the records
+// cannot be reserved.
+//
+// # Safety
+//
+// `out` is NULL or valid for writing a pointer.
+int cw_callouts_new_percpu(int backing,
+                           int ncpu,
+                           size_t calloutsize,
+                           int fixed,
+                           uint32_t hz,
+                           cw_callouts **out);
+
+// How many CPUs the table has (1 for cw_callouts_new's); CW_EINVAL for NULL.
+//
+// # Safety
+//
+// `cw` is NULL or a live table.
+int cw_callouts_ncpu(const cw_callouts *cw);
+
+// Sets the default deviation of every CPU's queue, FreeBSD's `kern.timecounter.alldeviation`: a callout
 // armed from now on by a relative time without a precision (cw_timeout, cw_setcallout,
 // cw_callout_reset, and cw_callout_reset_sbt_on without CW_C_PREL or CW_C_ABSOLUTE) may run
 // up to `percent` % of its interval late (rounded down to a power of two as FreeBSD does: 5
@@ -1342,7 +1378,8 @@ int cw_callouts_new(int backing,
 int cw_callouts_set_deviation(cw_callouts *cw,
                               uint32_t percent);
 
-// Destroys a table and every callout in it (pending handlers never run). NULL is ignored.
+// Destroys a table and every callout in it, on every CPU (pending handlers never run). NULL
+// is ignored.
 //
 // # Safety
 //
@@ -1350,91 +1387,8 @@ int cw_callouts_set_deviation(cw_callouts *cw,
 // progress (on any thread, including from a handler); it must not be used afterwards.
 void cw_callouts_free(cw_callouts *cw);
 
-// The clock interrupt: advances the table's tick by one, then runs the due
-// CW_C_DIRECT_EXEC handlers on this thread.
-//
-// Returns 1 if cw_softclock may have work (always when a callout is due; on CW_BACKING_HASHED also
-// when the next busy bucket holds only later turns' callouts, and cw_softclock then runs none), 0
-// if not (when nothing is due, the tick is processed right here: the paper's fast path); CW_EBUSY
-// if another thread (or this one, from a handler) is running handlers — the tick still advanced,
-// and the direct handlers run at that thread's next cw_softclock; CW_EINVAL for NULL.
-//
-// # Safety
-//
-// `cw` is NULL or a live table (see the crate documentation).
-int cw_hardclock(cw_callouts *cw);
-
-// The tickless mode's interrupt (calloutng's callout_process): moves the table's tick to
-// `now` in one step (a `now` at or before the current tick moves nothing), as the one-shot
-// event timer armed from cw_callout_next_event fires, then runs the due CW_C_DIRECT_EXEC
-// handlers on this thread. With hz = 1000000000 a tick is a nanosecond, and the precision
-// given to cw_callout_reset_sbt_on decides, on a CW_BACKING_WHEEL table, which callouts share
-// an interrupt.
-//
-// Returns 1 if cw_softclock may have work (always when a callout is due; on CW_BACKING_HASHED also
-// when the next busy bucket holds only later turns' callouts, and cw_softclock then runs none), 0
-// if not; CW_EBUSY if another thread (or this one, from a handler) is running handlers (the clock
-// still moved); CW_EINVAL for NULL.
-//
-// # Safety
-//
-// `cw` is NULL or a live table (see the crate documentation).
-int cw_callout_process(cw_callouts *cw,
-                       uint64_t now);
-
-// The event window of the pending callouts (calloutng arms its one-shot event timer inside
-// it): `first` is the earliest tick a pending callout runs at (its deadline, or for a callout
-// with a window its firing instant, which callouts with overlapping windows share), `last`
-// the earliest end of a window on CW_BACKING_WHEEL and `first` on the other backings; an
-// interrupt anywhere in [first, last] runs each callout inside its window, and one at `last`
-// coalesces the most. Both in ticks; (current tick, current tick) when work is due now.
-//
-// Returns 1 with `first` and `last` filled; 0 when nothing is pending; CW_EINVAL for NULL.
-//
-// # Safety
-//
-// `cw` is NULL or a live table; `first` and `last` are NULL or valid for writing a uint64_t.
-int cw_callout_next_event(const cw_callouts *cw,
-                          uint64_t *first,
-                          uint64_t *last);
-
-// The software interrupt: runs every due handler, in expiry order (set order among equal
-// expiries), until the table has caught up with cw_hardclock.
-//
-// Handlers run with the table unlocked and may set or cancel any callout, the next due one
-// included (a cancelled callout that has not started never runs).
-//
-// Returns the number of handlers run (at most INT_MAX is reported); CW_EBUSY if another
-// thread (or this one, from a handler) is already running handlers; CW_EINVAL for NULL.
-//
-// # Safety
-//
-// `cw` is NULL or a live table.
-int cw_softclock(cw_callouts *cw);
-
-// Stores the current tick (the kernel's `ticks`, advanced by cw_hardclock) in `*out`.
-//
-// Returns 0, or CW_EINVAL for a NULL argument.
-//
-// # Safety
-//
-// `cw` is NULL or a live table; `out` is NULL or valid for writing a uint64_t.
-int cw_ticks(const cw_callouts *cw,
-             uint64_t *out);
-
-// Stores the tick cw_softclock has processed up to (the kernel's `softticks`; equal to
-// cw_ticks when caught up) in `*out`.
-//
-// Returns 0, or CW_EINVAL for a NULL argument.
-//
-// # Safety
-//
-// `cw` is NULL or a live table; `out` is NULL or valid for writing a uint64_t.
-int cw_softticks(const cw_callouts *cw,
-                 uint64_t *out);
-
 // BSD's `timeout(func, arg, ticks)`: runs `func(arg)` `ticks` ticks from now (`ticks` <= 0
-// counts as 1). Only cw_untimeout with the same (func, arg) cancels it.
+// counts as 1), on CPU 0. Only cw_untimeout with the same (func, arg) cancels it.
 //
 // Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_ERANGE if
 // the scheme refuses the deadline; CW_EINVAL for a NULL table or `func`.
@@ -1442,7 +1396,7 @@ int cw_softticks(const cw_callouts *cw,
 // # Safety
 //
 // `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-// cw_softclock.
+// cw_softclock for CPU 0.
 int cw_timeout(cw_callouts *cw,
                cw_func func,
                void *arg,
@@ -1476,7 +1430,7 @@ int cw_untimeout(cw_callouts *cw,
 // # Safety
 //
 // `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle;
-// `func(arg)` is safe to call from the thread that will run cw_softclock.
+// `func(arg)` is safe to call from the thread that will run cw_softclock for CPU 0.
 int cw_setcallout(cw_callouts *cw,
                   cw_func func,
                   void *arg,
@@ -1496,17 +1450,114 @@ int cw_setcallout(cw_callouts *cw,
 int cw_unsetcallout(cw_callouts *cw,
                     cw_handle handle);
 
-// FreeBSD's `callout_init`: a persistent callout record, idle and inactive, whose handle is
-// stored in `*handle_out`. It lives until cw_callout_free, and may be armed again and again
-// (cw_callout_reset, cw_callout_reset_sbt_on).
+// The clock interrupt of CPU `cpu`: advances that CPU's tick by one, then runs its due
+// CW_C_DIRECT_EXEC handlers (and ready drain calls) on this thread.
 //
-// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_EINVAL
-// for a NULL argument.
+// Returns 1 if cw_softclock may have work on that CPU (always when a callout is due; on
+// CW_BACKING_HASHED also when the next busy bucket holds only later turns' callouts, and
+// cw_softclock then runs none), 0 if not (when nothing is due, the tick is processed right
+// here: the paper's fast path); CW_EBUSY if another thread (or this one, from a handler) is
+// running that CPU's handlers — the tick still advanced, and the direct handlers run at that
+// thread's next cw_softclock; CW_EINVAL (NULL table, a CPU outside the table).
+//
+// # Safety
+//
+// `cw` is NULL or a live table (see the crate documentation).
+int cw_hardclock(cw_callouts *cw,
+                 int cpu);
+
+// The tickless interrupt of CPU `cpu` (calloutng's callout_process): moves that CPU's tick
+// to `now` in one step (a `now` at or before the current tick moves nothing), as the
+// one-shot event timer armed from cw_callout_next_event fires, then runs its due
+// CW_C_DIRECT_EXEC handlers (and ready drain calls) on this thread. With hz = 1000000000 a
+// tick is a nanosecond, and the precision given to cw_callout_reset_sbt_on decides, on a
+// CW_BACKING_WHEEL table, which callouts share an interrupt.
+//
+// Returns 1 if cw_softclock may have work on that CPU (as for cw_hardclock), 0 if not;
+// CW_EBUSY as for cw_hardclock (the clock still moved); CW_EINVAL (NULL table, a CPU outside
+// the table).
+//
+// # Safety
+//
+// `cw` is NULL or a live table (see the crate documentation).
+int cw_callout_process(cw_callouts *cw,
+                       int cpu,
+                       uint64_t now);
+
+// The event window of the callouts pending on CPU `cpu` (calloutng arms that CPU's one-shot
+// event timer inside it): `first` is the earliest tick a pending callout runs at (its
+// deadline, or for a callout with a window its firing instant, which callouts with
+// overlapping windows share), `last` the earliest end of a window on CW_BACKING_WHEEL and
+// `first` on the other backings; an interrupt anywhere in [first, last] runs each callout
+// inside its window, and one at `last` coalesces the most. Both in that CPU's ticks;
+// (current tick, current tick) when work is due now.
+//
+// Returns 1 with `first` and `last` filled; 0 when nothing is pending there; CW_EINVAL (a
+// NULL argument, a CPU outside the table).
+//
+// # Safety
+//
+// `cw` is NULL or a live table; `first` and `last` are NULL or valid for writing a uint64_t.
+int cw_callout_next_event(const cw_callouts *cw,
+                          int cpu,
+                          uint64_t *first,
+                          uint64_t *last);
+
+// The software interrupt of CPU `cpu`: runs every due handler of that CPU (and no other's),
+// in expiry order (set order among equal expiries), until it has caught up with its clock,
+// then makes each move to another CPU that waited for a handler to return.
+//
+// Handlers run with the table unlocked and may set or cancel any callout, the next due one
+// included (a cancelled callout that has not started never runs).
+//
+// Returns the number of handlers and drain calls run (at most INT_MAX is reported);
+// CW_EBUSY if another thread (or this one, from a handler) is already running that CPU's
+// handlers; CW_EINVAL (NULL table, a CPU outside the table).
+//
+// # Safety
+//
+// `cw` is NULL or a live table.
+int cw_softclock(cw_callouts *cw,
+                 int cpu);
+
+// Stores CPU `cpu`'s current tick (the kernel's `ticks`, advanced by cw_hardclock and
+// cw_callout_process) in `*out`.
+//
+// Returns 0; CW_EINVAL (a NULL argument, a CPU outside the table).
+//
+// # Safety
+//
+// `cw` is NULL or a live table; `out` is NULL or valid for writing a uint64_t.
+int cw_ticks(const cw_callouts *cw,
+             int cpu,
+             uint64_t *out);
+
+// Stores the tick CPU `cpu`'s cw_softclock has processed up to (the kernel's `softticks`;
+// equal to cw_ticks when caught up) in `*out`.
+//
+// Returns 0; CW_EINVAL (a NULL argument, a CPU outside the table).
+//
+// # Safety
+//
+// `cw` is NULL or a live table; `out` is NULL or valid for writing a uint64_t.
+int cw_softticks(const cw_callouts *cw,
+                 int cpu,
+                 uint64_t *out);
+
+// FreeBSD's `callout_init`, bound to CPU `cpu` (0 to ncpu - 1; -1 for CPU 0, where FreeBSD's
+// `callout_init` puts a callout): a persistent callout, idle and inactive, whose handle is
+// stored in `*handle_out`. It lives until cw_callout_free, and may be armed again and again
+// (cw_callout_reset, cw_callout_reset_on, cw_callout_reset_sbt_on). The handle names the
+// callout wherever it moves.
+//
+// Returns 0; CW_ENOMEM when that CPU's fixed pool is exhausted or the table cannot grow;
+// CW_EINVAL (a NULL argument, a CPU outside the table).
 //
 // # Safety
 //
 // `cw` is NULL or a live table; `handle_out` is NULL or valid for writing a cw_handle.
 int cw_callout_init(cw_callouts *cw,
+                    int cpu,
                     cw_handle *handle_out);
 
 // Returns a cw_callout_init record to the pool, cancelling it if pending; if its handler is
@@ -1527,6 +1578,8 @@ int cw_callout_free(cw_callouts *cw,
 // ignored and returns 0 (as FreeBSD ignores resets of a callout being drained); so is
 // cw_callout_reset_sbt_on.
 //
+// The callout stays on its CPU (a waiting move still goes where it was going).
+//
 // Returns 1 if the callout was pending (that arming is cancelled), 0 if not; CW_ESTALE;
 // CW_ERANGE; CW_EINVAL (NULL table or `func`, cw_setcallout handle). On failure the
 // callout keeps its previous arming.
@@ -1534,12 +1587,31 @@ int cw_callout_free(cw_callouts *cw,
 // # Safety
 //
 // `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-// cw_softclock.
+// cw_softclock for the callout's CPU.
 int cw_callout_reset(cw_callouts *cw,
                      cw_handle handle,
                      int64_t ticks,
                      cw_func func,
                      void *arg);
+
+// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: (re)arms the callout to run
+// `func(arg)` `ticks` ticks of CPU `cpu`'s clock from now (`ticks` <= 0 counts as 1), on
+// that CPU's queue (-1: the callout's own CPU), moving it as cw_callout_reset_sbt_on does.
+//
+// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ENOMEM (the new CPU's queue
+// is full); CW_ERANGE; CW_EINVAL (NULL table or `func`, a CPU outside the table,
+// cw_setcallout handle). On failure nothing changes.
+//
+// # Safety
+//
+// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that drives the
+// callout's CPU.
+int cw_callout_reset_on(cw_callouts *cw,
+                        cw_handle handle,
+                        int64_t ticks,
+                        cw_func func,
+                        void *arg,
+                        int cpu);
 
 // FreeBSD calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`.
 //
@@ -1555,16 +1627,27 @@ int cw_callout_reset(cw_callouts *cw,
 //   none on a new table: exact).
 // - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
 //   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
-// - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes
-//   any CPU of a per-CPU set).
+// - `cpu`: the CPU whose queue takes the callout (0 to ncpu - 1), or -1 for its own (while
+//   a move waits, the CPU it goes to). Times count on the clock of the CPU that takes the
+//   callout, from when it takes it (for a deferred move, when the handler returns).
 //
-// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ERANGE; CW_EINVAL (NULL
-// table or `func`, bad flags or cpu, cw_setcallout handle). On failure nothing changes.
+// A callout that is idle or pending moves at once: it is cancelled on its old CPU and armed
+// on the new one, and only the new CPU's processing runs it. If its handler is running, the
+// move is deferred until the handler returns (a handler may move its own callout): until
+// then cw_callout_cpu still names the old CPU and cw_callout_pending says 1; a later reset
+// replaces the arming the move makes, cw_callout_stop cancels it. If the new CPU's queue
+// cannot take the callout when the handler returns (full, or out of range), it is armed on
+// its old CPU instead.
+//
+// Returns 1 if the callout was pending (a waiting move counts), 0 if not; CW_ESTALE (a
+// handle this table did not issue, or freed); CW_ENOMEM (the new CPU's queue is full);
+// CW_ERANGE; CW_EINVAL (NULL table or `func`, bad flags, a CPU outside the table,
+// cw_setcallout handle). On failure nothing changes.
 //
 // # Safety
 //
-// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-// cw_softclock (or cw_hardclock, with CW_C_DIRECT_EXEC).
+// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that drives the
+// callout's CPU (its cw_softclock, or its cw_hardclock with CW_C_DIRECT_EXEC).
 int cw_callout_reset_sbt_on(cw_callouts *cw,
                             cw_handle handle,
                             int64_t sbt,
@@ -1574,8 +1657,8 @@ int cw_callout_reset_sbt_on(cw_callouts *cw,
                             int cpu,
                             int flags);
 
-// FreeBSD's `callout_stop`: cancels the callout if pending and clears its active flag. Does
-// not wait for a running handler (see cw_callout_drain).
+// FreeBSD's `callout_stop`: cancels the callout if pending (or waiting to move) and clears
+// its active flag. Does not wait for a running handler (see cw_callout_drain).
 //
 // Returns 1 if it was pending, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout
 // handle).
@@ -1604,9 +1687,9 @@ int cw_callout_drain(cw_callouts *cw,
 // - If the handler is running (on another thread, or this is called from the handler
 //   itself), `drain(arg)` is called once, with the argument the callout was last armed
 //   with, on the thread that ran the handler, right after the handler returns (from that
-//   cw_softclock or cw_hardclock call). Any pending arming is cancelled, and resets are
-//   ignored until the handler has returned, so when `drain` runs the callout is neither
-//   pending nor running: `drain` may cw_callout_free it.
+//   cw_softclock or cw_hardclock call). Any pending arming or waiting move is cancelled,
+//   and resets are ignored until the handler has returned, so when `drain` runs the
+//   callout is neither pending nor running: `drain` may cw_callout_free it.
 // - Otherwise the callout is stopped as by cw_callout_stop and `drain` is never called.
 //
 // Returns CW_ASYNC_DRAIN_PENDING (0) when `drain` will be called; CW_ASYNC_DRAIN_CANCELLED
@@ -1624,7 +1707,8 @@ int cw_callout_async_drain(cw_callouts *cw,
                            cw_func drain);
 
 // FreeBSD's `callout_pending`: 1 if the callout is armed and its handler has not been
-// started, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
+// started (a move waiting for the handler counts), 0 if not; CW_ESTALE; CW_EINVAL (NULL
+// table, cw_setcallout handle).
 //
 // # Safety
 //
@@ -1652,284 +1736,21 @@ int cw_callout_active(const cw_callouts *cw,
 int cw_callout_deactivate(cw_callouts *cw,
                           cw_handle handle);
 
+// The CPU whose queue holds the callout now (the only one whose processing can run it): 0 to
+// ncpu - 1. While a move waits for the handler to return, the old CPU.
+//
+// Returns the CPU; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
+//
+// # Safety
+//
+// `cw` is NULL or a live table.
+int cw_callout_cpu(const cw_callouts *cw,
+                   cw_handle handle);
+
 // calloutng's `C_PREL(n)` for cw_callout_reset_sbt_on's flags: the callout may run up to
 // its interval / 2^n late. `n` is 0 to CW_C_PREL_MAX; any other `n` gives CW_EINVAL, which
 // cw_callout_reset_sbt_on refuses as a flag. The macro CW_C_PREL(n) is the same for valid n.
 int cw_c_prel(int n);
-
-// Creates a per-CPU set of `ncpu` callout tables.
-//
-// - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL, for every table.
-// - `ncpu`: 1 to CW_PERCPU_MAX (for example the number of online CPUs, or of the threads
-//   that will drive the tables).
-// - `calloutsize`, `fixed`, `hz`: as for cw_callouts_new, for each table (a callout's
-//   record lives in its CPU's table; a fixed pool bounds the callouts of each CPU).
-// - `out`: receives the set, or NULL on failure.
-//
-// Returns 0; CW_EINVAL (NULL `out`, unknown backing, ncpu outside 1 to CW_PERCPU_MAX, hz
-// of 0, fixed pool of 0 records, calloutsize above CW_CALLOUTSIZE_MAX); CW_ENOMEM when the
-// records cannot be reserved.
-//
-// # Safety
-//
-// `out` is NULL or valid for writing a pointer.
-int cw_percpu_new(int backing,
-                  int ncpu,
-                  size_t calloutsize,
-                  int fixed,
-                  uint32_t hz,
-                  cw_percpu **out);
-
-// Destroys a set, its tables and every callout in them (pending handlers never run). NULL is
-// ignored.
-//
-// # Safety
-//
-// `set` is NULL or a set from cw_percpu_new, not yet freed, on which no other call is in
-// progress (on any thread, including from a handler); it must not be used afterwards.
-void cw_percpu_free(cw_percpu *set);
-
-// cw_callouts_set_deviation on every CPU's table of the set.
-//
-// Returns 0; CW_EINVAL for NULL or a `percent` above 100.
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_set_deviation(cw_percpu *set,
-                            uint32_t percent);
-
-// The number of CPUs (tables) of the set; CW_EINVAL for NULL.
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_ncpu(const cw_percpu *set);
-
-// FreeBSD's `callout_init`, bound to CPU `cpu` (0 to ncpu - 1; -1 for CPU 0): a callout,
-// idle and inactive, whose handle is stored in `*handle_out`. The handle names the callout
-// wherever it moves, until cw_percpu_callout_free.
-//
-// Returns 0; CW_ENOMEM when that CPU's fixed pool is exhausted or memory is refused;
-// CW_EINVAL (NULL argument, a CPU outside the set). Nothing is written on failure.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `handle_out` is NULL or valid for writing a cw_handle.
-int cw_percpu_callout_init(cw_percpu *set,
-                           int cpu,
-                           cw_handle *handle_out);
-
-// Frees a callout of the set, cancelling it if pending (or waiting to move); if its handler
-// is running on another thread, waits for it to return first. The handle goes stale.
-//
-// Returns 0; CW_EDEADLK from the callout's own handler (nothing changes); CW_ESTALE (a
-// handle this set did not issue, or already freed); CW_EINVAL (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_free(cw_percpu *set,
-                           cw_handle handle);
-
-// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: (re)arms the callout to run
-// `func(arg)` `ticks` ticks of CPU `cpu`'s clock from now (`ticks` <= 0 counts as 1), on
-// that CPU's table (-1: the callout's own CPU), moving it as cw_percpu_callout_reset_sbt_on
-// does.
-//
-// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ENOMEM (the new CPU's table
-// is full); CW_ERANGE; CW_EINVAL (NULL set or `func`, a CPU outside the set). On failure
-// nothing changes.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `func(arg)` is safe to call from the thread that drives the
-// callout's CPU.
-int cw_percpu_callout_reset_on(cw_percpu *set,
-                               cw_handle handle,
-                               int64_t ticks,
-                               cw_func func,
-                               void *arg,
-                               int cpu);
-
-// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)` on a per-CPU
-// set: as cw_callout_reset_sbt_on (times, precision and flags alike), with the callout
-// armed on CPU `cpu`'s table (0 to ncpu - 1), or on its own CPU for -1 (while a move waits,
-// the CPU it goes to). Times count on the clock of the table that takes the callout, from
-// when it takes it (for a deferred move, when the handler returns).
-//
-// A callout that is idle or pending moves at once: it is cancelled on its old CPU and armed
-// on the new one, and only the new CPU's processing runs it. If its handler is running, the
-// move is deferred until the handler returns (a handler may move its own callout): until
-// then cw_percpu_callout_cpu still names the old CPU and cw_percpu_callout_pending says 1;
-// a later reset replaces the arming the move makes, cw_percpu_callout_stop cancels it. If
-// the new CPU's table cannot take the callout when the handler returns (full, or out of
-// range), it is armed on its old CPU instead. A reset while a cw_percpu_callout_async_drain
-// waits is ignored and returns 0.
-//
-// Returns 1 if the callout was pending (a waiting move counts), 0 if not; CW_ESTALE (a
-// handle this set did not issue, or freed); CW_ENOMEM (the new CPU's table is full);
-// CW_ERANGE; CW_EINVAL (NULL set or `func`, bad flags, a CPU outside the set). On failure
-// nothing changes.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `func(arg)` is safe to call from the thread that drives the
-// callout's CPU.
-int cw_percpu_callout_reset_sbt_on(cw_percpu *set,
-                                   cw_handle handle,
-                                   int64_t sbt,
-                                   int64_t precision,
-                                   cw_func func,
-                                   void *arg,
-                                   int cpu,
-                                   int flags);
-
-// FreeBSD's `callout_stop` on a per-CPU set: cancels the callout if pending (or waiting to
-// move) and clears its active flag; does not wait for a running handler.
-//
-// Returns 1 if it was pending, 0 if not; CW_ESTALE; CW_EINVAL (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_stop(cw_percpu *set,
-                           cw_handle handle);
-
-// FreeBSD's `callout_drain` on a per-CPU set: cw_percpu_callout_stop, then waits until the
-// handler is not running on any CPU.
-//
-// Returns 1 if the callout was pending, 0 if not; CW_EDEADLK from the callout's own handler
-// (nothing changes); CW_ESTALE; CW_EINVAL (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_drain(cw_percpu *set,
-                            cw_handle handle);
-
-// FreeBSD's `callout_async_drain(c, drain)` on a per-CPU set: as cw_callout_async_drain,
-// `drain(arg)` running on the thread that drives the CPU whose table ran the handler. A
-// waiting move is cancelled.
-//
-// Returns CW_ASYNC_DRAIN_PENDING (0), CW_ASYNC_DRAIN_CANCELLED (1) or CW_ASYNC_DRAIN_IDLE
-// (2); CW_EBUSY when a drain already waits for the running handler; CW_ENOMEM; CW_ESTALE;
-// CW_EINVAL (NULL set or `drain`). On error nothing changes.
-//
-// # Safety
-//
-// `set` is NULL or a live set; `drain(arg)` is safe to call from the thread that drives the
-// callout's CPU.
-int cw_percpu_callout_async_drain(cw_percpu *set,
-                                  cw_handle handle,
-                                  cw_func drain);
-
-// FreeBSD's `callout_pending` on a per-CPU set: 1 if the callout is armed and its handler
-// not yet started (a move waiting for the handler counts), 0 if not; CW_ESTALE; CW_EINVAL
-// (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_pending(const cw_percpu *set,
-                              cw_handle handle);
-
-// FreeBSD's `callout_active` on a per-CPU set: 1 if the callout was armed and not since
-// stopped or deactivated, 0 if not; CW_ESTALE; CW_EINVAL (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_active(const cw_percpu *set,
-                             cw_handle handle);
-
-// FreeBSD's `callout_deactivate` on a per-CPU set: clears the active flag.
-//
-// Returns 0; CW_ESTALE; CW_EINVAL (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_deactivate(cw_percpu *set,
-                                 cw_handle handle);
-
-// The CPU whose table holds the callout now (the only one whose processing can run it):
-// 0 to ncpu - 1. While a move waits for the handler to return, the old CPU.
-//
-// Returns the CPU; CW_ESTALE; CW_EINVAL (NULL set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_cpu(const cw_percpu *set,
-                          cw_handle handle);
-
-// The clock interrupt of CPU `cpu`: cw_hardclock on that CPU's table (its tick advances by
-// one, then its due CW_C_DIRECT_EXEC handlers and ready drains run on this thread).
-//
-// Returns 1 if cw_percpu_softclock may have work on that CPU (as for cw_hardclock), 0 if
-// not; CW_EBUSY if another
-// thread (or this one, from a handler) is running that CPU's handlers (the tick still
-// advanced); CW_EINVAL (NULL set, a CPU outside the set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_hardclock(cw_percpu *set,
-                        int cpu);
-
-// The software interrupt of CPU `cpu`: cw_softclock on that CPU's table. Runs the due
-// handlers of the callouts bound to that CPU (no other CPU's) on this thread, then makes the
-// moves that waited for them.
-//
-// Returns how many handlers (and drain calls) ran; CW_EBUSY if another thread (or this one,
-// from a handler) is running that CPU's handlers; CW_EINVAL (NULL set, a CPU outside the
-// set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_softclock(cw_percpu *set,
-                        int cpu);
-
-// The tickless interrupt of CPU `cpu` (cw_callout_process on that CPU's table): moves its
-// tick to `now` in one step, then runs its due CW_C_DIRECT_EXEC handlers and ready drains.
-//
-// Returns 1 if cw_percpu_softclock may have work on that CPU (as for cw_callout_process),
-// 0 if not; CW_EBUSY as for
-// cw_percpu_hardclock (the clock still moved); CW_EINVAL (NULL set, a CPU outside the set).
-//
-// # Safety
-//
-// `set` is NULL or a live set.
-int cw_percpu_callout_process(cw_percpu *set,
-                              int cpu,
-                              uint64_t now);
-
-// The event window of CPU `cpu`'s pending callouts, as cw_callout_next_event, in that
-// table's ticks.
-//
-// Returns 1 with `first` and `last` filled; 0 when nothing is pending on that CPU;
-// CW_EINVAL (NULL argument, a CPU outside the set).
-//
-// # Safety
-//
-// `set` is NULL or a live set; `first` and `last` are NULL or valid for writing a uint64_t.
-int cw_percpu_callout_next_event(const cw_percpu *set,
-                                 int cpu,
-                                 uint64_t *first,
-                                 uint64_t *last);
-
-// Stores CPU `cpu`'s current tick (its table's `ticks`) in `*out`.
-//
-// Returns 0; CW_EINVAL (NULL argument, a CPU outside the set).
-//
-// # Safety
-//
-// `set` is NULL or a live set; `out` is NULL or valid for writing a uint64_t.
-int cw_percpu_ticks(const cw_percpu *set,
-                    int cpu,
-                    uint64_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

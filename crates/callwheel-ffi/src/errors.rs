@@ -23,10 +23,9 @@ pub const CW_ENOMEM: c_int = 0 - 12;
 /// was deleted, cancelled or freed, or it was issued by another wheel or table, or made up.
 /// Nothing changed. Equal to -ESTALE on Linux.
 pub const CW_ESTALE: c_int = 0 - 116;
-/// cw_callout_drain or cw_callout_free (or their cw_percpu_ forms) from the callout's own
-/// handler: waiting for the handler would never return; or a cw_sleep_sbt or
-/// cw_cv_timedwait_sbt on the process-wide runtime's driver thread, which would wait for its
-/// own timer. Nothing changed.
+/// cw_callout_drain or cw_callout_free from the callout's own handler: waiting for the
+/// handler would never return; or a cw_sleep_sbt or cw_cv_timedwait_sbt on the process-wide
+/// runtime's driver thread, which would wait for its own timer. Nothing changed.
 /// Equal to -EDEADLK on Linux.
 pub const CW_EDEADLK: c_int = 0 - 35;
 /// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
@@ -119,7 +118,7 @@ pub extern "C" fn cw_wheel_strerror(code: c_int) -> *const c_char {
 }
 
 /// cw_strerror in the callout tables' words (cw_callout*, cw_timeout, cw_setcallout,
-/// cw_hardclock, cw_softclock, cw_percpu_*), for the codes their calls return.
+/// cw_hardclock, cw_softclock), for the codes their calls return.
 #[no_mangle]
 pub extern "C" fn cw_callout_strerror(code: c_int) -> *const c_char {
     text(Interface::Callout, code)

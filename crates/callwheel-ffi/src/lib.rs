@@ -8,8 +8,8 @@
 //!   surface of Costello and Varghese.
 //! - Sleeping with precision (cw_sleep_sbt, cw_cv_*): calloutng's pause_sbt and
 //!   cv_timedwait_sbt.
-//! - Callout tables (cw_callouts, cw_percpu): the BSD and FreeBSD kernels' callout
-//!   interfaces, for code ported from a kernel or reproducing its behaviour.
+//! - Callout tables (cw_callouts, of one CPU or one queue per CPU): the BSD and FreeBSD
+//!   kernels' callout interfaces, for code ported from a kernel or reproducing its behaviour.
 //!
 //! Conventions, for every interface:
 //!
@@ -119,7 +119,9 @@
 //!
 //! Callout tables: the BSD kernel's callout interfaces (timeout/untimeout,
 //! setcallout/unsetcallout and FreeBSD's callout_reset_sbt_on family). A table (cw_callouts)
-//! is one CPU's callout queue on one of three timer schemes: CW_BACKING_LIST, the old BSD
+//! has one callout queue per CPU (cw_callouts_new: one CPU, the single table of BSD;
+//! cw_callouts_new_percpu: FreeBSD's per-CPU callwheels), each on one of three timer
+//! schemes: CW_BACKING_LIST, the old BSD
 //! callout (a differential list: O(n) to set a callout, and cw_untimeout searches it from its
 //! head, O(n)); CW_BACKING_HASHED, Costello and Varghese's callwheel (Scheme 6, a hashed wheel
 //! of 2^bits buckets, bits sized from calloutsize between 8 and 20, and rebuilt with one
@@ -127,15 +129,16 @@
 //! CW_BACKING_WHEEL, callwheel's production hierarchical wheel, which also uses the precision
 //! of callout_reset_sbt_on to coalesce callouts. Every backing keeps one contract:
 //!
-//! - Time is the table's tick, 0 to UINT64_MAX, moved by cw_hardclock (one tick per call) or,
-//!   tickless, by cw_callout_process(cw, now) to any later tick in one step, at a time inside
-//!   the window cw_callout_next_event names. A tick, a jump and a softclock step each cost
-//!   at most a constant, whatever the tick's value (a nanosecond clock's reading works as a
+//! - Time is each CPU's tick, 0 to UINT64_MAX, moved by cw_hardclock (one tick per call) or,
+//!   tickless, by cw_callout_process(cw, cpu, now) to any later tick in one step, at a time inside
+//!   the window cw_callout_next_event names. Every clock call names its CPU (0 on a table of one),
+//!   and only the callouts bound to that CPU run there. A tick, a jump and a softclock step each
+//!   cost at most a constant, whatever the tick's value (a nanosecond clock's reading works as a
 //!   tick) and however many callouts are pending. A hashed table does O(1) expected work per
 //!   callout fired while deadlines lie within one turn of its buckets (2^bits ticks); when the
-//!   earliest lies further out, finding it takes a pass over every pending callout, spread
-//!   over softclock steps of constant cost, or made at once by cw_callout_next_event, which
-//!   then costs O(n) for that call. CW_BACKING_WHEEL answers both in O(1) at any distance.
+//!   earliest lies further out, finding it takes a pass over every pending callout, spread over
+//!   softclock steps of constant cost, or made at once by cw_callout_next_event, which then costs
+//!   O(n) for that call. CW_BACKING_WHEEL answers both in O(1) at any distance.
 //! - cw_callout_next_event's first value is the earliest deadline in ticks, never a tick
 //!   already passed (the current tick when work is due now); on CW_BACKING_WHEEL, after
 //!   callouts were stopped or re-armed it may be earlier than that deadline, never later.
@@ -146,9 +149,10 @@
 //! - A deadline after the last tick (UINT64_MAX) is CW_ERANGE on every call that sets one,
 //!   with nothing changed; so is an absolute time already passed at the last tick.
 //! - Handlers run on the thread calling cw_softclock (or cw_hardclock, for CW_C_DIRECT_EXEC
-//!   callouts) with the table unlocked, so a handler may call any function on its own table
-//!   except cw_callouts_free. Several threads may share a table; one runs cw_softclock at a
-//!   time (another gets CW_EBUSY). func(arg) must be safe to call on that thread.
+//!   callouts) for their CPU, with the table unlocked, so a handler may call any function on
+//!   its own table except cw_callouts_free. Several threads may share a table; one at a time
+//!   runs a CPU's cw_softclock (another gets CW_EBUSY). func(arg) must be safe to call on
+//!   that thread.
 //!
 //! ```c
 //! static void retransmit(void *arg) { printf("retransmit %s\n", (const char *)arg); }
@@ -158,12 +162,12 @@
 //! if (rc < 0) { fprintf(stderr, "%s\n", cw_callout_strerror(rc)); return 1; }
 //! cw_timeout(cw, retransmit, "segment 7", 3);         // by (func, arg)
 //! cw_handle keepalive;
-//! cw_callout_init(cw, &keepalive);                    // FreeBSD's struct callout
+//! cw_callout_init(cw, -1, &keepalive);                // FreeBSD's struct callout
 //! cw_callout_reset_sbt_on(cw, keepalive, 2 * CW_SBT_1S, 0, retransmit, "keepalive",
 //!                         -1, CW_C_PREL(3));
 //! for (int i = 0; i < 3000; i++)
-//!     if (cw_hardclock(cw) > 0)                        // the clock interrupt
-//!         cw_softclock(cw);                            // runs due handlers
+//!     if (cw_hardclock(cw, 0) > 0)                     // the clock interrupt
+//!         cw_softclock(cw, 0);                         // runs due handlers
 //! cw_callout_drain(cw, keepalive);
 //! cw_callout_free(cw, keepalive);
 //! cw_callouts_free(cw);
@@ -174,27 +178,28 @@
 //! thread, right after the handler returns (CW_ASYNC_DRAIN_PENDING), and resets are ignored
 //! until then, so drain may free the callout and whatever arg points to.
 //!
-//! Per-CPU callouts (cw_percpu, FreeBSD's per-CPU callwheels): cw_percpu_new makes one table
-//! per CPU, each with its own lock, processed on its own by whoever drives that CPU
-//! (cw_percpu_hardclock / cw_percpu_softclock, or cw_percpu_callout_next_event /
-//! cw_percpu_callout_process, each for one cpu), under the same contract. A callout from
-//! cw_percpu_callout_init is bound to one CPU's table and runs only when that table is
-//! processed; cw_percpu_callout_reset_sbt_on(set, h, sbt, precision, func, arg, cpu, flags)
-//! arms it on CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout whose handler is
-//! running is deferred until the handler returns (FreeBSD's deferred migration);
-//! cw_percpu_callout_cpu says where a callout is. Its handle stays valid across moves. A CPU
-//! outside the set is CW_EINVAL; a handle of another set or table, a freed or made-up one,
+//! Per-CPU callouts (FreeBSD's per-CPU callwheels): cw_callouts_new_percpu makes a table with
+//! one queue per CPU, each with its own lock, processed on its own by whoever drives that CPU
+//! (cw_hardclock / cw_softclock, or cw_callout_next_event / cw_callout_process, each for one
+//! cpu), under the same contract and through the same calls. A callout is bound to one CPU's
+//! queue (cw_callout_init's cpu) and runs only when that CPU is processed;
+//! cw_callout_reset_sbt_on(cw, h, sbt, precision, func, arg, cpu, flags) and
+//! cw_callout_reset_on arm it on CPU cpu (0 to ncpu - 1; -1 keeps its CPU). Moving a callout
+//! whose handler is running is deferred until the handler returns (FreeBSD's deferred
+//! migration); cw_callout_cpu says where a callout is. Its handle stays valid across moves.
+//! The BSD calls (cw_timeout, cw_setcallout and their cancels) use CPU 0's queue. A CPU
+//! outside the table is CW_EINVAL; a handle of another table, a freed or made-up one,
 //! CW_ESTALE.
 //!
 //! ```c
-//! cw_percpu *set;
-//! cw_percpu_new(CW_BACKING_WHEEL, ncpu, 1024, 0, 1000, &set);
+//! cw_callouts *cw;
+//! cw_callouts_new_percpu(CW_BACKING_WHEEL, ncpu, 1024, 0, 1000, &cw);
 //! cw_handle h;
-//! cw_percpu_callout_init(set, 0, &h);
-//! cw_percpu_callout_reset_sbt_on(set, h, 10 * CW_SBT_1MS, 0, flush, queue, 3, 0); // CPU 3
+//! cw_callout_init(cw, 0, &h);
+//! cw_callout_reset_sbt_on(cw, h, 10 * CW_SBT_1MS, 0, flush, queue, 3, 0); // CPU 3
 //! // on the thread driving CPU 3, once per tick:
-//! if (cw_percpu_hardclock(set, 3) > 0)
-//!     cw_percpu_softclock(set, 3);
+//! if (cw_hardclock(cw, 3) > 0)
+//!     cw_softclock(cw, 3);
 //! ```
 //!
 //! Linking (after `make install`): the shared library, `cc app.c $(pkg-config --cflags --libs
@@ -263,8 +268,9 @@ pub extern "C" fn cw_version_string() -> *const c_char {
 /// cw_callout_init and cw_wheel_add store, and what every function acting on a callout or a
 /// wheel's timer takes. Pass it by value; both fields are opaque.
 ///
-/// `id` holds the record's index and generation, `owner` the identity of the table or wheel
-/// that issued it (never 0 for an issued handle). A table or wheel accepts a handle only when
+/// `id` holds the record's index and generation, `owner` an identity of the table or wheel
+/// that issued it (never 0 for an issued handle; a table has one for cw_setcallout's handles
+/// and another for cw_callout_init's). A table or wheel accepts a handle only when
 /// both name one of its live callouts or timers: a stale handle, another's handle or a
 /// made-up one gets CW_ESTALE and changes nothing.
 #[repr(C)]
@@ -272,7 +278,7 @@ pub extern "C" fn cw_version_string() -> *const c_char {
 pub struct cw_handle {
     /// The record's index (low 32 bits) and generation (high 32 bits).
     pub id: u64,
-    /// The identity of the table that issued the handle.
+    /// An identity of the table or wheel that issued the handle.
     pub owner: u64,
 }
 
@@ -335,18 +341,9 @@ mod sleep;
 
 mod callout;
 
-mod callout_freebsd;
-
-mod percpu;
-
-mod percpu_clock;
-
 pub use callout::*;
-pub use callout_freebsd::*;
 pub use errors::*;
 pub use itimer::*;
-pub use percpu::*;
-pub use percpu_clock::*;
 pub use sleep::*;
 pub use timerset::*;
 pub use timerset_notify::*;
@@ -356,8 +353,6 @@ pub use wheel_timers::*;
 
 #[cfg(test)]
 mod itimer_tests;
-#[cfg(test)]
-mod percpu_tests;
 #[cfg(test)]
 mod sleep_tests;
 #[cfg(test)]

@@ -1,6 +1,6 @@
 /*
  * The callout contract, checked the same way on every backing (CW_BACKING_LIST, _HASHED,
- * _WHEEL) and both forms (a cw_callouts table, and one CPU of a cw_percpu set), with the
+ * _WHEEL) and both forms (a cw_callouts table, and one CPU of a cw_callouts set), with the
  * table's tick near 0, 2^32, 2^40, 2^63 and UINT64_MAX, at hz from 100 to 10^9:
  *
  *   T.1  next event in ticks: `first` is the earliest deadline, never a tick already passed;
@@ -42,7 +42,7 @@ static const uint32_t rates[] = {100, 1000, 1000000, 1000000000};
 typedef struct {
     int percpu;
     cw_callouts *t;
-    cw_percpu *p;
+    cw_callouts *p;
 } queue;
 
 enum { CPU = 1 };
@@ -51,61 +51,61 @@ static void q_new(queue *q, int backing, int percpu, uint32_t hz) {
     memset(q, 0, sizeof *q);
     q->percpu = percpu;
     if (percpu)
-        EQ(cw_percpu_new(backing, 2, 16, 0, hz, &q->p), 0);
+        EQ(cw_callouts_new_percpu(backing, 2, 16, 0, hz, &q->p), 0);
     else
         EQ(cw_callouts_new(backing, 16, 0, hz, &q->t), 0);
 }
 
 static void q_free(queue *q) {
     if (q->percpu)
-        cw_percpu_free(q->p);
+        cw_callouts_free(q->p);
     else
         cw_callouts_free(q->t);
 }
 
 static int q_process(queue *q, uint64_t now) {
-    return q->percpu ? cw_percpu_callout_process(q->p, CPU, now) : cw_callout_process(q->t, now);
+    return q->percpu ? cw_callout_process(q->p, CPU, now) : cw_callout_process(q->t, 0, now);
 }
 
 static int q_next(queue *q, uint64_t *first, uint64_t *last) {
-    return q->percpu ? cw_percpu_callout_next_event(q->p, CPU, first, last)
-                     : cw_callout_next_event(q->t, first, last);
+    return q->percpu ? cw_callout_next_event(q->p, CPU, first, last)
+                     : cw_callout_next_event(q->t, 0, first, last);
 }
 
 static int q_softclock(queue *q) {
-    return q->percpu ? cw_percpu_softclock(q->p, CPU) : cw_softclock(q->t);
+    return q->percpu ? cw_softclock(q->p, CPU) : cw_softclock(q->t, 0);
 }
 
 static uint64_t q_ticks(queue *q) {
     uint64_t t = 0;
     if (q->percpu)
-        EQ(cw_percpu_ticks(q->p, CPU, &t), 0);
+        EQ(cw_ticks(q->p, CPU, &t), 0);
     else
-        EQ(cw_ticks(q->t, &t), 0);
+        EQ(cw_ticks(q->t, 0, &t), 0);
     return t;
 }
 
 static cw_handle q_init(queue *q) {
     cw_handle h;
     if (q->percpu)
-        EQ(cw_percpu_callout_init(q->p, CPU, &h), 0);
+        EQ(cw_callout_init(q->p, CPU, &h), 0);
     else
-        EQ(cw_callout_init(q->t, &h), 0);
+        EQ(cw_callout_init(q->t, -1, &h), 0);
     return h;
 }
 
 static int q_reset(queue *q, cw_handle h, int64_t ticks, cw_func f, void *arg) {
-    return q->percpu ? cw_percpu_callout_reset_on(q->p, h, ticks, f, arg, -1)
+    return q->percpu ? cw_callout_reset_on(q->p, h, ticks, f, arg, -1)
                      : cw_callout_reset(q->t, h, ticks, f, arg);
 }
 
 static int q_reset_sbt(queue *q, cw_handle h, int64_t sbt, cw_func f, void *arg, int flags) {
-    return q->percpu ? cw_percpu_callout_reset_sbt_on(q->p, h, sbt, 0, f, arg, -1, flags)
+    return q->percpu ? cw_callout_reset_sbt_on(q->p, h, sbt, 0, f, arg, -1, flags)
                      : cw_callout_reset_sbt_on(q->t, h, sbt, 0, f, arg, -1, flags);
 }
 
 static int q_pending(queue *q, cw_handle h) {
-    return q->percpu ? cw_percpu_callout_pending(q->p, h) : cw_callout_pending(q->t, h);
+    return q->percpu ? cw_callout_pending(q->p, h) : cw_callout_pending(q->t, h);
 }
 
 /* The handlers' log: which callout ran (its index in the test) at which tick. */

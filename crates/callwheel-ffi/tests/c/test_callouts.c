@@ -96,10 +96,10 @@ static cw_callouts *make(int backing, size_t calloutsize, int fixed) {
 static int run(cw_callouts *cw, int n) {
     int ran = 0;
     for (int i = 0; i < n; i++) {
-        int rc = cw_hardclock(cw);
+        int rc = cw_hardclock(cw, 0);
         CHECK(rc == 0 || rc == 1);
         if (rc == 1) {
-            int r = cw_softclock(cw);
+            int r = cw_softclock(cw, 0);
             CHECK(r >= 0);
             ran += r;
         }
@@ -109,13 +109,13 @@ static int run(cw_callouts *cw, int n) {
 
 static uint64_t ticks_of(cw_callouts *cw) {
     uint64_t t = 0;
-    EQ(cw_ticks(cw, &t), CW_OK);
+    EQ(cw_ticks(cw, 0, &t), CW_OK);
     return t;
 }
 
 static uint64_t softticks_of(cw_callouts *cw) {
     uint64_t t = 0;
-    EQ(cw_softticks(cw, &t), CW_OK);
+    EQ(cw_softticks(cw, 0, &t), CW_OK);
     return t;
 }
 
@@ -218,15 +218,15 @@ static void test_new_and_free(void) {
 static void test_null_arguments(cw_callouts *cw) {
     uint64_t out = 77;
     cw_handle h = {0, 0}, hout = {77, 77}, zero = {0, 0};
-    EQ(cw_hardclock(NULL), CW_EINVAL);
-    EQ(cw_softclock(NULL), CW_EINVAL);
-    EQ(cw_ticks(NULL, &out), CW_EINVAL);
-    EQ(cw_softticks(NULL, &out), CW_EINVAL);
+    EQ(cw_hardclock(NULL, 0), CW_EINVAL);
+    EQ(cw_softclock(NULL, 0), CW_EINVAL);
+    EQ(cw_ticks(NULL, 0, &out), CW_EINVAL);
+    EQ(cw_softticks(NULL, 0, &out), CW_EINVAL);
     EQ(cw_timeout(NULL, record, tag(1), 1), CW_EINVAL);
     EQ(cw_untimeout(NULL, record, tag(1)), CW_EINVAL);
     EQ(cw_setcallout(NULL, record, tag(1), 1, &hout), CW_EINVAL);
     EQ(cw_unsetcallout(NULL, zero), CW_EINVAL);
-    EQ(cw_callout_init(NULL, &hout), CW_EINVAL);
+    EQ(cw_callout_init(NULL, -1, &hout), CW_EINVAL);
     EQ(cw_callout_free(NULL, zero), CW_EINVAL);
     EQ(cw_callout_reset(NULL, zero, 1, record, tag(1)), CW_EINVAL);
     EQ(cw_callout_reset_sbt_on(NULL, zero, CW_SBT_1MS, 0, record, tag(1), 0, 0), CW_EINVAL);
@@ -240,10 +240,10 @@ static void test_null_arguments(cw_callouts *cw) {
     CHECK(hout.id == 77 && hout.owner == 77);
 
     /* NULL out-pointers and NULL functions, on a real table: refused, nothing armed. */
-    EQ(cw_callout_init(cw, &h), CW_OK);
-    EQ(cw_ticks(cw, NULL), CW_EINVAL);
-    EQ(cw_softticks(cw, NULL), CW_EINVAL);
-    EQ(cw_callout_init(cw, NULL), CW_EINVAL);
+    EQ(cw_callout_init(cw, -1, &h), CW_OK);
+    EQ(cw_ticks(cw, 0, NULL), CW_EINVAL);
+    EQ(cw_softticks(cw, 0, NULL), CW_EINVAL);
+    EQ(cw_callout_init(cw, -1, NULL), CW_EINVAL);
     EQ(cw_timeout(cw, NULL, tag(1), 1), CW_EINVAL);
     EQ(cw_untimeout(cw, NULL, tag(1)), CW_EINVAL);
     EQ(cw_setcallout(cw, NULL, tag(1), 1, &hout), CW_EINVAL);
@@ -277,16 +277,16 @@ static void test_timeout(cw_callouts *cw) {
     EQ(cw_untimeout(cw, record, tag(6)), 1);
     EQ(cw_untimeout(cw, record, tag(6)), 0);
 
-    EQ(cw_hardclock(cw), 1);
+    EQ(cw_hardclock(cw, 0), 1);
     EQ(softticks_of(cw), t0);
-    EQ(cw_softclock(cw), 4);
+    EQ(cw_softclock(cw, 0), 4);
     EXPECT_LOG(1, 2, 3, 4); /* equal expiries in the order they were set */
-    EQ(cw_softclock(cw), 0);
-    EQ(cw_hardclock(cw), 0); /* nothing due at t0 + 2: the fast path */
+    EQ(cw_softclock(cw, 0), 0);
+    EQ(cw_hardclock(cw, 0), 0); /* nothing due at t0 + 2: the fast path */
     EQ(ticks_of(cw), t0 + 2);
     EQ(softticks_of(cw), t0 + 2);
-    EQ(cw_hardclock(cw), 1);
-    EQ(cw_softclock(cw), 2);
+    EQ(cw_hardclock(cw, 0), 1);
+    EQ(cw_softclock(cw, 0), 2);
     EXPECT_LOG(5, 1006);
     EQ(cw_untimeout(cw, record, tag(5)), 0); /* already ran */
 
@@ -318,7 +318,7 @@ static void test_handles(cw_callouts *cw) {
     EQ(cw_unsetcallout(cw, forge(b.id, 0)), CW_ESTALE);
     EQ(cw_unsetcallout(cw, forge(b.id, UINT64_MAX)), CW_ESTALE);
     /* A one-shot handle is the wrong kind for the callout_* functions and vice versa. */
-    EQ(cw_callout_init(cw, &p), CW_OK);
+    EQ(cw_callout_init(cw, -1, &p), CW_OK);
     EQ(cw_unsetcallout(cw, p), CW_EINVAL);
     EQ(cw_callout_stop(cw, b), CW_EINVAL);
     EQ(cw_callout_pending(cw, c), CW_EINVAL);
@@ -353,8 +353,8 @@ static void test_cross_tables(int backing_a, int backing_b) {
     cw_handle oa, ob, pa, pb;
     EQ(cw_setcallout(a, record, tag(1), 2, &oa), CW_OK);
     EQ(cw_setcallout(b, record, tag(2), 2, &ob), CW_OK);
-    EQ(cw_callout_init(a, &pa), CW_OK);
-    EQ(cw_callout_init(b, &pb), CW_OK);
+    EQ(cw_callout_init(a, -1, &pa), CW_OK);
+    EQ(cw_callout_init(b, -1, &pb), CW_OK);
     EQ(oa.id, ob.id);
     EQ(pa.id, pb.id);
     CHECK(oa.owner != ob.owner);
@@ -446,11 +446,11 @@ static void test_exhausted(int backing) {
     cw_handle h, p, x = {55, 55};
     EQ(cw_timeout(cw, record, tag(1), 5), CW_OK);
     EQ(cw_setcallout(cw, record, tag(2), 5, &h), CW_OK);
-    EQ(cw_callout_init(cw, &p), CW_OK);
+    EQ(cw_callout_init(cw, -1, &p), CW_OK);
     /* All three records in use. */
     EQ(cw_timeout(cw, record, tag(3), 5), CW_ENOMEM);
     EQ(cw_setcallout(cw, record, tag(3), 5, &x), CW_ENOMEM);
-    EQ(cw_callout_init(cw, &x), CW_ENOMEM);
+    EQ(cw_callout_init(cw, -1, &x), CW_ENOMEM);
     CHECK(x.id == 55 && x.owner == 55); /* nothing written */
     /* Arming a callout_init record takes no new record. */
     EQ(cw_callout_reset(cw, p, 5, record, tag(4)), 0);
@@ -462,8 +462,8 @@ static void test_exhausted(int backing) {
     EXPECT_LOG(1, 4, 5);
     /* The one-shot records came back when they fired. */
     EQ(cw_setcallout(cw, record, tag(7), 1, &h), CW_OK);
-    EQ(cw_callout_init(cw, &x), CW_OK);
-    EQ(cw_callout_init(cw, &x), CW_ENOMEM);
+    EQ(cw_callout_init(cw, -1, &x), CW_OK);
+    EQ(cw_callout_init(cw, -1, &x), CW_ENOMEM);
     cw_callouts_free(cw);
 }
 
@@ -497,8 +497,8 @@ static void rearm(void *arg) {
     EQ(cw_callout_active(c->cw, c->handle), 1);  /* but still active */
     EQ(cw_callout_drain(c->cw, c->handle), CW_EDEADLK);
     EQ(cw_callout_free(c->cw, c->handle), CW_EDEADLK);
-    EQ(cw_softclock(c->cw), CW_EBUSY); /* this thread is already running handlers */
-    EQ(cw_ticks(c->cw, &t), CW_OK);
+    EQ(cw_softclock(c->cw, 0), CW_EBUSY); /* this thread is already running handlers */
+    EQ(cw_ticks(c->cw, 0, &t), CW_OK);
     note(c, (int)t);
     if (c->runs < 3)
         EQ(cw_callout_reset(c->cw, c->handle, 2, rearm, arg), 0);
@@ -518,7 +518,7 @@ static void test_reentrant(cw_callouts *cw) {
 
     struct ctx r = {cw, {0, 0}, 0, {0}, 0};
     uint64_t t0 = ticks_of(cw);
-    EQ(cw_callout_init(cw, &r.handle), CW_OK);
+    EQ(cw_callout_init(cw, -1, &r.handle), CW_OK);
     EQ(cw_callout_active(cw, r.handle), 0);
     EQ(cw_callout_reset(cw, r.handle, 2, rearm, &r), 0);
     EQ(cw_callout_pending(cw, r.handle), 1);
@@ -535,8 +535,8 @@ static void test_reentrant(cw_callouts *cw) {
 
 static void test_freebsd(cw_callouts *cw) {
     cw_handle h, d;
-    EQ(cw_callout_init(cw, &h), CW_OK);
-    EQ(cw_callout_init(cw, &d), CW_OK);
+    EQ(cw_callout_init(cw, -1, &h), CW_OK);
+    EQ(cw_callout_init(cw, -1, &d), CW_OK);
     uint64_t t0 = ticks_of(cw);
 
     /* Bad flags and CPUs: refused, nothing armed. */
@@ -557,9 +557,9 @@ static void test_freebsd(cw_callouts *cw) {
                                CW_C_DIRECT_EXEC | CW_C_HARDCLOCK | CW_C_PREL(2)),
        0);
     EQ(cw_callout_pending(cw, d), 1);
-    EQ(cw_hardclock(cw), 0);
+    EQ(cw_hardclock(cw, 0), 0);
     EXPECT_NONE();
-    cw_hardclock(cw); /* no cw_softclock: the direct handler ran in here */
+    cw_hardclock(cw, 0); /* no cw_softclock: the direct handler ran in here */
     EXPECT_LOG(2);
     EQ(cw_callout_pending(cw, d), 0);
     EQ(cw_callout_active(cw, d), 1);
@@ -684,7 +684,7 @@ static void slow_handler(void *arg) {
 static void *softclock_thread(void *arg) {
     struct slow *s = arg;
     static int ran;
-    ran = cw_softclock(s->cw);
+    ran = cw_softclock(s->cw, 0);
     return &ran;
 }
 
@@ -698,8 +698,8 @@ static void test_threads(int backing) {
     }
     /* Meanwhile this thread is the clock. */
     for (int i = 0; i < EACH; i++)
-        if (cw_hardclock(cw) == 1)
-            CHECK(cw_softclock(cw) >= 0);
+        if (cw_hardclock(cw, 0) == 1)
+            CHECK(cw_softclock(cw, 0) >= 0);
     long expected = 0;
     for (int i = 0; i < 3; i++) {
         EQ(pthread_join(th[i], NULL), 0);
@@ -714,16 +714,16 @@ static void test_threads(int backing) {
     /* cw_callout_drain waits for the handler running on another thread. */
     struct slow s = {cw, 0, 0, 0};
     cw_handle h;
-    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_init(cw, -1, &h), CW_OK);
     EQ(cw_callout_reset(cw, h, 1, slow_handler, &s), 0);
-    EQ(cw_hardclock(cw), 1);
+    EQ(cw_hardclock(cw, 0), 1);
     pthread_t runner;
     EQ(pthread_create(&runner, NULL, softclock_thread, &s), 0);
     while (!get(&s.started))
         pause_ms(1);
     uint64_t t = ticks_of(cw);
-    EQ(cw_softclock(cw), CW_EBUSY); /* the other thread is running handlers */
-    EQ(cw_hardclock(cw), CW_EBUSY); /* likewise; the clock still advanced */
+    EQ(cw_softclock(cw, 0), CW_EBUSY); /* the other thread is running handlers */
+    EQ(cw_hardclock(cw, 0), CW_EBUSY); /* likewise; the clock still advanced */
     EQ(ticks_of(cw), t + 1);
     EQ(cw_callout_pending(cw, h), 0);
     EQ(cw_callout_active(cw, h), 1);
@@ -749,7 +749,7 @@ static struct tickless_ctx {
 
 static void tickless_record(void *arg) {
     uint64_t now = 0;
-    EQ(cw_ticks(tickless.cw, &now), CW_OK);
+    EQ(cw_ticks(tickless.cw, 0, &now), CW_OK);
     size_t i = (size_t)(uintptr_t)arg;
     CHECK(tickless_ran[i] == 0);
     tickless_ran[i] = now;
@@ -761,7 +761,7 @@ static long tickless_run(int percent, uint64_t *deadline, uint64_t *end) {
     tickless.cw = cw;
     memset(tickless_ran, 0, sizeof tickless_ran);
     const uint64_t start = 1000000000u;
-    EQ(cw_callout_process(cw, start), 0);
+    EQ(cw_callout_process(cw, 0, start), 0);
     static cw_handle h[TICKLESS_N];
     uint64_t x = 12345;
     for (size_t i = 0; i < TICKLESS_N; i++) {
@@ -770,7 +770,7 @@ static long tickless_run(int percent, uint64_t *deadline, uint64_t *end) {
         int64_t sbt = (int64_t)(((int64_t)ns << 32) / 1000000000);
         sbt += ((((int64_t)sbt * 1000000000) >> 32) < ns); /* at least ns */
         int64_t precision = sbt / 100 * percent;
-        EQ(cw_callout_init(cw, &h[i]), CW_OK);
+        EQ(cw_callout_init(cw, -1, &h[i]), CW_OK);
         EQ(cw_callout_reset_sbt_on(cw, h[i], sbt, precision, tickless_record, (void *)(uintptr_t)i,
                                    -1, 0), 0);
         deadline[i] = start + (uint64_t)(((int64_t)sbt * 1000000000 + 0xffffffff) >> 32);
@@ -779,12 +779,12 @@ static long tickless_run(int percent, uint64_t *deadline, uint64_t *end) {
     long interrupts = 0;
     uint64_t first, last;
     int rc;
-    while ((rc = cw_callout_next_event(cw, &first, &last)) == 1) {
+    while ((rc = cw_callout_next_event(cw, 0, &first, &last)) == 1) {
         CHECK(first <= last);
         interrupts++;
-        rc = cw_callout_process(cw, last);
+        rc = cw_callout_process(cw, 0, last);
         CHECK(rc == 0 || rc == 1);
-        CHECK(cw_softclock(cw) >= 0);
+        CHECK(cw_softclock(cw, 0) >= 0);
         CHECK(interrupts <= 2 * TICKLESS_N);
     }
     EQ(rc, 0);
@@ -806,8 +806,8 @@ static void test_tickless(void) {
     CHECK(exact > TICKLESS_N * 9 / 10); /* about one interrupt per callout */
     CHECK(coalesced * 10 < exact);
     uint64_t a, b;
-    EQ(cw_callout_next_event(NULL, &a, &b), CW_EINVAL);
-    EQ(cw_callout_process(NULL, 1), CW_EINVAL);
+    EQ(cw_callout_next_event(NULL, 0, &a, &b), CW_EINVAL);
+    EQ(cw_callout_process(NULL, 0, 1), CW_EINVAL);
     printf("test_callouts: tickless ok (%ld interrupts at 5 %% precision, %ld at none)\n",
            coalesced, exact);
 }
@@ -868,14 +868,14 @@ static void slow_drain_done(void *arg) {
 static void *slow_drain_thread(void *arg) {
     struct slow_drain *s = arg;
     static int ran;
-    ran = cw_softclock(s->cw);
+    ran = cw_softclock(s->cw, 0);
     return &ran;
 }
 
 static void test_async_drain(int backing) {
     cw_callouts *cw = make(backing, 8, 0);
     cw_handle h, one;
-    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_init(cw, -1, &h), CW_OK);
     /* Not running: idle, then pending (cancelled); the drain function never runs. */
     EQ(cw_callout_async_drain(cw, h, record), CW_ASYNC_DRAIN_IDLE);
     EQ(cw_callout_reset(cw, h, 2, record, tag(1)), 0);
@@ -896,7 +896,7 @@ static void test_async_drain(int backing) {
 
     /* From its own handler: the drain runs once, right after the handler returns. */
     struct drain_ctx d = {cw, {0, 0}, 0, 0};
-    EQ(cw_callout_init(cw, &d.handle), CW_OK);
+    EQ(cw_callout_init(cw, -1, &d.handle), CW_OK);
     EQ(cw_callout_reset(cw, d.handle, 1, drain_self, &d), 0);
     EQ(run(cw, 1), 2); /* the handler and its drain */
     EXPECT_LOG(1, 2001);
@@ -908,9 +908,9 @@ static void test_async_drain(int backing) {
     /* The handler runs on another thread: cw_callout_async_drain does not wait for it, and
      * that thread calls the drain function after the handler has finished. */
     struct slow_drain s = {cw, 0, 0, 0, 0};
-    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_init(cw, -1, &h), CW_OK);
     EQ(cw_callout_reset(cw, h, 1, slow_drain_handler, &s), 0);
-    EQ(cw_hardclock(cw), 1);
+    EQ(cw_hardclock(cw, 0), 1);
     pthread_t runner;
     EQ(pthread_create(&runner, NULL, slow_drain_thread, &s), 0);
     while (!get(&s.started))
@@ -932,21 +932,21 @@ static void test_async_drain(int backing) {
 
 /* ---- per-CPU sets ---- */
 
-static cw_percpu *make_set(int backing, int ncpu, size_t calloutsize, int fixed) {
-    cw_percpu *set = NULL;
-    EQ(cw_percpu_new(backing, ncpu, calloutsize, fixed, 1000, &set), CW_OK);
+static cw_callouts *make_set(int backing, int ncpu, size_t calloutsize, int fixed) {
+    cw_callouts *set = NULL;
+    EQ(cw_callouts_new_percpu(backing, ncpu, calloutsize, fixed, 1000, &set), CW_OK);
     CHECK(set != NULL);
     return set;
 }
 
 /* n ticks of CPU cpu, each followed by cw_percpu_softclock when it has work; returns calls. */
-static int run_cpu(cw_percpu *set, int cpu, int n) {
+static int run_cpu(cw_callouts *set, int cpu, int n) {
     int ran = 0;
     for (int i = 0; i < n; i++) {
-        int rc = cw_percpu_hardclock(set, cpu);
+        int rc = cw_hardclock(set, cpu);
         CHECK(rc == 0 || rc == 1);
         if (rc == 1) {
-            int r = cw_percpu_softclock(set, cpu);
+            int r = cw_softclock(set, cpu);
             CHECK(r >= 0);
             ran += r;
         }
@@ -954,82 +954,82 @@ static int run_cpu(cw_percpu *set, int cpu, int n) {
     return ran;
 }
 
-static uint64_t cpu_ticks(cw_percpu *set, int cpu) {
+static uint64_t cpu_ticks(cw_callouts *set, int cpu) {
     uint64_t t = 0;
-    EQ(cw_percpu_ticks(set, cpu, &t), CW_OK);
+    EQ(cw_ticks(set, cpu, &t), CW_OK);
     return t;
 }
 
 static void test_percpu_arguments(void) {
     static int garbage;
-    cw_percpu *set = (cw_percpu *)&garbage; /* must be overwritten */
-    const int bad_ncpu[] = {0, -1, CW_PERCPU_MAX + 1, INT_MIN};
+    cw_callouts *set = (cw_callouts *)&garbage; /* must be overwritten */
+    const int bad_ncpu[] = {0, -1, CW_NCPU_MAX + 1, INT_MIN};
     for (int i = 0; i < 4; i++) {
-        EQ(cw_percpu_new(CW_BACKING_HASHED, bad_ncpu[i], 8, 0, 1000, &set), CW_EINVAL);
+        EQ(cw_callouts_new_percpu(CW_BACKING_HASHED, bad_ncpu[i], 8, 0, 1000, &set), CW_EINVAL);
         CHECK(set == NULL);
     }
-    EQ(cw_percpu_new(3, 2, 8, 0, 1000, &set), CW_EINVAL);
-    EQ(cw_percpu_new(CW_BACKING_HASHED, 2, 8, 0, 0, &set), CW_EINVAL);  /* hz = 0 */
-    EQ(cw_percpu_new(CW_BACKING_WHEEL, 2, 0, 1, 1000, &set), CW_EINVAL); /* fixed, no records */
-    EQ(cw_percpu_new(CW_BACKING_LIST, 2, (size_t)CW_CALLOUTSIZE_MAX + 1, 0, 1000, &set),
+    EQ(cw_callouts_new_percpu(3, 2, 8, 0, 1000, &set), CW_EINVAL);
+    EQ(cw_callouts_new_percpu(CW_BACKING_HASHED, 2, 8, 0, 0, &set), CW_EINVAL);  /* hz = 0 */
+    EQ(cw_callouts_new_percpu(CW_BACKING_WHEEL, 2, 0, 1, 1000, &set), CW_EINVAL); /* fixed, no records */
+    EQ(cw_callouts_new_percpu(CW_BACKING_LIST, 2, (size_t)CW_CALLOUTSIZE_MAX + 1, 0, 1000, &set),
        CW_EINVAL);
-    EQ(cw_percpu_new(CW_BACKING_LIST, 2, 8, 0, 1000, NULL), CW_EINVAL);
+    EQ(cw_callouts_new_percpu(CW_BACKING_LIST, 2, 8, 0, 1000, NULL), CW_EINVAL);
     CHECK(set == NULL);
-    cw_percpu_free(NULL);
+    cw_callouts_free(NULL);
     /* The most CPUs. */
-    set = make_set(CW_BACKING_HASHED, CW_PERCPU_MAX, 0, 0);
-    EQ(cw_percpu_ncpu(set), CW_PERCPU_MAX);
+    set = make_set(CW_BACKING_HASHED, CW_NCPU_MAX, 0, 0);
+    EQ(cw_callouts_ncpu(set), CW_NCPU_MAX);
     cw_handle last;
-    EQ(cw_percpu_callout_init(set, CW_PERCPU_MAX - 1, &last), CW_OK);
-    EQ(cw_percpu_callout_cpu(set, last), CW_PERCPU_MAX - 1);
-    cw_percpu_free(set);
+    EQ(cw_callout_init(set, CW_NCPU_MAX - 1, &last), CW_OK);
+    EQ(cw_callout_cpu(set, last), CW_NCPU_MAX - 1);
+    cw_callouts_free(set);
 
     /* A NULL set, for every function. */
     cw_handle zero = {0, 0}, hout = {77, 77};
     uint64_t out = 77, first = 77, last_tick = 77;
-    EQ(cw_percpu_ncpu(NULL), CW_EINVAL);
-    EQ(cw_percpu_callout_init(NULL, 0, &hout), CW_EINVAL);
-    EQ(cw_percpu_callout_free(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_callout_reset_on(NULL, zero, 1, record, tag(1), 0), CW_EINVAL);
-    EQ(cw_percpu_callout_reset_sbt_on(NULL, zero, CW_SBT_1MS, 0, record, tag(1), 0, 0),
+    EQ(cw_callouts_ncpu(NULL), CW_EINVAL);
+    EQ(cw_callout_init(NULL, 0, &hout), CW_EINVAL);
+    EQ(cw_callout_free(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_reset_on(NULL, zero, 1, record, tag(1), 0), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(NULL, zero, CW_SBT_1MS, 0, record, tag(1), 0, 0),
        CW_EINVAL);
-    EQ(cw_percpu_callout_stop(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_callout_drain(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_callout_async_drain(NULL, zero, record), CW_EINVAL);
-    EQ(cw_percpu_callout_pending(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_callout_active(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_callout_deactivate(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_callout_cpu(NULL, zero), CW_EINVAL);
-    EQ(cw_percpu_hardclock(NULL, 0), CW_EINVAL);
-    EQ(cw_percpu_softclock(NULL, 0), CW_EINVAL);
-    EQ(cw_percpu_callout_process(NULL, 0, 1), CW_EINVAL);
-    EQ(cw_percpu_callout_next_event(NULL, 0, &first, &last_tick), CW_EINVAL);
-    EQ(cw_percpu_ticks(NULL, 0, &out), CW_EINVAL);
+    EQ(cw_callout_stop(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_drain(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_async_drain(NULL, zero, record), CW_EINVAL);
+    EQ(cw_callout_pending(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_active(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_deactivate(NULL, zero), CW_EINVAL);
+    EQ(cw_callout_cpu(NULL, zero), CW_EINVAL);
+    EQ(cw_hardclock(NULL, 0), CW_EINVAL);
+    EQ(cw_softclock(NULL, 0), CW_EINVAL);
+    EQ(cw_callout_process(NULL, 0, 1), CW_EINVAL);
+    EQ(cw_callout_next_event(NULL, 0, &first, &last_tick), CW_EINVAL);
+    EQ(cw_ticks(NULL, 0, &out), CW_EINVAL);
     /* NULL out-pointers and functions on a real set: refused, nothing armed. */
     set = make_set(CW_BACKING_WHEEL, 2, 8, 0);
     cw_handle h;
-    EQ(cw_percpu_callout_init(set, 1, &h), CW_OK);
-    EQ(cw_percpu_callout_init(set, 0, NULL), CW_EINVAL);
-    EQ(cw_percpu_callout_reset_on(set, h, 1, NULL, tag(1), 0), CW_EINVAL);
-    EQ(cw_percpu_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, NULL, tag(1), 0, 0), CW_EINVAL);
-    EQ(cw_percpu_callout_async_drain(set, h, NULL), CW_EINVAL);
-    EQ(cw_percpu_callout_next_event(set, 0, NULL, &last_tick), CW_EINVAL);
-    EQ(cw_percpu_callout_next_event(set, 0, &first, NULL), CW_EINVAL);
-    EQ(cw_percpu_ticks(set, 0, NULL), CW_EINVAL);
+    EQ(cw_callout_init(set, 1, &h), CW_OK);
+    EQ(cw_callout_init(set, 0, NULL), CW_EINVAL);
+    EQ(cw_callout_reset_on(set, h, 1, NULL, tag(1), 0), CW_EINVAL);
+    EQ(cw_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, NULL, tag(1), 0, 0), CW_EINVAL);
+    EQ(cw_callout_async_drain(set, h, NULL), CW_EINVAL);
+    EQ(cw_callout_next_event(set, 0, NULL, &last_tick), CW_EINVAL);
+    EQ(cw_callout_next_event(set, 0, &first, NULL), CW_EINVAL);
+    EQ(cw_ticks(set, 0, NULL), CW_EINVAL);
     CHECK(hout.id == 77 && hout.owner == 77);
     EQ(out, 77);
     EQ(first, 77);
     EQ(last_tick, 77);
-    EQ(cw_percpu_callout_pending(set, h), 0);
-    EQ(cw_percpu_callout_cpu(set, h), 1);
+    EQ(cw_callout_pending(set, h), 0);
+    EQ(cw_callout_cpu(set, h), 1);
     EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3), 0);
     EXPECT_NONE();
-    cw_percpu_free(set); /* with a callout still initialised: it goes with the set */
+    cw_callouts_free(set); /* with a callout still initialised: it goes with the set */
 }
 
 /* A handler that moves its own callout to CPU m->to: the move waits for it to return. */
 struct mover {
-    cw_percpu *set;
+    cw_callouts *set;
     cw_handle h;
     int to, runs, stop;
 };
@@ -1038,20 +1038,20 @@ static void move_self(void *arg) {
     struct mover *m = arg;
     m->runs++;
     record(tag(100 + m->runs));
-    int from = cw_percpu_callout_cpu(m->set, m->h);
+    int from = cw_callout_cpu(m->set, m->h);
     CHECK(from >= 0 && from != m->to);
-    EQ(cw_percpu_callout_reset_on(m->set, m->h, 1, record, tag(200 + m->to), m->to), 0);
-    EQ(cw_percpu_callout_cpu(m->set, m->h), from); /* not yet */
-    EQ(cw_percpu_callout_pending(m->set, m->h), 1);
-    EQ(cw_percpu_callout_drain(m->set, m->h), CW_EDEADLK);
-    EQ(cw_percpu_callout_free(m->set, m->h), CW_EDEADLK);
-    EQ(cw_percpu_softclock(m->set, from), CW_EBUSY); /* this thread runs that CPU already */
+    EQ(cw_callout_reset_on(m->set, m->h, 1, record, tag(200 + m->to), m->to), 0);
+    EQ(cw_callout_cpu(m->set, m->h), from); /* not yet */
+    EQ(cw_callout_pending(m->set, m->h), 1);
+    EQ(cw_callout_drain(m->set, m->h), CW_EDEADLK);
+    EQ(cw_callout_free(m->set, m->h), CW_EDEADLK);
+    EQ(cw_softclock(m->set, from), CW_EBUSY); /* this thread runs that CPU already */
     if (m->stop)
-        EQ(cw_percpu_callout_stop(m->set, m->h), 1); /* cancels the waiting move */
+        EQ(cw_callout_stop(m->set, m->h), 1); /* cancels the waiting move */
 }
 
 struct percpu_drain {
-    cw_percpu *set;
+    cw_callouts *set;
     cw_handle h;
     int drains;
 };
@@ -1060,19 +1060,19 @@ static void percpu_drain_done(void *arg) {
     struct percpu_drain *d = arg;
     d->drains++;
     record(tag(3000));
-    EQ(cw_percpu_callout_free(d->set, d->h), CW_OK);
+    EQ(cw_callout_free(d->set, d->h), CW_OK);
 }
 
 static void percpu_drain_self(void *arg) {
     struct percpu_drain *d = arg;
     record(tag(300));
-    EQ(cw_percpu_callout_async_drain(d->set, d->h, percpu_drain_done), CW_ASYNC_DRAIN_PENDING);
-    EQ(cw_percpu_callout_async_drain(d->set, d->h, percpu_drain_done), CW_EBUSY);
-    EQ(cw_percpu_callout_reset_on(d->set, d->h, 1, record, tag(301), 0), 0); /* ignored */
+    EQ(cw_callout_async_drain(d->set, d->h, percpu_drain_done), CW_ASYNC_DRAIN_PENDING);
+    EQ(cw_callout_async_drain(d->set, d->h, percpu_drain_done), CW_EBUSY);
+    EQ(cw_callout_reset_on(d->set, d->h, 1, record, tag(301), 0), 0); /* ignored */
 }
 
 struct percpu_slow {
-    cw_percpu *set;
+    cw_callouts *set;
     int started, go, finished; /* under slow_lock */
 };
 
@@ -1088,24 +1088,24 @@ static void percpu_slow_handler(void *arg) {
 static void *percpu_softclock_thread(void *arg) {
     struct percpu_slow *s = arg;
     static int ran;
-    ran = cw_percpu_softclock(s->set, 0);
+    ran = cw_softclock(s->set, 0);
     return &ran;
 }
 
 /* Another set's, a table's, freed and made-up handles: CW_ESTALE from every function that
  * takes a handle, and nothing changes. */
 static void test_percpu_handles(int backing) {
-    cw_percpu *set = make_set(backing, 3, 8, 0), *other = make_set(backing, 3, 8, 0);
+    cw_callouts *set = make_set(backing, 3, 8, 0), *other = make_set(backing, 3, 8, 0);
     cw_callouts *table = make(backing, 8, 0);
     cw_handle v, f, t, freed;
-    EQ(cw_percpu_callout_init(set, 1, &v), CW_OK);
-    EQ(cw_percpu_callout_init(other, 1, &f), CW_OK);
-    EQ(cw_callout_init(table, &t), CW_OK);
+    EQ(cw_callout_init(set, 1, &v), CW_OK);
+    EQ(cw_callout_init(other, 1, &f), CW_OK);
+    EQ(cw_callout_init(table, -1, &t), CW_OK);
     EQ(v.id, f.id); /* both sets' first callouts: only the owner tells them apart */
     CHECK(v.owner != f.owner);
-    EQ(cw_percpu_callout_reset_on(set, v, 3, record, tag(50), -1), 0);
-    EQ(cw_percpu_callout_init(set, 0, &freed), CW_OK);
-    EQ(cw_percpu_callout_free(set, freed), CW_OK);
+    EQ(cw_callout_reset_on(set, v, 3, record, tag(50), -1), 0);
+    EQ(cw_callout_init(set, 0, &freed), CW_OK);
+    EQ(cw_callout_free(set, freed), CW_OK);
     const cw_handle bad[] = {f,
                              t,
                              freed,
@@ -1116,197 +1116,197 @@ static void test_percpu_handles(int backing) {
                              forge(v.id, 0)};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cw_handle b = bad[i];
-        EQ(cw_percpu_callout_reset_on(set, b, 1, record, tag(9), 0), CW_ESTALE);
-        EQ(cw_percpu_callout_reset_sbt_on(set, b, CW_SBT_1MS, 0, record, tag(9), -1, 0),
+        EQ(cw_callout_reset_on(set, b, 1, record, tag(9), 0), CW_ESTALE);
+        EQ(cw_callout_reset_sbt_on(set, b, CW_SBT_1MS, 0, record, tag(9), -1, 0),
            CW_ESTALE);
-        EQ(cw_percpu_callout_stop(set, b), CW_ESTALE);
-        EQ(cw_percpu_callout_drain(set, b), CW_ESTALE);
-        EQ(cw_percpu_callout_async_drain(set, b, record), CW_ESTALE);
-        EQ(cw_percpu_callout_pending(set, b), CW_ESTALE);
-        EQ(cw_percpu_callout_active(set, b), CW_ESTALE);
-        EQ(cw_percpu_callout_deactivate(set, b), CW_ESTALE);
-        EQ(cw_percpu_callout_cpu(set, b), CW_ESTALE);
-        EQ(cw_percpu_callout_free(set, b), CW_ESTALE);
+        EQ(cw_callout_stop(set, b), CW_ESTALE);
+        EQ(cw_callout_drain(set, b), CW_ESTALE);
+        EQ(cw_callout_async_drain(set, b, record), CW_ESTALE);
+        EQ(cw_callout_pending(set, b), CW_ESTALE);
+        EQ(cw_callout_active(set, b), CW_ESTALE);
+        EQ(cw_callout_deactivate(set, b), CW_ESTALE);
+        EQ(cw_callout_cpu(set, b), CW_ESTALE);
+        EQ(cw_callout_free(set, b), CW_ESTALE);
     }
     /* The set's handles name nothing in a table or in another set. */
     EQ(cw_callout_stop(table, v), CW_ESTALE);
     EQ(cw_callout_async_drain(table, v, record), CW_ESTALE);
-    EQ(cw_percpu_callout_stop(other, v), CW_ESTALE);
-    EQ(cw_percpu_callout_pending(other, f), 0);
+    EQ(cw_callout_stop(other, v), CW_ESTALE);
+    EQ(cw_callout_pending(other, f), 0);
     /* The victim is untouched: active, on CPU 1, due at its tick 3. */
-    EQ(cw_percpu_callout_active(set, v), 1);
-    EQ(cw_percpu_callout_cpu(set, v), 1);
+    EQ(cw_callout_active(set, v), 1);
+    EQ(cw_callout_cpu(set, v), 1);
     EQ(run_cpu(set, 0, 5) + run_cpu(set, 2, 5), 0);
     EQ(run_cpu(set, 1, 2), 0);
     EQ(run_cpu(set, 1, 1), 1);
     EXPECT_LOG(50);
-    EQ(cw_percpu_callout_free(set, v), CW_OK);
+    EQ(cw_callout_free(set, v), CW_OK);
     cw_callouts_free(table);
-    cw_percpu_free(other);
-    cw_percpu_free(set);
+    cw_callouts_free(other);
+    cw_callouts_free(set);
 }
 
 /* set(), for functions whose per-CPU set is a local called set. */
 static void flag_on(int *flag) { set(flag); }
 
 static void test_percpu(int backing) {
-    cw_percpu *set = make_set(backing, 3, 8, 0);
+    cw_callouts *set = make_set(backing, 3, 8, 0);
     uint64_t out = 77, first, last;
-    EQ(cw_percpu_ncpu(set), 3);
+    EQ(cw_callouts_ncpu(set), 3);
 
     /* CPUs outside the set: refused, nothing written or armed. */
     const int bad[] = {3, 4, -2, INT_MAX, INT_MIN};
     cw_handle h;
-    EQ(cw_percpu_callout_init(set, 0, &h), CW_OK);
+    EQ(cw_callout_init(set, 0, &h), CW_OK);
     for (int i = 0; i < 5; i++) {
         cw_handle x = {55, 55};
-        EQ(cw_percpu_callout_init(set, bad[i], &x), CW_EINVAL);
+        EQ(cw_callout_init(set, bad[i], &x), CW_EINVAL);
         CHECK(x.id == 55 && x.owner == 55);
-        EQ(cw_percpu_callout_reset_on(set, h, 1, record, tag(9), bad[i]), CW_EINVAL);
-        EQ(cw_percpu_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, record, tag(9), bad[i], 0),
+        EQ(cw_callout_reset_on(set, h, 1, record, tag(9), bad[i]), CW_EINVAL);
+        EQ(cw_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, record, tag(9), bad[i], 0),
            CW_EINVAL);
-        EQ(cw_percpu_hardclock(set, bad[i]), CW_EINVAL);
-        EQ(cw_percpu_softclock(set, bad[i]), CW_EINVAL);
-        EQ(cw_percpu_callout_process(set, bad[i], 5), CW_EINVAL);
-        EQ(cw_percpu_callout_next_event(set, bad[i], &out, &out), CW_EINVAL);
-        EQ(cw_percpu_ticks(set, bad[i], &out), CW_EINVAL);
+        EQ(cw_hardclock(set, bad[i]), CW_EINVAL);
+        EQ(cw_softclock(set, bad[i]), CW_EINVAL);
+        EQ(cw_callout_process(set, bad[i], 5), CW_EINVAL);
+        EQ(cw_callout_next_event(set, bad[i], &out, &out), CW_EINVAL);
+        EQ(cw_ticks(set, bad[i], &out), CW_EINVAL);
     }
-    EQ(cw_percpu_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, record, tag(9), 0, 0x4000),
+    EQ(cw_callout_reset_sbt_on(set, h, CW_SBT_1MS, 0, record, tag(9), 0, 0x4000),
        CW_EINVAL);
     EQ(out, 77);
-    EQ(cw_percpu_callout_pending(set, h), 0);
-    EQ(cw_percpu_callout_active(set, h), 0);
-    EQ(cw_percpu_callout_cpu(set, h), 0);
+    EQ(cw_callout_pending(set, h), 0);
+    EQ(cw_callout_active(set, h), 0);
+    EQ(cw_callout_cpu(set, h), 0);
 
     /* Armed on CPU 2, it runs only when CPU 2's table is processed. */
-    EQ(cw_percpu_callout_reset_sbt_on(set, h, 2 * CW_SBT_1MS, 0, record, tag(1), 2, 0), 0);
-    EQ(cw_percpu_callout_cpu(set, h), 2);
+    EQ(cw_callout_reset_sbt_on(set, h, 2 * CW_SBT_1MS, 0, record, tag(1), 2, 0), 0);
+    EQ(cw_callout_cpu(set, h), 2);
     EQ(run_cpu(set, 0, 5), 0);
     EQ(run_cpu(set, 1, 5), 0);
     EXPECT_NONE();
-    EQ(cw_percpu_callout_pending(set, h), 1);
+    EQ(cw_callout_pending(set, h), 1);
     EQ(run_cpu(set, 2, 1), 0);
     EQ(run_cpu(set, 2, 1), 1);
     EXPECT_LOG(1);
     EQ(cpu_ticks(set, 2), 2);
 
     /* -1 keeps the CPU; a pending callout moves at once (returns 1: it was pending). */
-    EQ(cw_percpu_callout_reset_on(set, h, 3, record, tag(2), -1), 0);
-    EQ(cw_percpu_callout_cpu(set, h), 2);
-    EQ(cw_percpu_callout_reset_on(set, h, 1, record, tag(3), 1), 1);
-    EQ(cw_percpu_callout_cpu(set, h), 1);
-    EQ(cw_percpu_callout_active(set, h), 1);
+    EQ(cw_callout_reset_on(set, h, 3, record, tag(2), -1), 0);
+    EQ(cw_callout_cpu(set, h), 2);
+    EQ(cw_callout_reset_on(set, h, 1, record, tag(3), 1), 1);
+    EQ(cw_callout_cpu(set, h), 1);
+    EQ(cw_callout_active(set, h), 1);
     EQ(run_cpu(set, 2, 5), 0);
     EXPECT_NONE();
     EQ(run_cpu(set, 1, 1), 1); /* CPU 1 was at tick 5: tick 6 */
     EXPECT_LOG(3);
 
     /* Tickless, per CPU: only CPU 0 has an event; its interrupt runs the callout. */
-    EQ(cw_percpu_callout_reset_on(set, h, 4, record, tag(4), 0), 0);
-    EQ(cw_percpu_callout_next_event(set, 0, &first, &last), 1);
+    EQ(cw_callout_reset_on(set, h, 4, record, tag(4), 0), 0);
+    EQ(cw_callout_next_event(set, 0, &first, &last), 1);
     CHECK(first <= last && last <= cpu_ticks(set, 0) + 4);
-    EQ(cw_percpu_callout_next_event(set, 1, &first, &last), 0);
-    EQ(cw_percpu_callout_next_event(set, 2, &first, &last), 0);
-    EQ(cw_percpu_callout_process(set, 1, 1000), 0);
-    EQ(cw_percpu_softclock(set, 1), 0);
+    EQ(cw_callout_next_event(set, 1, &first, &last), 0);
+    EQ(cw_callout_next_event(set, 2, &first, &last), 0);
+    EQ(cw_callout_process(set, 1, 1000), 0);
+    EQ(cw_softclock(set, 1), 0);
     EQ(cpu_ticks(set, 1), 1000);
-    EQ(cw_percpu_callout_process(set, 0, cpu_ticks(set, 0) + 4), 1);
-    EQ(cw_percpu_softclock(set, 0), 1);
+    EQ(cw_callout_process(set, 0, cpu_ticks(set, 0) + 4), 1);
+    EQ(cw_softclock(set, 0), 1);
     EXPECT_LOG(4);
 
     /* A handler moving its own callout: the move is made when it returns. */
     struct mover m = {set, h, 2, 0, 0};
-    EQ(cw_percpu_callout_reset_on(set, h, 1, move_self, &m, 0), 0);
+    EQ(cw_callout_reset_on(set, h, 1, move_self, &m, 0), 0);
     EQ(run_cpu(set, 0, 1), 1);
     EXPECT_LOG(101);
-    EQ(cw_percpu_callout_cpu(set, h), 2);
-    EQ(cw_percpu_callout_pending(set, h), 1);
+    EQ(cw_callout_cpu(set, h), 2);
+    EQ(cw_callout_pending(set, h), 1);
     EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3), 0);
     EQ(run_cpu(set, 2, 1), 1);
     EXPECT_LOG(202);
     /* A stop from the handler cancels the waiting move: it stays, idle, on its CPU. */
     m.to = 0;
     m.stop = 1;
-    EQ(cw_percpu_callout_reset_on(set, h, 1, move_self, &m, -1), 0);
+    EQ(cw_callout_reset_on(set, h, 1, move_self, &m, -1), 0);
     EQ(run_cpu(set, 2, 1), 1);
     EXPECT_LOG(102);
-    EQ(cw_percpu_callout_cpu(set, h), 2);
-    EQ(cw_percpu_callout_pending(set, h), 0);
+    EQ(cw_callout_cpu(set, h), 2);
+    EQ(cw_callout_pending(set, h), 0);
     EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3) + run_cpu(set, 2, 3), 0);
     EXPECT_NONE();
 
     /* Moved while its handler runs on another thread: deferred until the handler returns. */
     struct percpu_slow s = {set, 0, 0, 0};
-    EQ(cw_percpu_callout_reset_on(set, h, 1, percpu_slow_handler, &s, 0), 0);
-    EQ(cw_percpu_hardclock(set, 0), 1);
+    EQ(cw_callout_reset_on(set, h, 1, percpu_slow_handler, &s, 0), 0);
+    EQ(cw_hardclock(set, 0), 1);
     pthread_t runner;
     EQ(pthread_create(&runner, NULL, percpu_softclock_thread, &s), 0);
     while (!get(&s.started))
         pause_ms(1);
-    EQ(cw_percpu_callout_reset_on(set, h, 1, record, tag(7), 1), 0);
-    EQ(cw_percpu_callout_cpu(set, h), 0);
-    EQ(cw_percpu_callout_pending(set, h), 1);
-    EQ(cw_percpu_softclock(set, 0), CW_EBUSY);
+    EQ(cw_callout_reset_on(set, h, 1, record, tag(7), 1), 0);
+    EQ(cw_callout_cpu(set, h), 0);
+    EQ(cw_callout_pending(set, h), 1);
+    EQ(cw_softclock(set, 0), CW_EBUSY);
     EQ(run_cpu(set, 1, 3), 0); /* CPU 1 cannot run it yet */
     flag_on(&s.go);
     void *ran;
     EQ(pthread_join(runner, &ran), 0);
     EQ(*(int *)ran, 1);
     CHECK(get(&s.finished));
-    EQ(cw_percpu_callout_cpu(set, h), 1);
+    EQ(cw_callout_cpu(set, h), 1);
     EQ(run_cpu(set, 0, 3), 0);
     EQ(run_cpu(set, 1, 1), 1);
     EXPECT_LOG(7);
 
-    /* cw_percpu_callout_async_drain: not running, then from its own handler. */
-    EQ(cw_percpu_callout_async_drain(set, h, record), CW_ASYNC_DRAIN_IDLE);
-    EQ(cw_percpu_callout_reset_on(set, h, 2, record, tag(8), 2), 0);
-    EQ(cw_percpu_callout_async_drain(set, h, record), CW_ASYNC_DRAIN_CANCELLED);
-    EQ(cw_percpu_callout_pending(set, h), 0);
-    EQ(cw_percpu_callout_active(set, h), 0);
+    /* cw_callout_async_drain: not running, then from its own handler. */
+    EQ(cw_callout_async_drain(set, h, record), CW_ASYNC_DRAIN_IDLE);
+    EQ(cw_callout_reset_on(set, h, 2, record, tag(8), 2), 0);
+    EQ(cw_callout_async_drain(set, h, record), CW_ASYNC_DRAIN_CANCELLED);
+    EQ(cw_callout_pending(set, h), 0);
+    EQ(cw_callout_active(set, h), 0);
     EQ(run_cpu(set, 2, 3), 0);
     EXPECT_NONE();
     struct percpu_drain d = {set, h, 0};
-    EQ(cw_percpu_callout_reset_on(set, h, 1, percpu_drain_self, &d, -1), 0);
+    EQ(cw_callout_reset_on(set, h, 1, percpu_drain_self, &d, -1), 0);
     EQ(run_cpu(set, 2, 1), 2); /* the handler, then its drain, on the same CPU */
     EXPECT_LOG(300, 3000);
     EQ(d.drains, 1);
-    EQ(cw_percpu_callout_pending(set, h), CW_ESTALE); /* freed by the drain */
+    EQ(cw_callout_pending(set, h), CW_ESTALE); /* freed by the drain */
     EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3) + run_cpu(set, 2, 3), 0);
     EXPECT_NONE();
 
     /* stop, deactivate, drain and free of a callout on another CPU. */
-    EQ(cw_percpu_callout_init(set, 2, &h), CW_OK);
-    EQ(cw_percpu_callout_reset_on(set, h, 3, record, tag(10), -1), 0);
-    EQ(cw_percpu_callout_deactivate(set, h), CW_OK);
-    EQ(cw_percpu_callout_active(set, h), 0);
-    EQ(cw_percpu_callout_pending(set, h), 1);
-    EQ(cw_percpu_callout_stop(set, h), 1);
-    EQ(cw_percpu_callout_stop(set, h), 0);
-    EQ(cw_percpu_callout_reset_on(set, h, 3, record, tag(11), 1), 0);
-    EQ(cw_percpu_callout_drain(set, h), 1);
-    EQ(cw_percpu_callout_drain(set, h), 0);
-    EQ(cw_percpu_callout_free(set, h), CW_OK);
-    EQ(cw_percpu_callout_free(set, h), CW_ESTALE);
+    EQ(cw_callout_init(set, 2, &h), CW_OK);
+    EQ(cw_callout_reset_on(set, h, 3, record, tag(10), -1), 0);
+    EQ(cw_callout_deactivate(set, h), CW_OK);
+    EQ(cw_callout_active(set, h), 0);
+    EQ(cw_callout_pending(set, h), 1);
+    EQ(cw_callout_stop(set, h), 1);
+    EQ(cw_callout_stop(set, h), 0);
+    EQ(cw_callout_reset_on(set, h, 3, record, tag(11), 1), 0);
+    EQ(cw_callout_drain(set, h), 1);
+    EQ(cw_callout_drain(set, h), 0);
+    EQ(cw_callout_free(set, h), CW_OK);
+    EQ(cw_callout_free(set, h), CW_ESTALE);
     EQ(run_cpu(set, 0, 4) + run_cpu(set, 1, 4) + run_cpu(set, 2, 4), 0);
     EXPECT_NONE();
-    cw_percpu_free(set);
+    cw_callouts_free(set);
 
     /* A move to a CPU whose fixed pool is full: CW_ENOMEM, and the callout stays. */
     set = make_set(backing, 2, 1, 1);
     cw_handle a, b, x = {55, 55};
-    EQ(cw_percpu_callout_init(set, 0, &a), CW_OK);
-    EQ(cw_percpu_callout_init(set, 1, &b), CW_OK);
-    EQ(cw_percpu_callout_init(set, 1, &x), CW_ENOMEM);
+    EQ(cw_callout_init(set, 0, &a), CW_OK);
+    EQ(cw_callout_init(set, 1, &b), CW_OK);
+    EQ(cw_callout_init(set, 1, &x), CW_ENOMEM);
     CHECK(x.id == 55 && x.owner == 55);
-    EQ(cw_percpu_callout_reset_on(set, a, 2, record, tag(12), 0), 0);
-    EQ(cw_percpu_callout_reset_on(set, a, 1, record, tag(13), 1), CW_ENOMEM);
-    EQ(cw_percpu_callout_cpu(set, a), 0);
-    EQ(cw_percpu_callout_pending(set, a), 1);
+    EQ(cw_callout_reset_on(set, a, 2, record, tag(12), 0), 0);
+    EQ(cw_callout_reset_on(set, a, 1, record, tag(13), 1), CW_ENOMEM);
+    EQ(cw_callout_cpu(set, a), 0);
+    EQ(cw_callout_pending(set, a), 1);
     EQ(run_cpu(set, 1, 3), 0);
     EQ(run_cpu(set, 0, 2), 1);
     EXPECT_LOG(12);
-    cw_percpu_free(set);
+    cw_callouts_free(set);
 
     test_percpu_handles(backing);
 }
@@ -1322,40 +1322,40 @@ static void test_deviation(int backing) {
     EQ(cw_callouts_set_deviation(cw, 101), CW_EINVAL);
     uint64_t first = 0, last = 0;
     EQ(cw_timeout(cw, record, tag(1), (int64_t)second), CW_OK);
-    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    EQ(cw_callout_next_event(cw, 0, &first, &last), 1);
     CHECK(first == second && last == second);
     EQ(cw_untimeout(cw, record, tag(1)), 1);
     EQ(cw_callouts_set_deviation(cw, 5), CW_OK);
     EQ(cw_timeout(cw, record, tag(2), (int64_t)second), CW_OK);
-    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    EQ(cw_callout_next_event(cw, 0, &first, &last), 1);
     CHECK(first > second && first <= last && last <= second + second / 16);
     EQ(cw_untimeout(cw, record, tag(2)), 1);
     cw_handle h;
-    EQ(cw_callout_init(cw, &h), CW_OK);
+    EQ(cw_callout_init(cw, -1, &h), CW_OK);
     EQ(cw_callout_reset_sbt_on(cw, h, (int64_t)1 << 32, 0, record, tag(3), -1, CW_C_ABSOLUTE),
        CW_OK);
-    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    EQ(cw_callout_next_event(cw, 0, &first, &last), 1);
     CHECK(first == second && last == second);
     EQ(cw_callout_stop(cw, h), 1);
     EQ(cw_callout_free(cw, h), CW_OK);
     EQ(cw_callouts_set_deviation(cw, 0), CW_OK);
     EQ(cw_timeout(cw, record, tag(4), (int64_t)second), CW_OK);
-    EQ(cw_callout_next_event(cw, &first, &last), 1);
+    EQ(cw_callout_next_event(cw, 0, &first, &last), 1);
     CHECK(first == second && last == second);
     cw_callouts_free(cw);
 
-    cw_percpu *set = NULL;
-    EQ(cw_percpu_new(backing, 2, 16, 0, 1000000000u, &set), CW_OK);
-    EQ(cw_percpu_set_deviation(NULL, 5), CW_EINVAL);
-    EQ(cw_percpu_set_deviation(set, 101), CW_EINVAL);
-    EQ(cw_percpu_set_deviation(set, 5), CW_OK);
-    EQ(cw_percpu_callout_init(set, 1, &h), CW_OK);
-    EQ(cw_percpu_callout_reset_sbt_on(set, h, (int64_t)1 << 32, 0, record, tag(5), 1, 0), CW_OK);
-    EQ(cw_percpu_callout_next_event(set, 1, &first, &last), 1);
+    cw_callouts *set = NULL;
+    EQ(cw_callouts_new_percpu(backing, 2, 16, 0, 1000000000u, &set), CW_OK);
+    EQ(cw_callouts_set_deviation(NULL, 5), CW_EINVAL);
+    EQ(cw_callouts_set_deviation(set, 101), CW_EINVAL);
+    EQ(cw_callouts_set_deviation(set, 5), CW_OK);
+    EQ(cw_callout_init(set, 1, &h), CW_OK);
+    EQ(cw_callout_reset_sbt_on(set, h, (int64_t)1 << 32, 0, record, tag(5), 1, 0), CW_OK);
+    EQ(cw_callout_next_event(set, 1, &first, &last), 1);
     CHECK(first > second && last <= second + second / 16);
-    EQ(cw_percpu_callout_stop(set, h), 1);
-    EQ(cw_percpu_callout_free(set, h), CW_OK);
-    cw_percpu_free(set);
+    EQ(cw_callout_stop(set, h), 1);
+    EQ(cw_callout_free(set, h), CW_OK);
+    cw_callouts_free(set);
 }
 
 int main(void) {

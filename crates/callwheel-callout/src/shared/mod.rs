@@ -1,13 +1,14 @@
-//! Per-CPU callout tables: calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg,
-//! cpu, flags)` with a real `cpu`, and FreeBSD's deferred migration.
+//! The callout table shared between threads, with one queue per CPU (one CPU: the single
+//! table of 4.4BSD and of Costello & Varghese): calloutng's `callout_reset_sbt_on(c, sbt,
+//! precision, func, arg, cpu, flags)` with a real `cpu`, and FreeBSD's deferred migration.
 //!
 //! FreeBSD replaced the single callwheel with one per CPU (calloutng, §2): each CPU's wheel
 //! has its own lock and its own softclock, and a callout is bound to one of them. Here the
-//! set holds one [`SharedCallouts`] table per CPU (a shard, in the project's words) and a
-//! directory that says which table holds each callout:
+//! table holds one [`CpuTable`] per CPU (a shard, in the project's words) and a directory
+//! that says which CPU's table holds each callout:
 //!
 //! ```text
-//!   user handle (set's owner, index, generation)
+//!   user handle (table's owner, index, generation)
 //!        │  directory (one short lock): entry → (cpu, handle of that cpu's record)
 //!        ▼
 //!   cpu 0 table ─ lock ─ softclock/callout_process by whoever drives cpu 0
@@ -35,85 +36,69 @@
 
 use core::hash::Hash;
 
+mod bsd;
 mod check;
 mod clock;
+mod directory;
 
 #[cfg(callwheel_loom)]
 use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(callwheel_loom))]
 use std::sync::{Mutex, MutexGuard};
 
-use callwheel::slab::Slab;
 use callwheel::time::Sbt;
 use callwheel::Handle;
 
 use crate::backing::Backing;
+use crate::cpu_table::CpuTable;
 use crate::freebsd::check_flags;
 use crate::moves::When;
 use crate::pool::Kind;
-use crate::{AsyncDrain, Callouts, Error, SharedCallouts};
+use crate::{AsyncDrain, Callouts, Error};
+use directory::Directory;
 
-/// Which table holds each callout: for each callout of the set, the CPU whose table holds its
-/// record and that record's handle, in the core's generation-checked slab, whose handles carry
-/// the set's own owner.
-#[derive(Debug)]
-struct Directory {
-    entries: Slab<(usize, Handle)>,
-}
-
-impl Directory {
-    fn new() -> Directory {
-        Directory {
-            entries: Slab::new(),
-        }
-    }
-
-    /// The entry `handle` names, if it is live.
-    fn index(&self, handle: Handle) -> Result<u32, Error> {
-        self.entries.resolve(handle).ok_or(Error::StaleHandle)
-    }
-
-    /// Where the callout `handle` names is now.
-    fn home(&self, handle: Handle) -> Result<(usize, Handle), Error> {
-        let index = self.index(handle)?;
-        self.entries.get(index).copied().ok_or(Error::StaleHandle)
-    }
-
-    /// Makes sure [`Directory::insert`] will not need to allocate.
-    fn reserve(&mut self) -> Result<(), Error> {
-        Ok(self.entries.reserve()?)
-    }
-
-    /// A new entry for a callout at `home`, after [`Directory::reserve`] (which makes it
-    /// succeed).
-    fn insert(&mut self, home: (usize, Handle)) -> Result<Handle, Error> {
-        let index = self.entries.insert(home)?;
-        self.entries.handle(index).ok_or(Error::StaleHandle)
-    }
-
-    /// Frees entry `index`; its handles go stale.
-    fn release(&mut self, index: u32) {
-        let _ = self.entries.remove(index);
-    }
-}
-
-/// A set of callout tables, one per CPU, each with its own lock and processed on its own;
-/// FreeBSD's per-CPU callwheels with `callout_reset_sbt_on`'s `cpu` argument and deferred
-/// migration.
+/// A callout table shared between threads: one queue per CPU, each with its own lock and
+/// processed on its own (FreeBSD's per-CPU callwheels, with `callout_reset_sbt_on`'s `cpu`
+/// argument and deferred migration); one CPU is the single table
+/// ([`SharedCallouts::single`]). Handlers run with no lock held, so they may call back into
+/// the table from any thread; `callout_drain` waits for a handler running on another thread.
+/// The BSD calls (`timeout`, `setcallout` and their cancels) work on CPU 0's queue.
 ///
-/// The set has no threads and reads no clock: whoever drives CPU `k` calls
-/// [`PerCpuCallouts::softclock`] (after [`PerCpuCallouts::hardclock`]) or
-/// [`PerCpuCallouts::process_with`] for `k`, and only callouts bound to `k` run there. Each
+/// The table has no threads and reads no clock: whoever drives CPU `k` calls
+/// [`SharedCallouts::softclock`] (after [`SharedCallouts::hardclock`]) or
+/// [`SharedCallouts::process_with`] for `k`, and only callouts bound to `k` run there. Each
 /// table keeps its own `ticks`. Calls that name a callout may come from any thread,
 /// handlers included.
 ///
-/// A handle from [`PerCpuCallouts::callout_init`] names the callout, not its record in one
-/// table: it stays valid when the callout moves to another CPU, and goes stale only with
-/// [`PerCpuCallouts::callout_free`]. It carries the set's identity: a handle of another set,
-/// of a single table, or a made-up one is [`Error::StaleHandle`] and changes nothing.
+/// A handle from [`SharedCallouts::callout_init`] names the callout, not its record in one
+/// CPU's table: it stays valid when the callout moves to another CPU, and goes stale only
+/// with [`SharedCallouts::callout_free`]. It carries the table's identity: a handle of
+/// another table, or a made-up one, is [`Error::StaleHandle`] and changes nothing.
+///
+/// One CPU, driven from another thread:
 ///
 /// ```
-/// use callwheel_callout::{Callouts, Config, PerCpuCallouts};
+/// use std::sync::Arc;
+/// use callwheel_schemes::hashed_wheel::HashedWheel;
+/// use callwheel_callout::{Callouts, SharedCallouts};
+///
+/// let table = Arc::new(SharedCallouts::single(Callouts::new(HashedWheel::new(8)?)));
+/// table.timeout(1u32, 1)?;
+/// let t = Arc::clone(&table);
+/// std::thread::spawn(move || {
+///     t.hardclock(0).unwrap();
+///     let ran = t.softclock(0, |call| assert_eq!(call, 1)).unwrap();
+///     assert_eq!(ran, 1);
+/// })
+/// .join()
+/// .unwrap();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// One table per CPU, a callout armed on CPU 1:
+///
+/// ```
+/// use callwheel_callout::{Callouts, Config, SharedCallouts};
 /// use callwheel::time::Sbt;
 /// use callwheel_schemes::hashed_wheel::HashedWheel;
 ///
@@ -121,9 +106,9 @@ impl Directory {
 /// let tables = (0..ncpu)
 ///     .map(|_| Callouts::with_config(HashedWheel::new(8)?, Config::default()))
 ///     .collect::<Result<Vec<_>, _>>()?;
-/// let set = PerCpuCallouts::new(tables)?;
+/// let set = SharedCallouts::new(tables)?;
 ///
-/// let c = set.callout_init(0)?;
+/// let c = set.callout_init()?;
 /// // 2 ms as FreeBSD writes it (2 * SBT_1MS, truncated): exactly 2 ticks at 1000 Hz.
 /// set.callout_reset_sbt_on(c, Sbt::MILLISECOND.saturating_mul(2), Sbt::ZERO, "flush", 1, 0)?;
 /// let mut ran = Vec::new();
@@ -138,38 +123,46 @@ impl Directory {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
-pub struct PerCpuCallouts<S, C> {
-    cpus: Box<[SharedCallouts<S, C>]>,
+pub struct SharedCallouts<S, C> {
+    cpus: Box<[CpuTable<S, C>]>,
     directory: Mutex<Directory>,
 }
 
-impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
-    /// A set with one CPU per table, CPU `k` being `tables[k]` (choose their number from
+impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
+    /// A table with one CPU per queue, CPU `k` being `tables[k]` (choose their number from
     /// [`std::thread::available_parallelism`], or as many as the threads that will drive
-    /// them). The tables should be new: the set's callouts are its own, made by
-    /// [`PerCpuCallouts::callout_init`].
+    /// them). The queues should be new: the table's callouts are its own, made by
+    /// [`SharedCallouts::callout_init`].
     ///
     /// # Errors
     ///
     /// [`Error::Config`] for no table, or more than `i32::MAX` of them.
-    pub fn new(tables: Vec<Callouts<S, C>>) -> Result<PerCpuCallouts<S, C>, Error> {
+    pub fn new(tables: Vec<Callouts<S, C>>) -> Result<SharedCallouts<S, C>, Error> {
         if tables.is_empty() {
             return Err(Error::Config {
-                reason: "a per-CPU set needs at least one table",
+                reason: "a shared callout table needs at least one CPU's table",
             });
         }
         if tables.len() > i32::MAX as usize {
             return Err(Error::Config {
-                reason: "a per-CPU set has at most i32::MAX tables",
+                reason: "a shared callout table has at most i32::MAX CPUs",
             });
         }
-        Ok(PerCpuCallouts {
-            cpus: tables.into_iter().map(SharedCallouts::new).collect(),
+        Ok(SharedCallouts {
+            cpus: tables.into_iter().map(CpuTable::new).collect(),
             directory: Mutex::new(Directory::new()),
         })
     }
 
-    /// How many CPUs (tables) the set has.
+    /// The single table of one CPU: `table` shared between threads.
+    pub fn single(table: Callouts<S, C>) -> SharedCallouts<S, C> {
+        SharedCallouts {
+            cpus: Box::new([CpuTable::new(table)]),
+            directory: Mutex::new(Directory::new()),
+        }
+    }
+
+    /// How many CPUs (queues) the table has.
     pub fn ncpu(&self) -> usize {
         self.cpus.len()
     }
@@ -189,7 +182,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
     }
 
     /// CPU `cpu`'s table, or [`Error::InvalidCpu`].
-    fn cpu(&self, cpu: usize) -> Result<&SharedCallouts<S, C>, Error> {
+    fn cpu(&self, cpu: usize) -> Result<&CpuTable<S, C>, Error> {
         self.cpus
             .get(cpu)
             .ok_or(Error::InvalidCpu(i32::try_from(cpu).unwrap_or(i32::MAX)))
@@ -210,9 +203,14 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
     fn on_callout<R>(
         &self,
         handle: Handle,
-        mut f: impl FnMut(usize, &SharedCallouts<S, C>, Handle) -> Result<R, Error>,
+        mut f: impl FnMut(usize, &CpuTable<S, C>, Handle) -> Result<R, Error>,
     ) -> Result<R, Error> {
-        let mut home = self.lock_directory().home(handle)?;
+        let mut home = {
+            let directory = self.lock_directory();
+            directory
+                .home(handle)
+                .map_err(|e| self.not_a_callout(handle, e))?
+        };
         loop {
             let (cpu, local) = home;
             match f(cpu, &self.cpus[cpu], local) {
@@ -230,14 +228,33 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
         }
     }
 
-    /// `callout_init` on CPU `cpu` (-1: CPU 0, where FreeBSD's `callout_init` puts a callout):
-    /// a callout, idle and inactive, bound to that CPU's table.
+    /// The error for `handle`, which names no callout of the directory (`e`, as the directory
+    /// said): [`Error::WrongKind`] for a `setcallout` handle (CPU 0's own record), as a
+    /// single [`Callouts`] table says, otherwise `e`.
+    fn not_a_callout(&self, handle: Handle, e: Error) -> Error {
+        match self.cpus[0].with(|t| t.resolve(handle, Kind::Persistent)) {
+            Err(Error::WrongKind) => Error::WrongKind,
+            _ => e,
+        }
+    }
+
+    /// `callout_init`: a callout, idle and inactive, bound to CPU 0 (where FreeBSD's
+    /// `callout_init` puts it).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidCpu`]; [`Error::PoolExhausted`] or [`Error::NoMemory`] from that
-    /// table's pool, or when the directory cannot grow. Nothing changes on error.
-    pub fn callout_init(&self, cpu: i32) -> Result<Handle, Error> {
+    /// [`Error::PoolExhausted`] or [`Error::NoMemory`] from CPU 0's pool, or when the
+    /// directory cannot grow. Nothing changes on error.
+    pub fn callout_init(&self) -> Result<Handle, Error> {
+        self.callout_init_on(0)
+    }
+
+    /// [`SharedCallouts::callout_init`] bound to CPU `cpu` (-1: CPU 0).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCpu`]; as [`SharedCallouts::callout_init`] for that CPU's table.
+    pub fn callout_init_on(&self, cpu: i32) -> Result<Handle, Error> {
         let cpu = self.target(cpu)?.unwrap_or(0);
         let mut directory = self.lock_directory();
         directory.reserve()?;
@@ -281,7 +298,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
     /// recorded and made on the new CPU as soon as the handler returns (FreeBSD's deferred
     /// migration), the callout counting as pending meanwhile; a handler may so move its own
     /// callout. A reset while a move waits replaces the arming it will make (whatever its
-    /// `cpu`); a reset while a [`PerCpuCallouts::callout_async_drain`] waits is ignored
+    /// `cpu`); a reset while a [`SharedCallouts::callout_async_drain`] waits is ignored
     /// (`Ok(false)`). If, when the handler returns, the new CPU's table cannot take the
     /// callout (its pool is full or out of memory, or its scheme refuses the time), the
     /// callout is armed on its old CPU instead.
@@ -290,7 +307,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidFlags`], [`Error::InvalidCpu`] (not -1 nor a CPU of the set),
+    /// [`Error::InvalidFlags`], [`Error::InvalidCpu`] (not -1 nor one of the table's CPUs),
     /// [`Error::StaleHandle`], [`Error::Scheme`], [`Error::PoolExhausted`] and
     /// [`Error::NoMemory`] (the new CPU's table could not take it). Nothing changes on error.
     #[allow(clippy::too_many_arguments)] // The historical signature.
@@ -314,11 +331,11 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
 
     /// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: runs `call` `ticks` ticks of
     /// the new table's clock after it takes the callout (`ticks <= 0` counts as 1), on CPU
-    /// `cpu` as [`PerCpuCallouts::callout_reset_sbt_on`] moves it.
+    /// `cpu` as [`SharedCallouts::callout_reset_sbt_on`] moves it.
     ///
     /// # Errors
     ///
-    /// As [`PerCpuCallouts::callout_reset_sbt_on`].
+    /// As [`SharedCallouts::callout_reset_sbt_on`].
     pub fn callout_reset_on(
         &self,
         handle: Handle,
@@ -329,12 +346,12 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
         self.reset(handle, cpu, When::Ticks(ticks), call)
     }
 
-    /// `callout_reset(c, ticks, func, arg)`: [`PerCpuCallouts::callout_reset_on`] keeping the
+    /// `callout_reset(c, ticks, func, arg)`: [`SharedCallouts::callout_reset_on`] keeping the
     /// callout's CPU.
     ///
     /// # Errors
     ///
-    /// As [`PerCpuCallouts::callout_reset_sbt_on`].
+    /// As [`SharedCallouts::callout_reset_sbt_on`].
     pub fn callout_reset(&self, handle: Handle, ticks: i64, call: C) -> Result<bool, Error> {
         self.reset(handle, -1, When::Ticks(ticks), call)
     }
@@ -461,7 +478,7 @@ impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
     /// CPU right after the handler returns ([`AsyncDrain::Pending`]; a waiting move is
     /// cancelled); otherwise the callout is stopped and `drain` is never called. `drain`
     /// itself is called at once with a table locked: it only makes the call, and must not
-    /// call into the set.
+    /// call into the table.
     ///
     /// # Errors
     ///

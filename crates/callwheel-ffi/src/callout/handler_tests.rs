@@ -71,9 +71,9 @@ unsafe extern "C" fn rearm(arg: *mut c_void) {
             cw_callout_active(cw, h),
             cw_callout_drain(cw, h),
             cw_callout_free(cw, h),
-            cw_softclock(cw),
-            cw_hardclock(cw),
-            cw_ticks(cw, &mut ticks),
+            cw_softclock(cw, 0),
+            cw_hardclock(cw, 0),
+            cw_ticks(cw, 0, &mut ticks),
             if ctx.runs.get() < 3 {
                 cw_callout_reset(cw, h, 2, f(REARM), arg)
             } else {

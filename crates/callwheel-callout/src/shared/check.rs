@@ -2,11 +2,11 @@
 
 use core::hash::Hash;
 
-use super::PerCpuCallouts;
+use super::SharedCallouts;
 use crate::backing::Backing;
 use crate::pool::Kind;
 
-impl<S: Backing, C: Copy + Eq + Hash> PerCpuCallouts<S, C> {
+impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// Verifies, by brute force, every table's invariants and that the directory and the
     /// tables agree: each live callout has exactly one record, in the table its entry names,
     /// and each waiting move belongs to the callout whose record waits. For tests; `Err`

@@ -1,6 +1,9 @@
-//! A callout table shared between threads: every call takes the table's lock, and `softclock`
-//! and `hardclock_with` release it while a handler runs and after every
-//! `max_softclock_steps` steps — the threaded form of the paper's bounded interrupt lock-out.
+//! One CPU's table in a [`SharedCallouts`](crate::SharedCallouts): a [`Callouts`] behind a
+//! lock. Every call takes the lock, and the software interrupt and the clock interrupt's
+//! direct handlers release it while a handler runs and after every `max_softclock_steps`
+//! steps — the threaded form of the paper's bounded interrupt lock-out. `callout_drain` waits
+//! here for a handler running on another thread, and one thread at a time runs the handlers
+//! (the kernel's one software-interrupt thread per CPU).
 
 use core::hash::Hash;
 
@@ -13,19 +16,14 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(callwheel_loom))]
 use std::thread::{self, ThreadId};
 
-use callwheel::time::Sbt;
-
 use crate::backing::Backing;
 use crate::callouts::{Next, Ready};
-use crate::{AsyncDrain, Callouts, Error, Handle, Stats};
+use crate::{Callouts, Error, Handle, Stats};
 
 /// Called, with no lock held, with a callout's handle (of the table that ran it) when its
-/// handler has returned and a move to another table waits for that: a per-CPU set makes the
-/// move there. Never called for a table outside a set.
+/// handler has returned and a move to another CPU's table waits for that: the shared table
+/// makes the move there.
 pub(crate) type Moved<'a> = &'a dyn Fn(Handle);
-
-/// The hook of a table outside a set: nothing ever moves.
-fn no_moves(_: Handle) {}
 
 #[derive(Debug)]
 struct Inner<S, C> {
@@ -34,41 +32,19 @@ struct Inner<S, C> {
     runner: Option<ThreadId>,
 }
 
-/// A [`Callouts`] table behind a lock, callable from any thread.
-///
-/// Handlers run without the lock held, so they may call back into the table (from the same
-/// thread or others). [`SharedCallouts::callout_drain`] waits for a handler running on another
-/// thread. One thread at a time runs `softclock` (the kernel's one software-interrupt thread
-/// per CPU); a second gets [`Error::SoftclockBusy`].
-///
-/// ```
-/// use std::sync::Arc;
-/// use callwheel_schemes::hashed_wheel::HashedWheel;
-/// use callwheel_callout::{Callouts, SharedCallouts};
-///
-/// let table = Arc::new(SharedCallouts::new(Callouts::new(HashedWheel::new(8)?)));
-/// table.timeout(1u32, 1)?;
-/// let t = Arc::clone(&table);
-/// std::thread::spawn(move || {
-///     t.hardclock();
-///     let ran = t.softclock(|call| assert_eq!(call, 1)).unwrap();
-///     assert_eq!(ran, 1);
-/// })
-/// .join()
-/// .unwrap();
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
+/// A [`Callouts`] table behind a lock, callable from any thread; handlers run without the
+/// lock held, so they may call back into the table (from the same thread or others).
 #[derive(Debug)]
-pub struct SharedCallouts<S, C> {
+pub(crate) struct CpuTable<S, C> {
     inner: Mutex<Inner<S, C>>,
     /// Signalled whenever a handler finishes.
     finished: Condvar,
 }
 
-impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
+impl<S: Backing, C: Copy + Eq + Hash> CpuTable<S, C> {
     /// Shares `table`.
-    pub fn new(table: Callouts<S, C>) -> SharedCallouts<S, C> {
-        SharedCallouts {
+    pub(crate) fn new(table: Callouts<S, C>) -> CpuTable<S, C> {
+        CpuTable {
             inner: Mutex::new(Inner {
                 table,
                 runner: None,
@@ -86,40 +62,18 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     }
 
     /// Runs `f` on the table under the lock (for calls with no shared counterpart).
-    pub fn with<R>(&self, f: impl FnOnce(&mut Callouts<S, C>) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Callouts<S, C>) -> R) -> R {
         f(&mut self.lock().table)
     }
 
     /// [`Callouts::hardclock`].
-    pub fn hardclock(&self) -> bool {
+    pub(crate) fn hardclock(&self) -> bool {
         self.lock().table.hardclock()
     }
 
-    /// [`Callouts::hardclock_with`]: due direct-execution handlers run on this thread, with
-    /// the lock released while each runs.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SoftclockBusy`] (after advancing the clock) when another thread is running
-    /// handlers: the direct handlers then run at the start of its next `softclock`.
-    pub fn hardclock_with(&self, run: impl FnMut(C)) -> Result<bool, Error> {
-        self.interrupt(Callouts::hardclock, run, &no_moves)
-    }
-
     /// [`Callouts::next_event`]: the event window of the pending callouts.
-    pub fn next_event(&self) -> Option<(callwheel::Tick, callwheel::Tick)> {
+    pub(crate) fn next_event(&self) -> Option<(callwheel::Tick, callwheel::Tick)> {
         self.lock().table.next_event()
-    }
-
-    /// [`Callouts::process_with`]: the tickless mode's interrupt at `now`; due
-    /// direct-execution handlers run on this thread, with the lock released while each runs.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SoftclockBusy`] (after moving the clock) when another thread is running
-    /// handlers: the direct handlers then run at the start of its next `softclock`.
-    pub fn process_with(&self, now: callwheel::Tick, run: impl FnMut(C)) -> Result<bool, Error> {
-        self.interrupt(|t| t.callout_process(now), run, &no_moves)
     }
 
     /// A clock interrupt (`clock` moves the table's time and says whether `softclock` has
@@ -144,17 +98,6 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
             self.run_one(ready, &mut run, moved);
         }
         Ok(needed)
-    }
-
-    /// [`Callouts::softclock`], releasing the lock while each handler runs and whenever the
-    /// step budget is used up. Returns how many calls `run` got (handlers, and the drain calls
-    /// of [`SharedCallouts::callout_async_drain`]).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::SoftclockBusy`] when another thread is already running handlers.
-    pub fn softclock(&self, run: impl FnMut(C)) -> Result<usize, Error> {
-        self.softclock_moving(run, &no_moves)
     }
 
     /// [`SharedCallouts::softclock`], calling `moved` after each handler whose callout waits
@@ -205,12 +148,12 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::timeout`].
-    pub fn timeout(&self, call: C, ticks: i64) -> Result<(), Error> {
+    pub(crate) fn timeout(&self, call: C, ticks: i64) -> Result<(), Error> {
         self.lock().table.timeout(call, ticks)
     }
 
     /// [`Callouts::untimeout`].
-    pub fn untimeout(&self, call: C) -> bool {
+    pub(crate) fn untimeout(&self, call: C) -> bool {
         self.lock().table.untimeout(call)
     }
 
@@ -219,7 +162,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::setcallout`].
-    pub fn setcallout(&self, call: C, ticks: i64) -> Result<Handle, Error> {
+    pub(crate) fn setcallout(&self, call: C, ticks: i64) -> Result<Handle, Error> {
         self.lock().table.setcallout(call, ticks)
     }
 
@@ -228,7 +171,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::unsetcallout`].
-    pub fn unsetcallout(&self, handle: Handle) -> Result<bool, Error> {
+    pub(crate) fn unsetcallout(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.unsetcallout(handle)
     }
 
@@ -237,47 +180,8 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_init`].
-    pub fn callout_init(&self) -> Result<Handle, Error> {
+    pub(crate) fn callout_init(&self) -> Result<Handle, Error> {
         self.lock().table.callout_init()
-    }
-
-    /// [`Callouts::callout_free`], after waiting for a handler running on another thread.
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_drain`].
-    pub fn callout_free(&self, handle: Handle) -> Result<(), Error> {
-        let mut guard = self.wait_idle(handle)?;
-        guard.table.callout_free(handle)
-    }
-
-    /// [`Callouts::callout_reset`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_reset`].
-    pub fn callout_reset(&self, handle: Handle, ticks: i64, call: C) -> Result<bool, Error> {
-        self.lock().table.callout_reset(handle, ticks, call)
-    }
-
-    /// [`Callouts::callout_reset_sbt_on`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_reset_sbt_on`].
-    #[allow(clippy::too_many_arguments)] // The historical signature.
-    pub fn callout_reset_sbt_on(
-        &self,
-        handle: Handle,
-        sbt: Sbt,
-        precision: Sbt,
-        call: C,
-        cpu: i32,
-        flags: u32,
-    ) -> Result<bool, Error> {
-        self.lock()
-            .table
-            .callout_reset_sbt_on(handle, sbt, precision, call, cpu, flags)
     }
 
     /// [`Callouts::callout_stop`]: does not wait for a running handler.
@@ -285,7 +189,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_stop`].
-    pub fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
+    pub(crate) fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.callout_stop(handle)
     }
 
@@ -296,25 +200,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::WouldDeadlock`] when called from the thread running its handler (nothing
     /// changes); [`Error::StaleHandle`], [`Error::WrongKind`].
-    pub fn callout_drain(&self, handle: Handle) -> Result<bool, Error> {
+    pub(crate) fn callout_drain(&self, handle: Handle) -> Result<bool, Error> {
         let mut guard = self.wait_idle(handle)?;
         guard.table.callout_stop(handle)
-    }
-
-    /// [`Callouts::callout_async_drain`]: never waits. If the handler is running on another
-    /// thread (or this one, from the handler), the drain call goes to that thread's runner
-    /// right after the handler returns ([`AsyncDrain::Pending`]). `drain` itself is called at
-    /// once with the table locked: it only makes the call, and must not call into the table.
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_async_drain`].
-    pub fn callout_async_drain(
-        &self,
-        handle: Handle,
-        drain: impl FnOnce(C) -> C,
-    ) -> Result<AsyncDrain, Error> {
-        self.lock().table.callout_async_drain(handle, drain)
     }
 
     /// Returns once `handle`'s handler is not running (at that instant).
@@ -344,7 +232,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_pending`].
-    pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
+    pub(crate) fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.callout_pending(handle)
     }
 
@@ -353,7 +241,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_active`].
-    pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
+    pub(crate) fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
         self.lock().table.callout_active(handle)
     }
 
@@ -362,22 +250,22 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// As [`Callouts::callout_deactivate`].
-    pub fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
+    pub(crate) fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
         self.lock().table.callout_deactivate(handle)
     }
 
     /// `ticks`.
-    pub fn ticks(&self) -> callwheel::Tick {
+    pub(crate) fn ticks(&self) -> callwheel::Tick {
         self.lock().table.ticks()
     }
 
     /// `softticks`.
-    pub fn softticks(&self) -> callwheel::Tick {
+    pub(crate) fn softticks(&self) -> callwheel::Tick {
         self.lock().table.softticks()
     }
 
     /// The table's counters.
-    pub fn stats(&self) -> Stats {
+    pub(crate) fn stats(&self) -> Stats {
         self.lock().table.stats()
     }
 }
@@ -385,7 +273,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
 /// Marks a handed-out handler finished and wakes drainers, on return or unwind; then, with
 /// the lock released, lets a waiting move be made.
 struct FinishGuard<'a, S: Backing, C: Copy + Eq + Hash> {
-    shared: &'a SharedCallouts<S, C>,
+    shared: &'a CpuTable<S, C>,
     ready: Option<Ready<C>>,
     moved: Moved<'a>,
 }
@@ -403,7 +291,7 @@ impl<S: Backing, C: Copy + Eq + Hash> Drop for FinishGuard<'_, S, C> {
 }
 
 /// Gives up the runner role on return or unwind.
-struct RunnerGuard<'a, S: Backing, C: Copy + Eq + Hash>(&'a SharedCallouts<S, C>);
+struct RunnerGuard<'a, S: Backing, C: Copy + Eq + Hash>(&'a CpuTable<S, C>);
 
 impl<S: Backing, C: Copy + Eq + Hash> Drop for RunnerGuard<'_, S, C> {
     fn drop(&mut self) {

@@ -1,21 +1,24 @@
 //! FreeBSD's `struct callout` calls on a C table (`cw_callout_init`, `cw_callout_reset`,
-//! calloutng's `cw_callout_reset_sbt_on`, stop, drain, async drain, the pending and active
-//! flags) and `cw_c_prel`. The table, its clock and the BSD calls are in `callout.rs`.
+//! `cw_callout_reset_on`, calloutng's `cw_callout_reset_sbt_on`, stop, drain, async drain, the
+//! pending and active flags, the callout's CPU) and `cw_c_prel`. A callout is bound to one
+//! CPU's queue and runs only where that CPU is processed; a reset may move it to another.
 
 use core::ffi::{c_int, c_void};
 
 use callwheel::time::Sbt;
 use callwheel_callout::flags;
 
-use crate::callout::{cw_callouts, dispatch, drain_code, error_code, table, CCall};
+use super::{cw_callouts, dispatch, drain_code, error_code, table, CCall};
 use crate::{cw_func, cw_handle, flag, guard, need, CW_C_PREL_MAX, CW_EINVAL, CW_OK};
 
-/// FreeBSD's `callout_init`: a persistent callout record, idle and inactive, whose handle is
+/// FreeBSD's `callout_init`, bound to CPU `cpu` (0 to ncpu - 1; -1 for CPU 0, where FreeBSD's
+/// `callout_init` puts a callout): a persistent callout, idle and inactive, whose handle is
 /// stored in `*handle_out`. It lives until cw_callout_free, and may be armed again and again
-/// (cw_callout_reset, cw_callout_reset_sbt_on).
+/// (cw_callout_reset, cw_callout_reset_on, cw_callout_reset_sbt_on). The handle names the
+/// callout wherever it moves.
 ///
-/// Returns 0; CW_ENOMEM when a fixed pool is exhausted or the table cannot grow; CW_EINVAL
-/// for a NULL argument.
+/// Returns 0; CW_ENOMEM when that CPU's fixed pool is exhausted or the table cannot grow;
+/// CW_EINVAL (a NULL argument, a CPU outside the table).
 ///
 /// # Safety
 ///
@@ -23,13 +26,14 @@ use crate::{cw_func, cw_handle, flag, guard, need, CW_C_PREL_MAX, CW_EINVAL, CW_
 #[no_mangle]
 pub unsafe extern "C" fn cw_callout_init(
     cw: *mut cw_callouts,
+    cpu: c_int,
     handle_out: *mut cw_handle,
 ) -> c_int {
     guard(|| {
         // SAFETY: `cw` is NULL or live, by this function's contract.
         let t = unsafe { table(cw) }?;
         need(handle_out)?;
-        let h = dispatch!(t, s => s.callout_init()).map_err(error_code)?;
+        let h = dispatch!(t, s => s.callout_init_on(cpu)).map_err(error_code)?;
         // SAFETY: `handle_out` is non-NULL and valid for writes, by this function's contract.
         unsafe { handle_out.write(h.into()) };
         Ok(CW_OK)
@@ -61,6 +65,8 @@ pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: cw_handle
 /// ignored and returns 0 (as FreeBSD ignores resets of a callout being drained); so is
 /// cw_callout_reset_sbt_on.
 ///
+/// The callout stays on its CPU (a waiting move still goes where it was going).
+///
 /// Returns 1 if the callout was pending (that arming is cancelled), 0 if not; CW_ESTALE;
 /// CW_ERANGE; CW_EINVAL (NULL table or `func`, cw_setcallout handle). On failure the
 /// callout keeps its previous arming.
@@ -68,7 +74,7 @@ pub unsafe extern "C" fn cw_callout_free(cw: *mut cw_callouts, handle: cw_handle
 /// # Safety
 ///
 /// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-/// cw_softclock.
+/// cw_softclock for the callout's CPU.
 #[no_mangle]
 pub unsafe extern "C" fn cw_callout_reset(
     cw: *mut cw_callouts,
@@ -87,6 +93,37 @@ pub unsafe extern "C" fn cw_callout_reset(
     })
 }
 
+/// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: (re)arms the callout to run
+/// `func(arg)` `ticks` ticks of CPU `cpu`'s clock from now (`ticks` <= 0 counts as 1), on
+/// that CPU's queue (-1: the callout's own CPU), moving it as cw_callout_reset_sbt_on does.
+///
+/// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ENOMEM (the new CPU's queue
+/// is full); CW_ERANGE; CW_EINVAL (NULL table or `func`, a CPU outside the table,
+/// cw_setcallout handle). On failure nothing changes.
+///
+/// # Safety
+///
+/// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that drives the
+/// callout's CPU.
+#[no_mangle]
+pub unsafe extern "C" fn cw_callout_reset_on(
+    cw: *mut cw_callouts,
+    handle: cw_handle,
+    ticks: i64,
+    func: cw_func,
+    arg: *mut c_void,
+    cpu: c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: `cw` is NULL or live, by this function's contract.
+        let t = unsafe { table(cw) }?;
+        let call = CCall::new(func, arg)?;
+        let was = dispatch!(t, s => s.callout_reset_on(handle.into(), ticks, call, cpu))
+            .map_err(error_code)?;
+        Ok(flag(was))
+    })
+}
+
 /// FreeBSD calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`.
 ///
 /// - `sbt` (32.32 fixed-point seconds, see CW_SBT_1S) is relative to the current tick's
@@ -101,16 +138,27 @@ pub unsafe extern "C" fn cw_callout_reset(
 ///   none on a new table: exact).
 /// - `flags`: CW_C_DIRECT_EXEC (run from cw_hardclock), CW_C_ABSOLUTE, CW_C_HARDCLOCK
 ///   (accepted, no effect), CW_C_PREL(n); any other bit is CW_EINVAL.
-/// - `cpu` must be 0 or -1 (a table is one CPU's queue; cw_percpu_callout_reset_sbt_on takes
-///   any CPU of a per-CPU set).
+/// - `cpu`: the CPU whose queue takes the callout (0 to ncpu - 1), or -1 for its own (while
+///   a move waits, the CPU it goes to). Times count on the clock of the CPU that takes the
+///   callout, from when it takes it (for a deferred move, when the handler returns).
 ///
-/// Returns 1 if the callout was pending, 0 if not; CW_ESTALE; CW_ERANGE; CW_EINVAL (NULL
-/// table or `func`, bad flags or cpu, cw_setcallout handle). On failure nothing changes.
+/// A callout that is idle or pending moves at once: it is cancelled on its old CPU and armed
+/// on the new one, and only the new CPU's processing runs it. If its handler is running, the
+/// move is deferred until the handler returns (a handler may move its own callout): until
+/// then cw_callout_cpu still names the old CPU and cw_callout_pending says 1; a later reset
+/// replaces the arming the move makes, cw_callout_stop cancels it. If the new CPU's queue
+/// cannot take the callout when the handler returns (full, or out of range), it is armed on
+/// its old CPU instead.
+///
+/// Returns 1 if the callout was pending (a waiting move counts), 0 if not; CW_ESTALE (a
+/// handle this table did not issue, or freed); CW_ENOMEM (the new CPU's queue is full);
+/// CW_ERANGE; CW_EINVAL (NULL table or `func`, bad flags, a CPU outside the table,
+/// cw_setcallout handle). On failure nothing changes.
 ///
 /// # Safety
 ///
-/// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that will run
-/// cw_softclock (or cw_hardclock, with CW_C_DIRECT_EXEC).
+/// `cw` is NULL or a live table; `func(arg)` is safe to call from the thread that drives the
+/// callout's CPU (its cw_softclock, or its cw_hardclock with CW_C_DIRECT_EXEC).
 #[no_mangle]
 #[allow(clippy::too_many_arguments)] // FreeBSD's signature, plus the table.
 pub unsafe extern "C" fn cw_callout_reset_sbt_on(
@@ -138,8 +186,8 @@ pub unsafe extern "C" fn cw_callout_reset_sbt_on(
     })
 }
 
-/// FreeBSD's `callout_stop`: cancels the callout if pending and clears its active flag. Does
-/// not wait for a running handler (see cw_callout_drain).
+/// FreeBSD's `callout_stop`: cancels the callout if pending (or waiting to move) and clears
+/// its active flag. Does not wait for a running handler (see cw_callout_drain).
 ///
 /// Returns 1 if it was pending, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout
 /// handle).
@@ -182,9 +230,9 @@ pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: cw_handl
 /// - If the handler is running (on another thread, or this is called from the handler
 ///   itself), `drain(arg)` is called once, with the argument the callout was last armed
 ///   with, on the thread that ran the handler, right after the handler returns (from that
-///   cw_softclock or cw_hardclock call). Any pending arming is cancelled, and resets are
-///   ignored until the handler has returned, so when `drain` runs the callout is neither
-///   pending nor running: `drain` may cw_callout_free it.
+///   cw_softclock or cw_hardclock call). Any pending arming or waiting move is cancelled,
+///   and resets are ignored until the handler has returned, so when `drain` runs the
+///   callout is neither pending nor running: `drain` may cw_callout_free it.
 /// - Otherwise the callout is stopped as by cw_callout_stop and `drain` is never called.
 ///
 /// Returns CW_ASYNC_DRAIN_PENDING (0) when `drain` will be called; CW_ASYNC_DRAIN_CANCELLED
@@ -214,7 +262,8 @@ pub unsafe extern "C" fn cw_callout_async_drain(
 }
 
 /// FreeBSD's `callout_pending`: 1 if the callout is armed and its handler has not been
-/// started, 0 if not; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
+/// started (a move waiting for the handler counts), 0 if not; CW_ESTALE; CW_EINVAL (NULL
+/// table, cw_setcallout handle).
 ///
 /// # Safety
 ///
@@ -260,6 +309,25 @@ pub unsafe extern "C" fn cw_callout_deactivate(cw: *mut cw_callouts, handle: cw_
         let t = unsafe { table(cw) }?;
         dispatch!(t, s => s.callout_deactivate(handle.into())).map_err(error_code)?;
         Ok(CW_OK)
+    })
+}
+
+/// The CPU whose queue holds the callout now (the only one whose processing can run it): 0 to
+/// ncpu - 1. While a move waits for the handler to return, the old CPU.
+///
+/// Returns the CPU; CW_ESTALE; CW_EINVAL (NULL table, cw_setcallout handle).
+///
+/// # Safety
+///
+/// `cw` is NULL or a live table.
+#[no_mangle]
+pub unsafe extern "C" fn cw_callout_cpu(cw: *const cw_callouts, handle: cw_handle) -> c_int {
+    guard(|| {
+        // SAFETY: `cw` is NULL or live, by this function's contract.
+        let t = unsafe { table(cw) }?;
+        let cpu = dispatch!(t, s => s.callout_cpu(handle.into())).map_err(error_code)?;
+        // Below CW_NCPU_MAX: fits.
+        Ok(cpu as c_int)
     })
 }
 

@@ -73,12 +73,12 @@ impl T {
 
     fn hardclock(&self) -> c_int {
         // SAFETY: see the impl.
-        unsafe { cw_hardclock(self.0) }
+        unsafe { cw_hardclock(self.0, 0) }
     }
 
     fn softclock(&self) -> c_int {
         // SAFETY: see the impl.
-        unsafe { cw_softclock(self.0) }
+        unsafe { cw_softclock(self.0, 0) }
     }
 
     /// `n` clock ticks, each followed by softclock when it has work; returns handlers run.
@@ -100,9 +100,9 @@ impl T {
     fn ticks(&self) -> (u64, u64) {
         let (mut t, mut s) = (u64::MAX, u64::MAX);
         // SAFETY: see the impl.
-        assert_eq!(unsafe { cw_ticks(self.0, &mut t) }, CW_OK);
+        assert_eq!(unsafe { cw_ticks(self.0, 0, &mut t) }, CW_OK);
         // SAFETY: see the impl.
-        assert_eq!(unsafe { cw_softticks(self.0, &mut s) }, CW_OK);
+        assert_eq!(unsafe { cw_softticks(self.0, 0, &mut s) }, CW_OK);
         (t, s)
     }
 
@@ -135,7 +135,7 @@ impl T {
     fn init(&self) -> Result<cw_handle, c_int> {
         let mut h = cw_handle::default();
         // SAFETY: see the impl.
-        let rc = unsafe { cw_callout_init(self.0, &mut h) };
+        let rc = unsafe { cw_callout_init(self.0, -1, &mut h) };
         if rc == CW_OK {
             Ok(h)
         } else {
@@ -213,10 +213,10 @@ fn null_table_and_null_pointers_are_einval() {
     // SAFETY: every function accepts a NULL table (and NULL out-pointers) and then touches
     // nothing; the out-pointers that are not NULL are references to locals.
     unsafe {
-        assert_eq!(cw_hardclock(n), CW_EINVAL);
-        assert_eq!(cw_softclock(n), CW_EINVAL);
-        assert_eq!(cw_ticks(n, &mut out), CW_EINVAL);
-        assert_eq!(cw_softticks(null(), &mut out), CW_EINVAL);
+        assert_eq!(cw_hardclock(n, 0), CW_EINVAL);
+        assert_eq!(cw_softclock(n, 0), CW_EINVAL);
+        assert_eq!(cw_ticks(n, 0, &mut out), CW_EINVAL);
+        assert_eq!(cw_softticks(null(), 0, &mut out), CW_EINVAL);
         assert_eq!(cw_timeout(n, f(RECORD), null_mut(), 1), CW_EINVAL);
         assert_eq!(cw_untimeout(n, f(RECORD), null_mut()), CW_EINVAL);
         assert_eq!(
@@ -224,7 +224,7 @@ fn null_table_and_null_pointers_are_einval() {
             CW_EINVAL
         );
         assert_eq!(cw_unsetcallout(n, h0), CW_EINVAL);
-        assert_eq!(cw_callout_init(n, &mut hout), CW_EINVAL);
+        assert_eq!(cw_callout_init(n, -1, &mut hout), CW_EINVAL);
         assert_eq!(cw_callout_free(n, h0), CW_EINVAL);
         assert_eq!(cw_callout_reset(n, h0, 1, f(RECORD), null_mut()), CW_EINVAL);
         assert_eq!(
@@ -246,8 +246,8 @@ fn null_table_and_null_pointers_are_einval() {
         let h = t.init().unwrap();
         // SAFETY: `t.0` is live; NULL functions and out-pointers are checked before use.
         unsafe {
-            assert_eq!(cw_ticks(t.0, null_mut()), CW_EINVAL);
-            assert_eq!(cw_softticks(t.0, null_mut()), CW_EINVAL);
+            assert_eq!(cw_ticks(t.0, 0, null_mut()), CW_EINVAL);
+            assert_eq!(cw_softticks(t.0, 0, null_mut()), CW_EINVAL);
             assert_eq!(cw_timeout(t.0, None, null_mut(), 1), CW_EINVAL);
             assert_eq!(cw_untimeout(t.0, None, null_mut()), CW_EINVAL);
             assert_eq!(
@@ -258,7 +258,7 @@ fn null_table_and_null_pointers_are_einval() {
                 cw_setcallout(t.0, f(RECORD), null_mut(), 1, null_mut()),
                 CW_EINVAL
             );
-            assert_eq!(cw_callout_init(t.0, null_mut()), CW_EINVAL);
+            assert_eq!(cw_callout_init(t.0, -1, null_mut()), CW_EINVAL);
             assert_eq!(cw_callout_reset(t.0, h, 1, None, null_mut()), CW_EINVAL);
             assert_eq!(
                 cw_callout_reset_sbt_on(t.0, h, 1, 0, None, null_mut(), 0, 0),
@@ -545,5 +545,5 @@ fn huge_tick_counts_are_taken_or_refused_cleanly() {
     }
 }
 
-#[path = "callout_handler_tests.rs"]
+#[path = "handler_tests.rs"]
 mod handlers;
