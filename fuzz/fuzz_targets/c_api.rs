@@ -34,15 +34,14 @@
 //! nothing was deleted or reset and no round of pulls is unfinished); the counts follow the
 //! model, and cw_wheel_check passes after every call.
 //!
-//! Last, the same input drives the per-CPU callout sets (`cw_percpu_*`, in `c_percpu_model.rs`):
-//! two sets of one to four CPUs and a plain table beside them, callouts armed on valid, -1 and
-//! outside CPUs, moved at once or, from a running handler, when it returns, stopped, drained,
-//! freed and async-drained (`cw_callout_async_drain`, `cw_callout_async_drain`), each
-//! CPU processed on its own (hardclock, softclock, tickless process), handlers calling back
-//! into all three. Each arming fires at most once, never before its deadline, on the CPU it was
+//! Last, the same input drives callout tables of several CPUs (`c_percpu_model.rs`): two tables
+//! of one to four CPUs from cw_callouts_new_percpu and one from cw_callouts_new beside them,
+//! callouts armed on valid, -1 and outside CPUs, moved at once or, from a running handler, when
+//! it returns, stopped, drained, freed and async-drained (`cw_callout_async_drain`), each CPU
+//! processed on its own (hardclock, softclock, tickless process), handlers calling back into
+//! all three. Each arming fires at most once, never before its deadline, on the CPU it was
 //! armed on or moved to; a stopped one never; a drain runs exactly once, after its handler; and
-//! a handle of the other set, of the table or a forged one is CW_ESTALE everywhere and changes
-//! nothing.
+//! a handle of another table or a forged one is CW_ESTALE everywhere and changes nothing.
 #![no_main]
 
 use core::cell::{Cell, RefCell};

@@ -1,9 +1,9 @@
-//! The per-CPU half of the `c_api` target: two per-CPU callout sets (`cw_percpu_*`, one to four
-//! CPUs each) and one plain callout table beside them, driven as a C program would, with
-//! `cw_callout_async_drain` and `cw_callout_async_drain`, against a model of each callout.
+//! The per-CPU half of the `c_api` target: two callout tables of one to four CPUs each
+//! (cw_callouts_new_percpu) and one of one CPU (cw_callouts_new) beside them, driven as a C
+//! program would, with `cw_callout_async_drain`, against a model of each callout.
 //!
-//! The three are *owners* 0 and 1 (the sets) and 2 (the table, a one-CPU owner whose calls take
-//! no CPU or only 0 and -1). The model of a callout holds what the documentation promises:
+//! The three are *owners* 0 and 1 (the sets) and 2 (the table of one CPU, driven through CPU
+//! 0 and -1). The model of a callout holds what the documentation promises:
 //!
 //! - an arming fires at most once, only if it was not stopped, drained, freed or replaced,
 //!   with the argument of the latest accepted arming, never before its deadline (ticks or sbt
@@ -13,7 +13,7 @@
 //! - `cw_callout_cpu` names the CPU the callout was armed on or moved to, the old CPU
 //!   while a move waits, and after the handler returns the new CPU or the old one;
 //! - pending is exactly "armed and not yet run" (a waiting move counts), active follows
-//!   arm/stop/deactivate; a CPU outside the set is CW_EINVAL, a full fixed pool CW_ENOMEM;
+//!   arm/stop/deactivate; a CPU outside the table is CW_EINVAL, a full fixed pool CW_ENOMEM;
 //! - async drain: CW_ASYNC_DRAIN_CANCELLED / _IDLE when the handler does not run (and the drain
 //!   is never called), _PENDING when it does, then resets are ignored (0) and a second drain
 //!   is CW_EBUSY until `drain(arg)` runs, exactly once, with the latest arming's argument,
@@ -39,7 +39,7 @@ use callwheel_ffi::{
     cw_callout_drain, cw_callout_free, cw_callout_init, cw_callout_next_event, cw_callout_pending,
     cw_callout_process, cw_callout_reset, cw_callout_reset_on, cw_callout_reset_sbt_on,
     cw_callout_stop, cw_callouts, cw_callouts_free, cw_callouts_ncpu, cw_callouts_new,
-    cw_callouts_new_percpu, cw_func, cw_handle, cw_hardclock, cw_softclock, cw_ticks,
+    cw_callouts_new_percpu, cw_func, cw_handle, cw_hardclock, cw_softclock, cw_softticks, cw_ticks,
     CW_ASYNC_DRAIN_CANCELLED, CW_ASYNC_DRAIN_IDLE, CW_ASYNC_DRAIN_PENDING, CW_BACKING_HASHED,
     CW_BACKING_LIST, CW_BACKING_WHEEL, CW_C_ABSOLUTE, CW_C_DIRECT_EXEC, CW_EBUSY, CW_EDEADLK,
     CW_EINVAL, CW_ENOMEM, CW_ERANGE, CW_ESTALE, CW_NCPU_MAX, CW_OK, CW_SBT_1MS,
@@ -47,7 +47,7 @@ use callwheel_ffi::{
 
 use super::{Bytes, KNOWN_FLAGS};
 
-/// Owners 0 and 1 are the per-CPU sets, owner 2 the plain table.
+/// Owners 0 and 1 are the tables of several CPUs ("sets"), owner 2 the table of one.
 const TABLE: usize = 2;
 const OWNERS: usize = 3;
 /// The most CPUs a set of this target has.
@@ -1130,7 +1130,7 @@ fn null_calls(s: &State<'_>) {
                 cw_callout_reset_on(set, h, 1, None, null_mut(), 0),
                 cw_callout_reset_sbt_on(set, h, 1, 0, None, null_mut(), 0, 0),
                 cw_callout_async_drain(null_mut(), h, drain_fn()),
-                cw_callout_async_drain(null_mut(), h, drain_fn()),
+                cw_softticks(null_mut(), 0, &mut b),
                 cw_callout_stop(null_mut(), h),
                 cw_callout_next_event(set, 0, null_mut(), &mut b),
             ],

@@ -100,8 +100,10 @@ impl<S: Backing, C: Copy + Eq + Hash> CpuTable<S, C> {
         Ok(needed)
     }
 
-    /// [`SharedCallouts::softclock`], calling `moved` after each handler whose callout waits
-    /// to move to another table.
+    /// The software interrupt ([`Callouts::softclock`] with the lock released while each handler
+    /// runs and whenever the step budget is used up), calling `moved` after each handler whose
+    /// callout waits to move to another CPU's table; see
+    /// [`SharedCallouts::softclock`](crate::SharedCallouts::softclock).
     pub(crate) fn softclock_moving(
         &self,
         mut run: impl FnMut(C),

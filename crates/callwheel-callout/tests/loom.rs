@@ -1,6 +1,6 @@
 //! Loom models of the shared table: every interleaving of `callout_drain` against a
 //! `softclock` running the callout's handler, of a stop racing the handler's re-arm, of
-//! `callout_async_drain` racing the handler, of a per-CPU set's move to another CPU racing
+//! `callout_async_drain` racing the handler, of a shared table's move to another CPU racing
 //! the handler on the old one, and of a call naming a callout while it moves.
 //!
 //! Run with `RUSTFLAGS="--cfg callwheel_loom" cargo test -p callwheel-callout --test loom --release`.

@@ -1,7 +1,8 @@
 //! Per-CPU tables: a callout fires only on its CPU's table; `cpu` -1 keeps its CPU; a CPU
-//! outside the set is refused; moving an idle or pending callout is immediate, moving one
+//! outside the table is refused; moving an idle or pending callout is immediate, moving one
 //! whose handler runs waits for the handler to return; handles stay valid across moves and
-//! other sets', tables' and made-up handles act on nothing; `callout_async_drain` on a set.
+//! other tables' and made-up handles act on nothing; `callout_async_drain` on a table of
+//! several CPUs.
 #![cfg(not(callwheel_loom))]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

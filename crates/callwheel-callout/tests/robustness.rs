@@ -136,8 +136,10 @@ fn a_panicking_handler_leaves_shared_callouts_usable() {
     let mut ran = Vec::new();
     assert_eq!(table.softclock(0, |call| ran.push(call)), Ok(1));
     assert_eq!(ran, [3]);
-    // `p` is CPU 0's own record (made through `with`), not one of the shared table's callouts.
+    // `p` is CPU 0's own record (made through `with`), not one of the shared table's
+    // callouts; on CPU 0's table its handler is no longer running.
     assert_eq!(table.callout_drain(p), Err(Error::StaleHandle));
+    assert_eq!(table.with(0, |t| t.callout_drain(p)).unwrap(), Ok(false));
     assert_eq!(table.with(0, |t| t.callout_free(p)).unwrap(), Ok(()));
 
     // The same through the shared softclock itself (the lock is released while handlers run).
@@ -157,6 +159,8 @@ fn a_panicking_handler_leaves_shared_callouts_usable() {
     let mut ran = Vec::new();
     assert_eq!(table.softclock(0, |call| ran.push(call)), Ok(1));
     assert_eq!(ran, [5]);
+    // The panicking handler is not left running: the drain returns at once.
+    assert_eq!(table.callout_drain(p), Ok(false));
     assert_eq!(table.callout_free(p), Ok(()));
     assert_eq!(table.hardclock_with(0, |_| {}), Ok(false));
     table.with(0, |t| t.check_invariants()).unwrap().unwrap();

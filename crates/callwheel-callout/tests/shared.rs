@@ -68,6 +68,23 @@ fn handles_of_the_wrong_kind_are_refused_as_one_table_refuses_them() {
     assert_eq!(table.callout_pending(persistent), Ok(false));
     assert_eq!(table.unsetcallout(one_shot), Ok(true));
     table.check_invariants().unwrap();
+
+    // The same on a table of three CPUs, with the callout on CPU 2.
+    let tables = (0..3)
+        .map(|_| Callouts::new(HashedWheel::new(6).unwrap()))
+        .collect();
+    let table: Table = SharedCallouts::new(tables).unwrap();
+    let one_shot = table.setcallout(1, 5).unwrap();
+    let persistent = table.callout_init_on(2).unwrap();
+    assert_eq!(table.unsetcallout(persistent), Err(Error::WrongKind));
+    assert_eq!(table.callout_cpu(one_shot), Err(Error::WrongKind));
+    assert_eq!(
+        table.callout_reset_on(one_shot, 1, 2, 1),
+        Err(Error::WrongKind)
+    );
+    assert_eq!(table.callout_cpu(persistent), Ok(2));
+    assert_eq!(table.unsetcallout(one_shot), Ok(true));
+    table.check_invariants().unwrap();
 }
 
 #[test]

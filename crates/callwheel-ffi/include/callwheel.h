@@ -278,7 +278,7 @@
 #define CW_EDEADLK (0 - 35)
 
 // cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
-// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
+// already running the handlers of that CPU of the table; a callout's
 // record is in use by its running handler; or a cw_callout_async_drain already waits for
 // the running handler. Equal to -EBUSY on Linux.
 #define CW_EBUSY (0 - 16)
@@ -1305,8 +1305,8 @@ int cw_cv_timedwait_sbt(cw_cv *cv,
                         int64_t precision,
                         int flags);
 
-// Creates a callout table of one CPU (cw_callouts_new_percpu with `ncpu` 1): every call that
-// takes a `cpu` is given 0 (or -1, "the callout's own").
+// Creates a callout table of one CPU (cw_callouts_new_percpu with `ncpu` 1): the clock calls
+// are given `cpu` 0, and the calls that name a callout's CPU 0 or -1 ("its own").
 //
 // - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL.
 // - `calloutsize`: callout records reserved now (the kernel's calloutsize), 0 to
@@ -1383,8 +1383,9 @@ int cw_callouts_set_deviation(cw_callouts *cw,
 //
 // # Safety
 //
-// `cw` is NULL or a table from cw_callouts_new, not yet freed, on which no other call is in
-// progress (on any thread, including from a handler); it must not be used afterwards.
+// `cw` is NULL or a table from cw_callouts_new or cw_callouts_new_percpu, not yet freed, on
+// which no other call is in progress (on any thread, including from a handler); it must not
+// be used afterwards.
 void cw_callouts_free(cw_callouts *cw);
 
 // BSD's `timeout(func, arg, ticks)`: runs `func(arg)` `ticks` ticks from now (`ticks` <= 0
@@ -1700,8 +1701,8 @@ int cw_callout_drain(cw_callouts *cw,
 //
 // # Safety
 //
-// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread running the
-// table's handlers.
+// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread that drives the
+// callout's CPU.
 int cw_callout_async_drain(cw_callouts *cw,
                            cw_handle handle,
                            cw_func drain);

@@ -29,7 +29,7 @@ pub const CW_ESTALE: c_int = 0 - 116;
 /// Equal to -EDEADLK on Linux.
 pub const CW_EDEADLK: c_int = 0 - 35;
 /// cw_softclock or cw_hardclock while another thread (or the caller, from a handler) is
-/// already running handlers of this table (or of this CPU of a per-CPU set); a callout's
+/// already running the handlers of that CPU of the table; a callout's
 /// record is in use by its running handler; or a cw_callout_async_drain already waits for
 /// the running handler. Equal to -EBUSY on Linux.
 pub const CW_EBUSY: c_int = 0 - 16;
@@ -63,7 +63,7 @@ fn describe(interface: Interface, code: c_int) -> &'static CStr {
         (Wheel, CW_ESTALE) => c"the handle names no pending timer of this wheel: it fired, was deleted, or belongs to another wheel",
         (Wheel, CW_ERANGE) => c"time out of range: before the wheel's time (time never goes back), or a relative time past the end of time",
         (Wheel, CW_EINVARIANT) => c"an internal invariant of the wheel does not hold (cw_wheel_check)",
-        (Callout, CW_EINVAL) => c"invalid argument: a NULL table, set, pointer or function, an unknown backing, bad flags or cpu, a handle of the wrong kind, or a bad configuration",
+        (Callout, CW_EINVAL) => c"invalid argument: a NULL table, pointer or function, an unknown backing, bad flags or cpu, a handle of the wrong kind, or a bad configuration",
         (Callout, CW_ENOMEM) => c"out of callout records: the fixed pool is full, or the table could not get memory to grow",
         (Callout, CW_ESTALE) => c"stale or unknown callout handle: its callout ran, was cancelled or freed, or belongs to another table",
         (Callout, CW_EDEADLK) => c"waiting would deadlock: the callout's own handler runs on this thread",

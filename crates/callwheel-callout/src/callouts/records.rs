@@ -17,7 +17,7 @@ use super::Ready;
 impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     /// Marks a handed-out persistent callout as no longer running, and queues the drain call a
     /// `callout_async_drain` arranged for it (handed out next). Returns the callout's handle
-    /// when a move to another table waits for this moment (a per-CPU set then makes it).
+    /// when a move to another table waits for this moment (a shared table then makes it).
     pub(crate) fn finish<X>(&mut self, ready: Ready<X>) -> Option<Handle> {
         let (idx, generation) = ready.persistent?;
         if self.pool.generation(idx) != Some(generation) {

@@ -1,4 +1,5 @@
-//! A per-CPU set's invariants, checked by brute force: the directory and the tables agree.
+//! A shared table's invariants, checked by brute force: the directory and the CPUs' tables
+//! agree.
 
 use core::hash::Hash;
 
@@ -19,7 +20,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
             let table = self
                 .cpus
                 .get(cpu)
-                .ok_or("an entry names no CPU of the set")?;
+                .ok_or("an entry names no CPU of the table")?;
             if table.with(|t| t.resolve(local, Kind::Persistent)).is_err() {
                 return Err("an entry names no callout of its CPU's table");
             }

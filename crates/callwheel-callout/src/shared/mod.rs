@@ -73,7 +73,11 @@ use directory::Directory;
 /// A handle from [`SharedCallouts::callout_init`] names the callout, not its record in one
 /// CPU's table: it stays valid when the callout moves to another CPU, and goes stale only
 /// with [`SharedCallouts::callout_free`]. It carries the table's identity: a handle of
-/// another table, or a made-up one, is [`Error::StaleHandle`] and changes nothing.
+/// another table, or a made-up one, is [`Error::StaleHandle`] and changes nothing; a
+/// `setcallout` handle (CPU 0's own record) is [`Error::WrongKind`], as on one [`Callouts`].
+/// Only these handles name the table's callouts: a record made on a [`Callouts`] before it
+/// was shared, or through [`SharedCallouts::with`], is that CPU's own and none of the
+/// table's.
 ///
 /// One CPU, driven from another thread:
 ///
@@ -129,7 +133,7 @@ pub struct SharedCallouts<S, C> {
 }
 
 impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
-    /// A table with one CPU per queue, CPU `k` being `tables[k]` (choose their number from
+    /// A table with one queue per CPU, CPU `k` being `tables[k]` (choose their number from
     /// [`std::thread::available_parallelism`], or as many as the threads that will drive
     /// them). The queues should be new: the table's callouts are its own, made by
     /// [`SharedCallouts::callout_init`].
@@ -154,7 +158,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         })
     }
 
-    /// The single table of one CPU: `table` shared between threads.
+    /// The single table of one CPU: `table` shared between threads. Its callouts are the
+    /// ones made from now on by [`SharedCallouts::callout_init`] (and the BSD calls); a
+    /// handle `table` issued before is its own record's, not one of the shared table's.
     pub fn single(table: Callouts<S, C>) -> SharedCallouts<S, C> {
         SharedCallouts {
             cpus: Box::new([CpuTable::new(table)]),
@@ -268,7 +274,8 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::WouldDeadlock`] from the thread running its handler; [`Error::StaleHandle`].
+    /// [`Error::WouldDeadlock`] from the thread running its handler; [`Error::StaleHandle`];
+    /// [`Error::WrongKind`] for a `setcallout` handle.
     /// Nothing changes on error.
     pub fn callout_free(&self, handle: Handle) -> Result<(), Error> {
         loop {
@@ -308,8 +315,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// [`Error::InvalidFlags`], [`Error::InvalidCpu`] (not -1 nor one of the table's CPUs),
-    /// [`Error::StaleHandle`], [`Error::Scheme`], [`Error::PoolExhausted`] and
-    /// [`Error::NoMemory`] (the new CPU's table could not take it). Nothing changes on error.
+    /// [`Error::StaleHandle`], [`Error::WrongKind`] (a `setcallout` handle), [`Error::Scheme`],
+    /// [`Error::PoolExhausted`] and [`Error::NoMemory`] (the new CPU's table could not take
+    /// it). Nothing changes on error.
     #[allow(clippy::too_many_arguments)] // The historical signature.
     pub fn callout_reset_sbt_on(
         &self,
@@ -457,7 +465,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::StaleHandle`].
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
         self.on_callout(handle, |_, table, local| table.callout_stop(local))
     }
@@ -468,7 +476,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// [`Error::WouldDeadlock`] from the thread running its handler (nothing changes);
-    /// [`Error::StaleHandle`].
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_drain(&self, handle: Handle) -> Result<bool, Error> {
         self.on_callout(handle, |_, table, local| table.callout_drain(local))
     }
@@ -483,7 +491,8 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// # Errors
     ///
     /// [`Error::Busy`] when a drain already waits for the handler; [`Error::NoMemory`];
-    /// [`Error::StaleHandle`]. Nothing changes on error.
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle. Nothing changes
+    /// on error.
     pub fn callout_async_drain(
         &self,
         handle: Handle,
@@ -505,7 +514,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::StaleHandle`].
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
         self.on_callout(handle, |_, table, local| table.callout_pending(local))
     }
@@ -514,7 +523,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::StaleHandle`].
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
         self.on_callout(handle, |_, table, local| table.callout_active(local))
     }
@@ -523,7 +532,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::StaleHandle`].
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
         self.on_callout(handle, |_, table, local| table.callout_deactivate(local))
     }
@@ -533,7 +542,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// # Errors
     ///
-    /// [`Error::StaleHandle`].
+    /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_cpu(&self, handle: Handle) -> Result<usize, Error> {
         self.on_callout(handle, |cpu, table, local| {
             table.callout_pending(local).map(|_| cpu)

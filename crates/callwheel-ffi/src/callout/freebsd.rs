@@ -243,8 +243,8 @@ pub unsafe extern "C" fn cw_callout_drain(cw: *mut cw_callouts, handle: cw_handl
 ///
 /// # Safety
 ///
-/// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread running the
-/// table's handlers.
+/// `cw` is NULL or a live table; `drain(arg)` is safe to call from the thread that drives the
+/// callout's CPU.
 #[no_mangle]
 pub unsafe extern "C" fn cw_callout_async_drain(
     cw: *mut cw_callouts,

@@ -259,7 +259,8 @@ pub(crate) fn error_code(e: Error) -> c_int {
 ///
 /// # Safety
 ///
-/// `cw` is NULL or points to a table from [`cw_callouts_new`] that is not freed during `'a`.
+/// `cw` is NULL or points to a table from [`cw_callouts_new`] or [`cw_callouts_new_percpu`]
+/// that is not freed during `'a`.
 pub(crate) unsafe fn table<'a>(cw: *const cw_callouts) -> Result<&'a Table, c_int> {
     // SAFETY: by this function's contract, a non-NULL `cw` points to a live table; the
     // reference is shared, and every mutation inside goes through the table's lock.
@@ -282,8 +283,8 @@ pub(crate) fn drain_code(done: AsyncDrain) -> c_int {
     }
 }
 
-/// Creates a callout table of one CPU (cw_callouts_new_percpu with `ncpu` 1): every call that
-/// takes a `cpu` is given 0 (or -1, "the callout's own").
+/// Creates a callout table of one CPU (cw_callouts_new_percpu with `ncpu` 1): the clock calls
+/// are given `cpu` 0, and the calls that name a callout's CPU 0 or -1 ("its own").
 ///
 /// - `backing`: CW_BACKING_LIST, CW_BACKING_HASHED or CW_BACKING_WHEEL.
 /// - `calloutsize`: callout records reserved now (the kernel's calloutsize), 0 to
@@ -409,8 +410,9 @@ pub unsafe extern "C" fn cw_callouts_set_deviation(cw: *mut cw_callouts, percent
 ///
 /// # Safety
 ///
-/// `cw` is NULL or a table from cw_callouts_new, not yet freed, on which no other call is in
-/// progress (on any thread, including from a handler); it must not be used afterwards.
+/// `cw` is NULL or a table from cw_callouts_new or cw_callouts_new_percpu, not yet freed, on
+/// which no other call is in progress (on any thread, including from a handler); it must not
+/// be used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn cw_callouts_free(cw: *mut cw_callouts) {
     guard(|| {

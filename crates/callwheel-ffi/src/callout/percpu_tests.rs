@@ -1,6 +1,6 @@
-//! The `cw_percpu_*` entry points and `cw_callout_async_drain` from Rust (also under Miri):
-//! NULL arguments, CPUs outside the set, other sets' handles, a callout firing only on its
-//! CPU, a handler moving its own callout, and both outcomes of an async drain.
+//! The entry points on a table of several CPUs and `cw_callout_async_drain` from Rust (also
+//! under Miri): NULL arguments, CPUs outside the table, other tables' handles, a callout firing
+//! only on its CPU, a handler moving its own callout, and both outcomes of an async drain.
 
 use core::ffi::c_void;
 use core::ptr;
@@ -103,7 +103,7 @@ fn percpu_null_and_bad_arguments_are_refused() {
             CW_EINVAL
         );
         assert_eq!(cw_ticks(ptr::null(), 0, &mut out), CW_EINVAL);
-        assert_eq!(cw_callout_async_drain(ptr::null_mut(), h, f), CW_EINVAL);
+        assert_eq!(cw_softticks(ptr::null(), 0, &mut out), CW_EINVAL);
 
         let set = new_set(2);
         assert_eq!(cw_callouts_ncpu(set), 2);
@@ -118,6 +118,7 @@ fn percpu_null_and_bad_arguments_are_refused() {
                 CW_EINVAL
             );
             assert_eq!(cw_ticks(set, cpu, &mut out), CW_EINVAL);
+            assert_eq!(cw_softticks(set, cpu, &mut out), CW_EINVAL);
         }
         assert_eq!((hout.id, hout.owner, out), (9, 9, 7));
         let mut c = cw_handle::default();

@@ -273,6 +273,49 @@ fn null_table_and_null_pointers_are_einval() {
     }
 }
 
+/// A table of one CPU is CPU 0 of a table of several: its clock calls refuse any other CPU
+/// (-1 included, which only the calls naming a callout's CPU accept), and so do the calls
+/// that bind or move a callout, with CW_EINVAL and nothing changed.
+#[test]
+fn a_table_of_one_cpu_refuses_every_other_cpu() {
+    for backing in BACKINGS {
+        let t = T::new(backing, 8, false);
+        let h = t.init().unwrap();
+        let (mut out, mut hout) = (7u64, cw_handle { id: 9, owner: 9 });
+        // SAFETY: `t.0` is live; the out-pointers are locals.
+        unsafe {
+            assert_eq!(cw_callouts_ncpu(t.0), 1);
+            for cpu in [1, -1, -2, c_int::MAX, c_int::MIN] {
+                assert_eq!(cw_hardclock(t.0, cpu), CW_EINVAL);
+                assert_eq!(cw_softclock(t.0, cpu), CW_EINVAL);
+                assert_eq!(cw_callout_process(t.0, cpu, 5), CW_EINVAL);
+                assert_eq!(
+                    cw_callout_next_event(t.0, cpu, &mut out, &mut out),
+                    CW_EINVAL
+                );
+                assert_eq!(cw_ticks(t.0, cpu, &mut out), CW_EINVAL);
+                assert_eq!(cw_softticks(t.0, cpu, &mut out), CW_EINVAL);
+            }
+            for cpu in [1, -2, c_int::MAX] {
+                assert_eq!(cw_callout_init(t.0, cpu, &mut hout), CW_EINVAL);
+                assert_eq!(
+                    cw_callout_reset_on(t.0, h, 1, f(RECORD), null_mut(), cpu),
+                    CW_EINVAL
+                );
+                assert_eq!(
+                    cw_callout_reset_sbt_on(t.0, h, 1, 0, f(RECORD), null_mut(), cpu, 0),
+                    CW_EINVAL
+                );
+            }
+            assert_eq!(cw_callout_cpu(t.0, h), 0);
+        }
+        assert_eq!((out, hout.id, hout.owner), (7, 9, 9));
+        assert_eq!(t.pending(h), 0);
+        assert_eq!(t.ticks(), (0, 0));
+        assert_eq!(t.table().records_in_use(), 1);
+    }
+}
+
 #[test]
 fn bad_configurations_are_einval_and_clear_out() {
     let mut cw: *mut cw_callouts = without_provenance_mut(8);

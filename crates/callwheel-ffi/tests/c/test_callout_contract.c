@@ -1,6 +1,6 @@
 /*
  * The callout contract, checked the same way on every backing (CW_BACKING_LIST, _HASHED,
- * _WHEEL) and both forms (a cw_callouts table, and one CPU of a cw_callouts set), with the
+ * _WHEEL) on a table of one CPU and on CPU 1 of a table of two, with the
  * table's tick near 0, 2^32, 2^40, 2^63 and UINT64_MAX, at hz from 100 to 10^9:
  *
  *   T.1  next event in ticks: `first` is the earliest deadline, never a tick already passed;

@@ -1,6 +1,6 @@
 /*
  * The C API from C: every function of callwheel.h, with good and bad input, on every backing
- * (per-CPU sets and async drain included).
+ * (tables of several CPUs and async drain included).
  * Built and run by tests/c_api.rs (cargo test), against the static and the shared library.
  * Exits 0 when every check passes; otherwise prints the failing line and exits 1.
  */
@@ -930,7 +930,7 @@ static void test_async_drain(int backing) {
     cw_callouts_free(cw);
 }
 
-/* ---- per-CPU sets ---- */
+/* ---- tables of several CPUs ---- */
 
 static cw_callouts *make_set(int backing, int ncpu, size_t calloutsize, int fixed) {
     cw_callouts *set = NULL;
@@ -939,7 +939,7 @@ static cw_callouts *make_set(int backing, int ncpu, size_t calloutsize, int fixe
     return set;
 }
 
-/* n ticks of CPU cpu, each followed by cw_percpu_softclock when it has work; returns calls. */
+/* n ticks of CPU cpu, each followed by cw_softclock when it has work; returns calls. */
 static int run_cpu(cw_callouts *set, int cpu, int n) {
     int ran = 0;
     for (int i = 0; i < n; i++) {
@@ -1024,7 +1024,7 @@ static void test_percpu_arguments(void) {
     EQ(cw_callout_cpu(set, h), 1);
     EQ(run_cpu(set, 0, 3) + run_cpu(set, 1, 3), 0);
     EXPECT_NONE();
-    cw_callouts_free(set); /* with a callout still initialised: it goes with the set */
+    cw_callouts_free(set); /* with a callout still initialised: it goes with the table */
 }
 
 /* A handler that moves its own callout to CPU m->to: the move waits for it to return. */
@@ -1092,8 +1092,9 @@ static void *percpu_softclock_thread(void *arg) {
     return &ran;
 }
 
-/* Another set's, a table's, freed and made-up handles: CW_ESTALE from every function that
- * takes a handle, and nothing changes. */
+/* Another table's (of several CPUs or of one), freed and made-up handles: CW_ESTALE from
+ * every function that takes a handle, and nothing changes; handles of the wrong kind are
+ * CW_EINVAL. */
 static void test_percpu_handles(int backing) {
     cw_callouts *set = make_set(backing, 3, 8, 0), *other = make_set(backing, 3, 8, 0);
     cw_callouts *table = make(backing, 8, 0);
@@ -1133,6 +1134,14 @@ static void test_percpu_handles(int backing) {
     EQ(cw_callout_async_drain(table, v, record), CW_ESTALE);
     EQ(cw_callout_stop(other, v), CW_ESTALE);
     EQ(cw_callout_pending(other, f), 0);
+    /* Handles of the wrong kind, as on a table of one CPU: a cw_setcallout handle given to a
+     * callout_* function, a cw_callout_init one to cw_unsetcallout. */
+    cw_handle oneshot;
+    EQ(cw_setcallout(set, record, tag(60), 100, &oneshot), CW_OK);
+    EQ(cw_callout_cpu(set, oneshot), CW_EINVAL);
+    EQ(cw_callout_reset_on(set, oneshot, 1, record, tag(9), 2), CW_EINVAL);
+    EQ(cw_unsetcallout(set, v), CW_EINVAL);
+    EQ(cw_unsetcallout(set, oneshot), 1);
     /* The victim is untouched: active, on CPU 1, due at its tick 3. */
     EQ(cw_callout_active(set, v), 1);
     EQ(cw_callout_cpu(set, v), 1);
