@@ -21,7 +21,7 @@ use crate::clock::{Clock, ClockId};
 use crate::counted::Counted;
 use crate::shard::ShardState;
 use crate::sync::{self, Ordering};
-use crate::timer::Core;
+use crate::timer_core::TimerCore;
 use crate::timer_core::UNLISTED;
 use crate::Error;
 
@@ -43,7 +43,7 @@ pub(crate) fn key_on(clock: &dyn Clock, base: ClockId, ns: u64, now: u64) -> Res
     Ok(key(ns, base_now, now))
 }
 
-impl ShardState {
+impl<F: ?Sized> ShardState<F> {
     /// Room for one more listed timer (reserved before an arming changes anything, so that a
     /// refusal leaves everything as it was).
     ///
@@ -58,7 +58,7 @@ impl ShardState {
 
     /// Lists `core` (armed on another base) on this shard, if it is not listed already.
     /// Room must have been reserved ([`ShardState::reserve_based`]).
-    pub(crate) fn list(&mut self, core: &Counted<Core>) {
+    pub(crate) fn list(&mut self, core: &Counted<TimerCore<F>>) {
         if core.based_at.load(Ordering::Relaxed) != UNLISTED {
             return;
         }
@@ -67,7 +67,7 @@ impl ShardState {
     }
 
     /// Takes `core` off this shard's list, if it is on it.
-    pub(crate) fn unlist(&mut self, core: &Core) {
+    pub(crate) fn unlist(&mut self, core: &TimerCore<F>) {
         let at = core.based_at.swap(UNLISTED, Ordering::Relaxed);
         if at == UNLISTED || at >= self.based.len() {
             return;

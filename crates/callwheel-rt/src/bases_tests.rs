@@ -8,7 +8,7 @@ use std::sync::Arc;
 use callwheel::Missed;
 
 use crate::clock::{Clock, ClockId};
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::step_tests::{at, logging_timer, ns, shared, tags, Log};
 use crate::sync::{self, Ordering};
 use crate::test_clock::Fixed;

@@ -6,10 +6,31 @@ use std::sync::Arc;
 
 use crate::bases::key_on;
 use crate::clock::{ClockId, Waiter, Wake};
-use crate::runtime::Shared;
+use crate::shared::{ClockSets, Shared};
 use crate::stats::Counters;
 use crate::sync::Ordering;
 use crate::Error;
+
+impl ClockSets {
+    /// A set was heard (by a driver's waiter or the watcher).
+    pub(crate) fn heard_one(&self) {
+        self.heard.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Stops the watcher, if one was started (the shutdown flag is up: it leaves its loop
+    /// when woken).
+    pub(crate) fn stop_watcher(&self) {
+        let watcher = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((waiter, thread)) = watcher {
+            waiter.wake();
+            let _ = thread.join();
+        }
+    }
+}
 
 impl Shared {
     /// The key for reading `ns` of `base`, by the runtime clock's present reading; starts the
@@ -31,10 +52,11 @@ impl Shared {
     /// waits for the next set or arming on another base.)
     fn watch_sets(&self) -> Result<(), Error> {
         let mut slot = self
-            .clock_set_watcher
+            .clock_sets
+            .watcher
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if slot.is_some() || self.shutdown.load(Ordering::Acquire) {
+        if slot.is_some() || self.shutdown.begun() {
             return Ok(());
         }
         // Gone only while the runtime is being dropped, which needs no watcher.
@@ -52,13 +74,13 @@ impl Shared {
                 // The far future: only a set (or the shutdown's wake) ends this wait.
                 match w.wait(Some(u64::MAX)) {
                     Ok(Wake::ClockSet) => {
-                        shared.clock_sets_heard.fetch_add(1, Ordering::AcqRel);
+                        shared.clock_sets.heard_one();
                         for shard in &shared.shards {
                             Counters::bump(&shard.counters.clock_sets);
                             shard.waiter.wake();
                         }
                     }
-                    Ok(Wake::Early) if shared.shutdown.load(Ordering::Acquire) => return,
+                    Ok(Wake::Early) if shared.shutdown.begun() => return,
                     Ok(_) => {}
                     Err(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
                 }
@@ -71,6 +93,6 @@ impl Shared {
     pub(crate) fn set_count(&self) -> u64 {
         self.clock
             .sets()
-            .wrapping_add(self.clock_sets_heard.load(Ordering::Acquire))
+            .wrapping_add(self.clock_sets.heard.load(Ordering::Acquire))
     }
 }

@@ -15,12 +15,14 @@ use callwheel::{Expired, Scheme, Timers};
 use crate::clock::{Clock, ClockId};
 use crate::counted::Counted;
 use crate::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
+use crate::fire::Fire;
 use crate::lead::{Margin, Plan};
 use crate::runs;
-use crate::runtime::{drop_payload, Shared};
+use crate::runtime::drop_payload;
+use crate::shared::{Core, Deferred, Shared, Timer};
 use crate::stats::Counters;
 use crate::sync::{self, Ordering};
-use crate::timer::{Core, Deferred, Exec, Fire, Timer};
+use crate::timer::Exec;
 use crate::workers::Refused;
 use crate::Error;
 
@@ -334,7 +336,7 @@ impl Turn for ShardDriver {
     }
 
     fn stopping(&self) -> bool {
-        self.shared.shutdown.load(Ordering::Acquire)
+        self.shared.shutdown.begun()
     }
 
     fn count(&mut self, event: Event) {
@@ -357,7 +359,7 @@ impl Turn for ShardDriver {
                     // re-planned against the new time.
                     Waited::ClockSet => {
                         Counters::bump(&c.clock_sets);
-                        self.shared.clock_sets_heard.fetch_add(1, Ordering::AcqRel);
+                        self.shared.clock_sets.heard_one();
                     }
                     _ => {}
                 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 
 use callwheel::Missed;
 
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::step_tests::{at, ns, shared};
 use crate::timer::{Exec, Stop, Timer};
 use crate::ManualClock;

@@ -15,7 +15,7 @@ use loom::thread;
 use callwheel::Timers;
 
 use crate::clock::{Clock, ClockId, Waiter};
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::test_clock::{Fixed, NoSleep};
 use crate::timer::{Exec, Stop, Timer};
 use crate::{Deadline, Tolerance};

@@ -12,10 +12,10 @@ use callwheel::Timers;
 
 use crate::counted::Counted;
 use crate::runs;
-use crate::runtime::Shared;
-use crate::shard::ShardState;
+use crate::shared::ShardState;
+use crate::shared::{Core, Shared};
 use crate::sync::{self, MutexGuard, Ordering};
-use crate::timer::{Core, Stop};
+use crate::timer::Stop;
 use crate::timer_core::{Arm, TimerState};
 use crate::Error;
 
@@ -112,7 +112,7 @@ impl Shared {
     /// lock, which that `stop` also takes after the count reached zero, so either this arming
     /// comes first (and the `stop` cancels it) or it sees the count at zero.
     pub(crate) fn arm(&self, core: &Counted<Core>, arm: Arm) -> Result<bool, Error> {
-        if self.shutdown.load(Ordering::Acquire) {
+        if self.shutdown.begun() {
             return Err(Error::ShutDown);
         }
         if let Some(s) = arm.shard {
@@ -210,7 +210,7 @@ impl Shared {
     }
 
     pub(crate) fn move_to(&self, core: &Counted<Core>, dest: usize) -> Result<bool, Error> {
-        if self.shutdown.load(Ordering::Acquire) {
+        if self.shutdown.begun() {
             return Err(Error::ShutDown);
         }
         self.check_shard(dest)?;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex as StdMutex};
 use callwheel::Missed;
 
 use crate::driver::Scratch;
-use crate::runtime::Shared;
+use crate::shared::Shared;
 use crate::timer::{Exec, Fire, Stop, Timer};
 use crate::{Clock, Deadline, ManualClock, Tolerance};
 

@@ -1,7 +1,8 @@
-//! The user's handle to a timer ([`Timer`]), what a callback is told ([`Fire`]) and what a
-//! stop found ([`Stop`]). The state the shards keep for a timer is its core (the
-//! `timer_core` module); the handle reaches the runtime that holds it through `Control`, so
-//! this module depends on neither the runtime's nor the shards'.
+//! What a timer's handle ([`Timer`]) does, what a callback is told ([`Fire`]) and what a stop
+//! found ([`Stop`]). The handle itself is defined with the runtime's shared state it reaches
+//! (the `shared` module), the state the shards keep for a timer is its core (the
+//! `timer_core` module); the handle's calls go to the shared state's operations (arming and
+//! stopping in the `placement` module).
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,10 +14,13 @@ use crate::clock::ClockId;
 use crate::counted::Counted;
 use crate::deadline::Deadline;
 use crate::instant::saturating_ns;
-use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
-use crate::timer_core::{Arm, TimerCore, TimerState, UNLISTED};
+use crate::shared::{Core, Shared};
+use crate::sync::Ordering;
+use crate::timer_core::{Arm, TimerState};
 use crate::Error;
 
+pub use crate::fire::Fire;
+pub use crate::shared::Timer;
 pub use crate::timer_core::Exec;
 
 /// What [`Timer::stop`] or [`Timer::drain`] found.
@@ -29,70 +33,6 @@ pub enum Stop {
     Running,
     /// The timer was neither pending nor running.
     NotPending,
-}
-
-/// What a callback is told about its firing. Its instants are readings of the clock the timer
-/// was armed on, in nanoseconds since that clock's epoch, not `Instant`s: a manual clock, the
-/// wall clock and the boot-time clock have no `Instant` to give (compare them with
-/// [`Runtime::now_ns`](crate::Runtime::now_ns) or [`Runtime::ns_at`](crate::Runtime::ns_at)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Fire {
-    /// The deadline it fired for, in nanoseconds of the clock it was armed on: the runtime's
-    /// clock, or the clock base of a [`Deadline::on`] (and, on a runtime given the wall
-    /// clock, of [`Deadline::from_clock_ns`]).
-    pub deadline: u64,
-    /// That clock's reading at the wake-up that fired it (the runtime clock's clamped).
-    pub now: u64,
-    /// For a periodic timer, the whole periods this firing missed; 0 otherwise.
-    pub overruns: u64,
-    /// The shard that fired it.
-    pub shard: usize,
-}
-
-impl Fire {
-    /// How late the timer fired: `now - deadline` (zero when on time).
-    pub fn lateness(&self) -> Duration {
-        Duration::from_nanos(self.now.saturating_sub(self.deadline))
-    }
-}
-
-/// A fired timer whose deferred callback waits in the worker pool's queue.
-#[derive(Debug)]
-pub(crate) struct Deferred {
-    pub(crate) timer: Timer,
-    pub(crate) fire: Fire,
-}
-
-/// A timer's callback, as its core stores it.
-pub(crate) type Callback = dyn Fn(&Timer, &Fire) + Send + Sync;
-
-/// A timer's core with its callback's type fixed: what the shards' wheels and the handles
-/// hold.
-pub(crate) type Core = TimerCore<Callback>;
-
-impl Core {
-    /// A new core on `shard` holding `callback`, with one user handle counted (the one the
-    /// caller is about to make).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Wheel`] with [`callwheel::Error::NoMemory`] when the allocator refuses.
-    pub(crate) fn new<F>(shard: usize, exec: Exec, callback: F) -> Result<Counted<Core>, Error>
-    where
-        F: Fn(&Timer, &Fire) + Send + Sync + 'static,
-    {
-        let core = TimerCore {
-            exec,
-            shard: AtomicUsize::new(shard),
-            state: Mutex::new(TimerState::default()),
-            idle: Condvar::new(),
-            handles: AtomicUsize::new(1),
-            detached: AtomicBool::new(false),
-            based_at: AtomicUsize::new(UNLISTED),
-            callback,
-        };
-        Counted::<Core>::try_new(core, |p| p).ok_or(Error::Wheel(callwheel::Error::NoMemory))
-    }
 }
 
 /// A timer's state as its handle reports it.
@@ -111,66 +51,6 @@ impl Status {
             overruns: state.overruns,
         }
     }
-}
-
-/// What a timer's handle asks of the runtime that holds the timer (its shared state
-/// implements it). A trait object, so that the handle's module does not depend on the
-/// runtime's, whose shards hold the handles' cores: one indirect call per operation, beside
-/// a lock taken for every one.
-pub(crate) trait Control: Send + Sync {
-    /// Arms `core` as `arm` says; whether it was pending.
-    fn arm(&self, core: &Counted<Core>, arm: Arm) -> Result<bool, Error>;
-    /// Cancels the pending arming; never waits.
-    fn stop(&self, core: &Core) -> Stop;
-    /// Cancels the pending arming and waits for callbacks running on other threads.
-    fn drain(&self, core: &Core) -> Stop;
-    /// Moves the timer to shard `dest`; whether it was pending.
-    fn move_to(&self, core: &Counted<Core>, dest: usize) -> Result<bool, Error>;
-    /// The timer's state, read under its shard's lock.
-    fn status(&self, core: &Core) -> Status;
-    /// The shards' clock's reading, never below one handed out before.
-    fn now(&self) -> u64;
-    /// The runtime's default tolerance ([`Config::tolerance`](crate::Config::tolerance)).
-    fn tolerance(&self) -> crate::Tolerance;
-    /// The deadline on the shards' clock, and the base reading it stands for when it is on
-    /// another clock base.
-    fn resolve(&self, deadline: Deadline) -> Result<(u64, Option<(ClockId, u64)>), Error>;
-    /// The runtime has been dropped.
-    fn is_shut_down(&self) -> bool;
-}
-
-/// A timer of a [`Runtime`](crate::Runtime): cheap to clone (all clones are the same timer),
-/// usable from any thread, including from its own callback.
-///
-/// Arming a pending timer again moves its window (FreeBSD's `callout_reset`); every `start`
-/// returns whether the timer was pending. Deadlines are [`Deadline`]s: an `Instant`, passed as
-/// is, or a reading of the runtime's own clock ([`Deadline::from_clock_ns`]); periods and
-/// tolerances are `Duration`s (saturating at `u64::MAX` nanoseconds, about 584 years).
-///
-/// # Dropping
-///
-/// Dropping the last handle cancels the timer, as dropping a future cancels it: its pending
-/// arming is stopped and a firing already taken for running but not yet started (a deferred
-/// callback waiting for a worker, or a direct one later in the same batch) is dropped unrun.
-/// A callback already running finishes; dropping never waits for it, so the last handle may be
-/// dropped from inside the timer's own callback. The `&Timer` a callback is given is the
-/// runtime's, not a handle: cloning it makes a new handle, which keeps the timer alive like
-/// any other; without one, an arming asked through it after the last handle went is ignored
-/// (the `start` reports whether the timer was pending and arms nothing), so no timer is left
-/// pending that no one can stop. [`Timer::detach`] gives the timer up instead: it keeps firing (a periodic one
-/// until the runtime is dropped) with no handle left.
-///
-/// A timer outlives its runtime harmlessly: once the [`Runtime`](crate::Runtime) is dropped
-/// the timer is not pending, `start*` and [`Timer::move_to`] return [`Error::ShutDown`],
-/// [`Timer::stop`] and [`Timer::drain`] return [`Stop::NotPending`] (or [`Stop::Running`]
-/// while a callback still runs), and [`Timer::fired`] and [`Timer::overruns`] keep their last
-/// values.
-pub struct Timer {
-    pub(crate) core: Counted<Core>,
-    pub(crate) shared: Arc<dyn Control>,
-    /// A user's handle, counted in `core.handles`; `false` for the runtime's own reference,
-    /// lent to the callback, which must not keep the timer from being cancelled.
-    owned: bool,
 }
 
 impl fmt::Debug for Timer {
@@ -211,7 +91,7 @@ impl Drop for Timer {
 
 impl Timer {
     /// The first user handle of a new core (whose count starts at one).
-    pub(crate) fn owned(core: Counted<Core>, shared: Arc<dyn Control>) -> Timer {
+    pub(crate) fn owned(core: Counted<Core>, shared: Arc<Shared>) -> Timer {
         Timer {
             core,
             shared,
@@ -220,7 +100,7 @@ impl Timer {
     }
 
     /// The runtime's own reference, lent to a callback: not counted as a handle.
-    pub(crate) fn runtime_ref(core: Counted<Core>, shared: Arc<dyn Control>) -> Timer {
+    pub(crate) fn runtime_ref(core: Counted<Core>, shared: Arc<Shared>) -> Timer {
         Timer {
             core,
             shared,
@@ -412,7 +292,7 @@ impl Timer {
 
     /// Whether an arming is pending (never, once the runtime is gone).
     pub fn is_pending(&self) -> bool {
-        self.shared.status(&self.core).pending
+        self.shared.with_state(&self.core, Status::of).pending
     }
 
     /// The shard the timer belongs to.
@@ -422,12 +302,12 @@ impl Timer {
 
     /// How many times the timer has fired.
     pub fn fired(&self) -> u64 {
-        self.shared.status(&self.core).fired
+        self.shared.with_state(&self.core, Status::of).fired
     }
 
     /// The overruns of the latest firing (see [`Fire::overruns`]).
     pub fn overruns(&self) -> u64 {
-        self.shared.status(&self.core).overruns
+        self.shared.with_state(&self.core, Status::of).overruns
     }
 
     /// The execution mode chosen at creation.

@@ -3,7 +3,7 @@
 //! callback) and the shutdown when the runtime goes.
 
 use super::{lock, notify, Callback, Inner, State};
-use crate::runtime::OnShutdown;
+use crate::shutdown::OnShutdown;
 use crate::Timer;
 
 impl OnShutdown for Inner {

@@ -116,7 +116,7 @@ use std::time::{Duration, Instant};
 use callwheel::{Budget, Missed};
 
 use crate::config::check_tolerance;
-use crate::runtime::OnShutdown;
+use crate::shutdown::OnShutdown;
 use crate::sys::EventFd;
 use crate::{Error, Exec, Runtime, Timer};
 
@@ -253,7 +253,7 @@ impl TimerSet {
         // round, so dropping the set frees everything.
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         let watcher: Weak<dyn OnShutdown> = weak.clone();
-        rt.shared.watch(watcher)?;
+        rt.shared.shutdown.listen(watcher)?;
         let os = rt.timer(Exec::Direct, move |timer, _fire| {
             if let Some(inner) = weak.upgrade() {
                 inner.on_fire(timer);
