@@ -160,7 +160,8 @@ struct State<'a> {
     persistents: RefCell<Vec<Persistent>>,
     last_ticks: [Cell<u64>; 2],
     /// Each table's owners, once a handle of that kind has been seen (0 before): one for
-    /// cw_setcallout's handles ([`ONE_SHOT`]), one for cw_callout_init's ([`PERSISTENT`]).
+    /// cw_setcallout's handles ([`ONE_SHOT`]), one for cw_callout_init's ([`PERSISTENT`]); the
+    /// same on these tables of one CPU, different on a table of several.
     owners: [[Cell<u64>; 2]; 2],
 }
 

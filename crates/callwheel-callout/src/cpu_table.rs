@@ -207,6 +207,13 @@ impl<S: Backing, C: Copy + Eq + Hash> CpuTable<S, C> {
         guard.table.callout_stop(handle)
     }
 
+    /// [`Callouts::callout_free`], after waiting for a handler running on another thread (the
+    /// lock is held from the wait to the free).
+    pub(crate) fn callout_free(&self, handle: Handle) -> Result<(), Error> {
+        let mut guard = self.wait_idle(handle)?;
+        guard.table.callout_free(handle)
+    }
+
     /// Returns once `handle`'s handler is not running (at that instant).
     pub(crate) fn wait_not_running(&self, handle: Handle) -> Result<(), Error> {
         self.wait_idle(handle).map(drop)

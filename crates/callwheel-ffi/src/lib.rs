@@ -269,8 +269,9 @@ pub extern "C" fn cw_version_string() -> *const c_char {
 /// wheel's timer takes. Pass it by value; both fields are opaque.
 ///
 /// `id` holds the record's index and generation, `owner` an identity of the table or wheel
-/// that issued it (never 0 for an issued handle; a table has one for cw_setcallout's handles
-/// and another for cw_callout_init's). A table or wheel accepts a handle only when
+/// that issued it (never 0 for an issued handle; a table of several CPUs has one for
+/// cw_setcallout's handles and another for cw_callout_init's, which name a callout wherever it
+/// moves). A table or wheel accepts a handle only when
 /// both name one of its live callouts or timers: a stale handle, another's handle or a
 /// made-up one gets CW_ESTALE and changes nothing.
 #[repr(C)]

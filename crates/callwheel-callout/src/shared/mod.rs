@@ -75,9 +75,10 @@ use directory::Directory;
 /// with [`SharedCallouts::callout_free`]. It carries the table's identity: a handle of
 /// another table, or a made-up one, is [`Error::StaleHandle`] and changes nothing; a
 /// `setcallout` handle (CPU 0's own record) is [`Error::WrongKind`], as on one [`Callouts`].
-/// Only these handles name the table's callouts: a record made on a [`Callouts`] before it
-/// was shared, or through [`SharedCallouts::with`], is that CPU's own and none of the
-/// table's.
+/// On a table of several CPUs only these handles name the table's callouts: a record made on a
+/// [`Callouts`] before it was shared, or through [`SharedCallouts::with`], is that CPU's own
+/// and none of the table's. A table of one CPU needs no directory (its callouts never move):
+/// its handles are its queue's records', whoever made them.
 ///
 /// One CPU, driven from another thread:
 ///
@@ -158,9 +159,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         })
     }
 
-    /// The single table of one CPU: `table` shared between threads. Its callouts are the
-    /// ones made from now on by [`SharedCallouts::callout_init`] (and the BSD calls); a
-    /// handle `table` issued before is its own record's, not one of the shared table's.
+    /// The single table of one CPU: `table` shared between threads. Its callouts never move,
+    /// so a handle is its records' own (one made on `table` before it was shared names the
+    /// same callout), and every call takes one lock.
     pub fn single(table: Callouts<S, C>) -> SharedCallouts<S, C> {
         SharedCallouts {
             cpus: Box::new([CpuTable::new(table)]),
@@ -211,6 +212,10 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         handle: Handle,
         mut f: impl FnMut(usize, &CpuTable<S, C>, Handle) -> Result<R, Error>,
     ) -> Result<R, Error> {
+        if self.is_single() {
+            // One CPU: its callouts never move, and their handles are its records'.
+            return f(0, &self.cpus[0], handle);
+        }
         let mut home = {
             let directory = self.lock_directory();
             directory
@@ -232,6 +237,13 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
                 other => return other,
             }
         }
+    }
+
+    /// Whether the table has one CPU. Its callouts then never move, so they need no
+    /// directory: a handle is the CPU's record's, and every call goes straight to its queue
+    /// (one lock, as the single table of 4.4BSD and Costello & Varghese).
+    fn is_single(&self) -> bool {
+        self.cpus.len() == 1
     }
 
     /// The error for `handle`, which names no callout of the directory (`e`, as the directory
@@ -262,6 +274,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// [`Error::InvalidCpu`]; as [`SharedCallouts::callout_init`] for that CPU's table.
     pub fn callout_init_on(&self, cpu: i32) -> Result<Handle, Error> {
         let cpu = self.target(cpu)?.unwrap_or(0);
+        if self.is_single() {
+            return self.cpus[0].callout_init();
+        }
         let mut directory = self.lock_directory();
         directory.reserve()?;
         let local = self.cpus[cpu].callout_init()?;
@@ -278,6 +293,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// [`Error::WrongKind`] for a `setcallout` handle.
     /// Nothing changes on error.
     pub fn callout_free(&self, handle: Handle) -> Result<(), Error> {
+        if self.is_single() {
+            return self.cpus[0].callout_free(handle);
+        }
         loop {
             self.on_callout(handle, |_, table, local| table.wait_not_running(local))?;
             let mut directory = self.lock_directory();
@@ -366,6 +384,13 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
 
     fn reset(&self, handle: Handle, cpu: i32, when: When, call: C) -> Result<bool, Error> {
         let target = self.target(cpu)?;
+        if self.is_single() {
+            // Nowhere to move: the arming alone, as on one table.
+            return self.cpus[0].with(|t| {
+                let idx = t.resolve(handle, Kind::Persistent)?;
+                t.arm_at(idx, when, call)
+            });
+        }
         // Staying on its CPU with no move waiting: that table's lock alone.
         let stayed = self.on_callout(handle, |home, table, local| {
             table.with(|t| {
