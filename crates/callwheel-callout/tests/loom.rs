@@ -16,20 +16,34 @@ use callwheel_schemes::hashed_wheel::HashedWheel;
 type Table = SharedCallouts<HashedWheel<u32>, u32>;
 
 fn table() -> Arc<Table> {
+    table_of(1)
+}
+
+/// A table of `ncpu` CPUs, its callouts on CPU 0: one CPU goes straight to its queue, several
+/// through the directory.
+fn table_of(ncpu: usize) -> Arc<Table> {
     let config = Config {
         calloutsize: 2,
         ..Config::default()
     };
-    Arc::new(SharedCallouts::single(
-        Callouts::with_config(HashedWheel::new(2).unwrap(), config).unwrap(),
-    ))
+    let tables = (0..ncpu)
+        .map(|_| Callouts::with_config(HashedWheel::new(2).unwrap(), config).unwrap())
+        .collect();
+    Arc::new(SharedCallouts::new(tables).unwrap())
 }
 
-/// When `callout_drain` returns, the handler has either finished or will never run.
+/// When `callout_drain` returns, the handler has either finished or will never run; on a
+/// table of one CPU and, through the directory, of two.
 #[test]
 fn drain_never_returns_while_the_handler_runs() {
-    loom::model(|| {
-        let table = table();
+    for ncpu in [1, 2] {
+        drain_never_returns_while_the_handler_runs_on(ncpu);
+    }
+}
+
+fn drain_never_returns_while_the_handler_runs_on(ncpu: usize) {
+    loom::model(move || {
+        let table = table_of(ncpu);
         let c = table.callout_init().unwrap();
         table.callout_reset(c, 1, 1).unwrap();
         table.hardclock(0).unwrap();

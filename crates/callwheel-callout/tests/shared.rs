@@ -16,10 +16,13 @@ use callwheel_schemes::hashed_wheel::HashedWheel;
 
 type Table = SharedCallouts<HashedWheel<u32>, u32>;
 
-fn shared(config: Config) -> Arc<Table> {
-    Arc::new(SharedCallouts::single(
-        Callouts::with_config(HashedWheel::new(6).unwrap(), config).unwrap(),
-    ))
+/// A shared table of `ncpu` CPUs whose tests drive CPU 0: one CPU goes straight to its queue,
+/// several through the directory, and both must keep the same promises.
+fn shared(config: Config, ncpu: usize) -> Arc<Table> {
+    let tables = (0..ncpu)
+        .map(|_| Callouts::with_config(HashedWheel::new(6).unwrap(), config).unwrap())
+        .collect();
+    Arc::new(SharedCallouts::new(tables).unwrap())
 }
 
 /// A table of three CPUs: `timeout` and `setcallout` go to CPU 0's queue, and run only when
@@ -51,8 +54,14 @@ fn the_bsd_calls_of_a_table_of_several_cpus_run_on_cpu_0() {
 /// and a made-up one are stale. Nothing changes.
 #[test]
 fn handles_of_the_wrong_kind_are_refused_as_one_table_refuses_them() {
-    let table = shared(Config::default());
-    let other = shared(Config::default());
+    for ncpu in [1, 2] {
+        handles_of_the_wrong_kind_are_refused_as_one_table_refuses_them_on(ncpu);
+    }
+}
+
+fn handles_of_the_wrong_kind_are_refused_as_one_table_refuses_them_on(ncpu: usize) {
+    let table = shared(Config::default(), ncpu);
+    let other = shared(Config::default(), ncpu);
     let one_shot = table.setcallout(1, 5).unwrap();
     let persistent = table.callout_init().unwrap();
     assert_eq!(table.callout_stop(one_shot), Err(Error::WrongKind));
@@ -89,7 +98,13 @@ fn handles_of_the_wrong_kind_are_refused_as_one_table_refuses_them() {
 
 #[test]
 fn drain_waits_for_a_handler_running_on_another_thread() {
-    let table = shared(Config::default());
+    for ncpu in [1, 2] {
+        drain_waits_for_a_handler_running_on_another_thread_on(ncpu);
+    }
+}
+
+fn drain_waits_for_a_handler_running_on_another_thread_on(ncpu: usize) {
+    let table = shared(Config::default(), ncpu);
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 7).unwrap();
     table.hardclock(0).unwrap();
@@ -125,7 +140,13 @@ fn drain_waits_for_a_handler_running_on_another_thread() {
 
 #[test]
 fn drain_from_the_running_thread_is_refused() {
-    let table = shared(Config::default());
+    for ncpu in [1, 2] {
+        drain_from_the_running_thread_is_refused_on(ncpu);
+    }
+}
+
+fn drain_from_the_running_thread_is_refused_on(ncpu: usize) {
+    let table = shared(Config::default(), ncpu);
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 7).unwrap();
     table.hardclock(0).unwrap();
@@ -152,7 +173,13 @@ fn drain_from_the_running_thread_is_refused() {
 
 #[test]
 fn one_softclock_at_a_time() {
-    let table = shared(Config::default());
+    for ncpu in [1, 2] {
+        one_softclock_at_a_time_on(ncpu);
+    }
+}
+
+fn one_softclock_at_a_time_on(ncpu: usize) {
+    let table = shared(Config::default(), ncpu);
     table.timeout(1, 1).unwrap();
     table.hardclock(0).unwrap();
     let t = Arc::clone(&table);
@@ -174,7 +201,13 @@ fn one_softclock_at_a_time() {
 
 #[test]
 fn a_panicking_handler_leaves_the_table_usable() {
-    let table = shared(Config::default());
+    for ncpu in [1, 2] {
+        a_panicking_handler_leaves_the_table_usable_on(ncpu);
+    }
+}
+
+fn a_panicking_handler_leaves_the_table_usable_on(ncpu: usize) {
+    let table = shared(Config::default(), ncpu);
     let c = table.callout_init().unwrap();
     table.callout_reset(c, 1, 1).unwrap();
     table.timeout(2, 1).unwrap();
@@ -199,7 +232,13 @@ fn a_panicking_handler_leaves_the_table_usable() {
 
 #[test]
 fn direct_handlers_run_in_hardclock_without_the_lock() {
-    let table = shared(Config::default());
+    for ncpu in [1, 2] {
+        direct_handlers_run_in_hardclock_without_the_lock_on(ncpu);
+    }
+}
+
+fn direct_handlers_run_in_hardclock_without_the_lock_on(ncpu: usize) {
+    let table = shared(Config::default(), ncpu);
     let c = table.callout_init().unwrap();
     table
         .callout_reset_sbt_on(
@@ -229,13 +268,22 @@ fn direct_handlers_run_in_hardclock_without_the_lock() {
 /// one-step budget: every callout must run exactly once or be cancelled exactly once.
 #[test]
 fn stress_every_callout_runs_or_is_cancelled_exactly_once() {
+    for ncpu in [1, 2] {
+        stress_every_callout_runs_or_is_cancelled_exactly_once_on(ncpu);
+    }
+}
+
+fn stress_every_callout_runs_or_is_cancelled_exactly_once_on(ncpu: usize) {
     const THREADS: u32 = 4;
     const PER_THREAD: u32 = 2_000;
-    let table = shared(Config {
-        max_softclock_steps: 1,
-        calloutsize: 16,
-        ..Config::default()
-    });
+    let table = shared(
+        Config {
+            max_softclock_steps: 1,
+            calloutsize: 16,
+            ..Config::default()
+        },
+        ncpu,
+    );
     let ran = Arc::new(Mutex::new(Vec::new()));
     let done = Arc::new(AtomicBool::new(false));
     let ticks = Arc::new(AtomicU64::new(0));

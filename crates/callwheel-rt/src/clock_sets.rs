@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::bases::key_on;
 use crate::clock::{ClockId, Waiter, Wake};
+use crate::deadline::{Deadline, Resolved};
 use crate::shared::{ClockSets, Shared};
 use crate::stats::Counters;
 use crate::sync::Ordering;
@@ -33,6 +34,18 @@ impl ClockSets {
 }
 
 impl Shared {
+    /// The deadline on the shards' clock, and the base reading it stands for when it is on
+    /// another clock base.
+    pub(crate) fn resolve(
+        &self,
+        deadline: Deadline,
+    ) -> Result<(u64, Option<(ClockId, u64)>), Error> {
+        match deadline.resolve(&*self.clock, self.own_base) {
+            Resolved::Own(ns) => Ok((ns, None)),
+            Resolved::Base(base, ns) => Ok((self.key_for(base, ns)?, Some((base, ns)))),
+        }
+    }
+
     /// The key for reading `ns` of `base`, by the runtime clock's present reading; starts the
     /// set watcher first if the clock has one and it is not running.
     ///

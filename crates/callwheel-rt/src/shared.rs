@@ -21,7 +21,6 @@ use callwheel::{Budget, Timers};
 
 use crate::clock::{Clock, ClockId, Waiter};
 use crate::counted::Counted;
-use crate::deadline::{Deadline, Resolved};
 use crate::fire::Fire;
 use crate::shard;
 use crate::shutdown::Shutdown;
@@ -218,7 +217,8 @@ impl Shared {
         sync::lock(&self.shards[i].state)
     }
 
-    /// Locks the shard that holds `core` (see the timer module on why the re-check suffices).
+    /// Locks the shard that holds `core` (see the `timer_core` module on why the re-check
+    /// suffices).
     pub(crate) fn lock_home(&self, core: &Core) -> (usize, MutexGuard<'_, ShardState>) {
         loop {
             let i = core.shard.load(Ordering::Acquire);
@@ -297,18 +297,6 @@ impl Shared {
     /// The runtime's default tolerance ([`Config::tolerance`](crate::Config::tolerance)).
     pub(crate) fn tolerance(&self) -> Tolerance {
         self.tolerance
-    }
-
-    /// The deadline on the shards' clock, and the base reading it stands for when it is on
-    /// another clock base.
-    pub(crate) fn resolve(
-        &self,
-        deadline: Deadline,
-    ) -> Result<(u64, Option<(ClockId, u64)>), Error> {
-        match deadline.resolve(&*self.clock, self.own_base) {
-            Resolved::Own(ns) => Ok((ns, None)),
-            Resolved::Base(base, ns) => Ok((self.key_for(base, ns)?, Some((base, ns)))),
-        }
     }
 
     /// Whether the runtime has been dropped.

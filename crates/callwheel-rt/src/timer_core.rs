@@ -15,7 +15,8 @@
 //! (including a re-arm made by the callback itself) happens on the new shard.
 //!
 //! The core is generic over its callback, whose type names the handle ([`Timer`](crate::Timer)):
-//! the handle's module fixes it (`timer::Core`), so this module needs nothing from the handle's.
+//! the runtime's shared state fixes it (`shared::Core`), so this module needs nothing from
+//! the handle's.
 
 use std::fmt;
 
@@ -71,7 +72,7 @@ impl TimerState {
 
 /// A timer's core, shared by its handles, the wheel slot of its pending arming and its queued
 /// firings: generic over its callback so that it is built with the callback in place (one
-/// allocation), then used through the unsized form `timer::Core`.
+/// allocation), then used through the unsized form `shared::Core`.
 pub(crate) struct TimerCore<F: ?Sized> {
     pub(crate) exec: Exec,
     /// The shard whose lock guards `state`.

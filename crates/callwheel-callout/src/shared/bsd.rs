@@ -42,8 +42,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// As [`Callouts::unsetcallout`](crate::Callouts::unsetcallout).
     pub fn unsetcallout(&self, handle: Handle) -> Result<bool, Error> {
         match self.cpus[0].unsetcallout(handle) {
-            // A `callout_init` handle names a directory entry, not CPU 0's record: the wrong
-            // kind, as a single [`Callouts`](crate::Callouts) table says.
+            // On a table of several CPUs, a `callout_init` handle names a directory entry, not
+            // CPU 0's record: the wrong kind, as a single [`Callouts`](crate::Callouts) table
+            // says (on one CPU, CPU 0's table has said so itself).
             Err(Error::StaleHandle) if self.lock_directory().index(handle).is_ok() => {
                 Err(Error::WrongKind)
             }

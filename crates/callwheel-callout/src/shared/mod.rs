@@ -4,8 +4,9 @@
 //!
 //! FreeBSD replaced the single callwheel with one per CPU (calloutng, §2): each CPU's wheel
 //! has its own lock and its own softclock, and a callout is bound to one of them. Here the
-//! table holds one [`CpuTable`] per CPU (a shard, in the project's words) and a directory
-//! that says which CPU's table holds each callout:
+//! table holds one [`CpuTable`] per CPU (a shard, in the project's words) and, with more than
+//! one CPU, a directory that says which CPU's table holds each callout (a table of one CPU
+//! needs none: its callouts never move, and a handle is its queue's record's):
 //!
 //! ```text
 //!   user handle (table's owner, index, generation)
