@@ -79,9 +79,10 @@ impl Core {
 /// usable from any thread, including from its own callback.
 ///
 /// Arming a pending timer again moves its window (FreeBSD's `callout_reset`); every `start`
-/// returns whether the timer was pending. Deadlines are [`Deadline`]s: an `Instant`, passed as
-/// is, or a reading of the runtime's own clock ([`Deadline::from_clock_ns`]); periods and
-/// tolerances are `Duration`s (saturating at `u64::MAX` nanoseconds, about 584 years).
+/// returns whether the timer was pending. Deadlines are [`Deadline`](crate::Deadline)s: an
+/// `Instant`, passed as is, or a reading of the runtime's own clock
+/// ([`Deadline::from_clock_ns`](crate::Deadline::from_clock_ns)); periods and tolerances are
+/// `Duration`s (saturating at `u64::MAX` nanoseconds, about 584 years).
 ///
 /// # Dropping
 ///
