@@ -2,7 +2,7 @@
 //! written in C call the C API (`cw_wheel_*`) directly, with the pull loop of the C examples,
 //! so a figure is what a C program pays per operation, with nothing of Rust between the loop
 //! and the library. This module repeats the C functions (one repetition each), checks their
-//! counts with the Rust workloads' rules and builds the same outcomes, so the registry's
+//! counts with the Rust workloads' rules and builds the same outcomes, so the tool's
 //! `c-wheel` rows run through it beside the Rust wheel's. The C file also holds the two probes
 //! `callwheel instructions` counts for the C API (reached through
 //! [`CWheel::start_from_c`](crate::c_wheel::CWheel::start_from_c) and `stop_from_c`). (W5, whose verdicts are counts of

@@ -4,7 +4,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`workload`] | W1 (cancel and restart with N others outstanding), W2 (churn), W3 (mass expiry), W4 (sparse advance), W5 (coalescing), with their SplitMix64 generator and seed, on any structure behind the core's [`Timers`](callwheel::Timers) / [`Scheme`](callwheel::Scheme) traits |
-//! | [`registry`] | the one list of structures: the schemes, the production wheel (from Rust and through the C API), the peers, and the workload selector they are built for |
+//! | [`structure`] | what the benchmarks know of a structure ([`SchemeInfo`](structure::SchemeInfo), built by [`scheme!`]) and the workload selector; the list of structures is the `callwheel` tool's |
 //! | [`peers`] | adapters for `BinaryHeap`, `BTreeMap` and tokio-util's `DelayQueue` |
 //! | [`async_queue`] | callwheel-async's `DelayQueue` behind the benchmark traits |
 //! | [`c_driver`] | W1–W4 from a C driver calling the C API (`cw_wheel_*`) directly, and the C API's instruction probes |
@@ -39,11 +39,11 @@ pub mod peers;
 pub mod percentile;
 pub mod plan;
 pub mod plots;
-pub mod registry;
 pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sections;
+pub mod structure;
 pub mod tolerant;
 pub mod verdict;
 pub mod workload;

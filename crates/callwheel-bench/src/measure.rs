@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::registry::SchemeInfo;
 use crate::report::Outcome;
 use crate::runner::{self, Task};
+use crate::structure::SchemeInfo;
 
 /// A progress bar for `total` measurements (hidden when stderr is not a terminal).
 pub fn progress_bar(total: usize) -> ProgressBar {
@@ -131,16 +131,26 @@ pub(crate) fn complain(bar: &ProgressBar, failures: &mut usize, what: String) {
 #[cfg(test)]
 mod tests {
     use super::{round_order, run_rounds};
-    use crate::registry;
     use crate::report::Outcome;
     use crate::runner::Report;
     use crate::runner::Task;
+    use crate::structure::{Caps, Complexity, Role, SchemeInfo};
     use crate::workload::W4Params;
     use indicatif::ProgressBar;
 
+    /// Two structures, by the names the rounds are checked with (nothing here runs them).
+    #[rustfmt::skip]
+    static SCHEMES: [SchemeInfo; 2] = [
+        crate::scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, callwheel::Wheel::new()),
+        crate::scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps::EXACT, callwheel::Wheel::new()),
+    ];
+
     fn w4(name: &str) -> Result<Task, &'static str> {
         Ok(Task::W4 {
-            scheme: registry::find(name).expect("in the registry"),
+            scheme: SCHEMES
+                .iter()
+                .find(|s| s.name == name)
+                .expect("a scheme of the test"),
             params: W4Params {
                 tolerance_percent: 0,
                 timers: 10,

@@ -1,11 +1,11 @@
 //! Which measurements one `callwheel bench` run makes: the workload sizes, the reduced sizes or
 //! skips for schemes whose cost is O(n), and the n/a rows of W4 and W5, decided from the
-//! registry's [`Complexity`] flags and [`Caps`] (never from scheme names).
+//! structures' [`Complexity`] flags and [`Caps`] (never from scheme names).
 //!
-//! [`Complexity`]: crate::registry::Complexity
-//! [`Caps`]: crate::registry::Caps
+//! [`Complexity`]: crate::structure::Complexity
+//! [`Caps`]: crate::structure::Caps
 
-use crate::registry::SchemeInfo;
+use crate::structure::SchemeInfo;
 use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
 
 /// W1's default numbers of outstanding timers.

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::child_line;
 use crate::percentile::median;
-use crate::registry::{self, SchemeInfo};
+use crate::structure::SchemeInfo;
 use crate::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
 
 /// The word that starts the child's result line.
@@ -402,12 +402,6 @@ fn summarize_failure(stderr: &str, status: std::process::ExitStatus) -> String {
     } else {
         text.join(" / ")
     }
-}
-
-/// Looks a scheme up for the child, with the one-line error the command prints.
-pub fn scheme_by_name(name: &str) -> Result<&'static SchemeInfo, String> {
-    registry::find(name)
-        .ok_or_else(|| format!("unknown scheme `{name}` (known: {})", registry::names()))
 }
 
 #[cfg(test)]

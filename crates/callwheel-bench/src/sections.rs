@@ -8,20 +8,20 @@ use indicatif::ProgressBar;
 use crate::measure::{complain, measure_each};
 pub use crate::measure::{measure, measure_tasks, progress_bar};
 use crate::plan::{self, Settings};
-use crate::registry::{Role, SchemeInfo};
 use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row};
 use crate::runner::Task;
+use crate::structure::{Role, SchemeInfo};
 use crate::verdict::{verdict, C_API_WITHIN};
 use crate::workload;
 
 /// Where a command writes its files when `--out` is not given (`results.json`, figures).
 pub const DEFAULT_OUT: &str = "report";
 
-/// The registry's name of the C API's wheel, run from the C driver: the structure the C API's
+/// The tool's name of the C API's wheel, run from the C driver: the structure the C API's
 /// target ([`C_API_WITHIN`]) applies to.
 const C_API: &str = "c-wheel";
 
-/// The registry's name of the Rust wheel, the structure the facility's other interfaces are
+/// The tool's name of the Rust wheel, the structure the facility's other interfaces are
 /// compared with.
 const RUST_WHEEL: &str = "wheel";
 

@@ -9,13 +9,13 @@ use std::fmt::Write as _;
 use indicatif::ProgressBar;
 
 use crate::plan::Settings;
-use crate::registry::SchemeInfo;
 use crate::report::{self, Outcome};
 use crate::runner::Task;
 use crate::sections::{heading, measure_tasks};
+use crate::structure::SchemeInfo;
 use crate::verdict::{verdict, Verdict};
 
-/// The production wheel, by registry name.
+/// The production wheel, by the tool's name for it.
 const WHEEL: &str = "wheel";
 /// Linux's non-cascading wheel.
 const LINUX: &str = "linux-wheel";

@@ -1,8 +1,34 @@
-//! The plan's reduction rules, the registry's flags, the summary statistics and the child's
-//! result line, tested through the library without running any workload.
+//! The plan's reduction rules, the summary statistics and the child's result line, tested
+//! through the library without running any workload, on structures described here with the
+//! flags the rules read (the tool's own list is tested with the tool).
 
+use callwheel::Wheel;
+use callwheel_bench::peers::{BTreeMapPeer, DelayQueuePeer, HeapLazy};
 use callwheel_bench::plan::{Settings, NA_NO_QUERY, NA_RANGE, SKIPPED_LINEAR_START};
-use callwheel_bench::registry::{self, Complexity, Role, SchemeInfo, SCHEMES};
+use callwheel_bench::scheme;
+use callwheel_bench::structure::{Caps, Complexity, Role, SchemeInfo};
+use callwheel_schemes::basic_wheel::BasicWheel;
+use callwheel_schemes::hierarchical_wheel::{HierarchicalWheel, Migration};
+use callwheel_schemes::ordered_list::OrderedList;
+use callwheel_schemes::straightforward::Straightforward;
+
+/// The structures the rules are checked on: one of each complexity class and capability.
+#[rustfmt::skip]
+static SCHEMES: &[SchemeInfo] = &[
+    scheme!("straightforward", "S1", Role::Scheme, Complexity::LINEAR_TICK, Caps::TICKING, Straightforward::new()),
+    scheme!("ordered-list", "S2", Role::Scheme, Complexity::LINEAR_START, Caps::EXACT, OrderedList::new()),
+    scheme!("basic-wheel", "S4", Role::Scheme, Complexity::CONSTANT, Caps::TICKING, BasicWheel::new(100_000)?),
+    scheme!("hierarchical-full", "S7-full", Role::Scheme, Complexity::CONSTANT, Caps::EXACT, HierarchicalWheel::binary(5, Migration::Full)?),
+    scheme!("hierarchical-one", "S7-one", Role::Scheme, Complexity::CONSTANT, Caps::LOSSY, HierarchicalWheel::binary(5, Migration::One)?),
+    scheme!("hierarchical-none", "S7-none", Role::Scheme, Complexity::CONSTANT, Caps::LOSSY, HierarchicalWheel::binary(5, Migration::None)?),
+    scheme!("hierarchical-paper", "S7-paper", Role::Scheme, Complexity::CONSTANT, Caps { max_ahead: 99 * 86_400, ..Caps::EXACT }, HierarchicalWheel::paper(Migration::Full)),
+    scheme!("wheel", "facility", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
+    // The ratio rules know the C API's row by its name; nothing here runs it.
+    scheme!("c-wheel", "facility-C", Role::Facility, Complexity::CONSTANT, Caps::EXACT, Wheel::new()),
+    scheme!("heap-lazy", "peer-heap", Role::Peer, Complexity::LOGARITHMIC, Caps { note: "tombstones", ..Caps::EXACT }, HeapLazy::new()),
+    scheme!("btreemap", "peer-btree", Role::Peer, Complexity::LOGARITHMIC, Caps { memory: false, max_ahead: BTreeMapPeer::MAX_DEADLINE, ..Caps::EXACT }, BTreeMapPeer::new()),
+    scheme!("delayqueue", "peer-tokio", Role::Peer, Complexity::CONSTANT, Caps { memory: false, max_ahead: DelayQueuePeer::MAX_DEADLINE, ..Caps::EXACT }, DelayQueuePeer::new()?),
+];
 use callwheel_bench::report::{
     largest_ratio, outcome_ratio, ratio_table, Outcome, RatioEntry, Summary, W2Row, W3Row, W4Row,
     W5Row,
@@ -13,20 +39,7 @@ fn with(complexity: Complexity) -> &'static SchemeInfo {
     SCHEMES
         .iter()
         .find(|s| s.complexity == complexity)
-        .expect("the registry has a scheme of this class")
-}
-
-#[test]
-fn registry_names_and_labels_are_unique() {
-    for (i, a) in SCHEMES.iter().enumerate() {
-        for b in &SCHEMES[i + 1..] {
-            assert_ne!(a.name, b.name);
-            assert_ne!(a.label, b.label);
-        }
-        assert_eq!(registry::find(a.name).map(|s| s.name), Some(a.name));
-        assert_eq!(registry::find(a.label).map(|s| s.name), Some(a.name));
-    }
-    assert!(registry::find("no-such-scheme").is_none());
+        .expect("a structure of this class")
 }
 
 #[test]
@@ -155,37 +168,10 @@ fn a_wrong_fired_count_is_flagged() {
 }
 
 fn find(name: &str) -> &'static SchemeInfo {
-    registry::find(name).unwrap_or_else(|| panic!("{name} is in the registry"))
-}
-
-#[test]
-fn registry_roles_and_flags() {
-    let facilities: Vec<&str> = SCHEMES
+    SCHEMES
         .iter()
-        .filter(|s| s.role == Role::Facility)
-        .map(|s| s.name)
-        .collect();
-    // The production wheel, the same wheel through its C API, and the async delay queue.
-    assert_eq!(facilities, ["wheel", "c-wheel", "async-queue"]);
-    assert_eq!(find("facility").name, "wheel");
-    let peers: Vec<&str> = SCHEMES
-        .iter()
-        .filter(|s| s.role == Role::Peer)
-        .map(|s| s.name)
-        .collect();
-    assert_eq!(peers, ["heap-lazy", "btreemap", "delayqueue"]);
-    assert_eq!(find("heap-lazy").row_name(), "heap-lazy (tombstones)");
-    let lossy: Vec<&str> = SCHEMES
-        .iter()
-        .filter(|s| s.caps.lossy)
-        .map(|s| s.name)
-        .collect();
-    assert_eq!(
-        lossy,
-        ["hierarchical-one", "hierarchical-none", "linux-wheel"]
-    );
-    assert!(!find("btreemap").caps.memory && !find("delayqueue").caps.memory);
-    assert!(find("heap-lazy").caps.memory && find("wheel").caps.memory);
+        .find(|s| s.name == name || s.label == name)
+        .unwrap_or_else(|| panic!("{name} is a structure of these tests"))
 }
 
 /// W1's ratio entries hold one entry per structure and N, so every peer comes once per column;

@@ -12,7 +12,7 @@ use crate::table1::command::{Table1Args, Table1OneArgs};
 use crate::table2::command::{Table2Args, Table2DriverArgs};
 
 /// The workloads `bench` runs (defined beside the structures' constructors).
-pub use callwheel_bench::registry::Workload;
+pub use callwheel_bench::structure::Workload;
 
 /// `callwheel`: benchmarks of the callwheel timer schemes.
 #[derive(Debug, Parser)]

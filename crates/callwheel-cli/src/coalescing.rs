@@ -9,8 +9,8 @@ use callwheel_bench::sections;
 use callwheel_bench::workload::W5Params;
 
 use crate::experiment::{Experiment, Section, Size};
+use crate::registry;
 use callwheel_bench::plots::{Chart, Series};
-use callwheel_bench::registry;
 
 /// What a coalescing run measures.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use callwheel_bench::plan::Settings;
-use callwheel_bench::registry::{Role, SchemeInfo, SCHEMES};
+use callwheel_bench::structure::{Role, SchemeInfo};
+
+use crate::registry::SCHEMES;
 use callwheel_bench::report;
 use callwheel_bench::sections;
 

@@ -1,7 +1,7 @@
 //! The `callwheel` command: the experiments and the commands that run them. The workloads, the
-//! structures, the peers, the child-process runner, the tables, the plots and `results.json`
-//! are the benchmark library's ([`callwheel_bench`]); this crate holds what is measured with
-//! them and how each command presents it.
+//! peers' adapters, the child-process runner, the tables, the plots and `results.json` are the
+//! benchmark library's ([`callwheel_bench`]); this crate chooses the structures they run on
+//! ([`registry`]), and holds what is measured with them and how each command presents it.
 //!
 //! Every measurement is an [`experiment::Experiment`]: a plan (what its command's options, or
 //! each of `repro`'s sizes, resolve to) and a run that produces one section of Markdown,
@@ -13,6 +13,7 @@
 //! | [`cli`] | argument parsing and dispatch to the command's module | |
 //! | [`flags`] | the flags the commands share: `--quick`/`--tiny`, `--out`/`--json` | |
 //! | [`failure`] | why a measurement failed: one error type for every experiment | |
+//! | [`registry`] | the one list of structures the benchmarks run: the schemes, the production wheel (from Rust, through the C API, as callwheel-async's queue), the peers | |
 //! | [`experiment`] | the `Experiment` trait, the section it produces, a command as one experiment run alone | |
 //! | [`repro`] | the loop over the registered experiments, the report and the JSON | `repro` |
 //! | [`compare`] | ratios between two `results.json` | `compare` |
@@ -55,6 +56,7 @@ pub mod insertion_cost;
 pub mod instructions;
 pub mod latency;
 pub mod peers;
+pub mod registry;
 pub mod repro;
 pub mod smol_pool;
 pub mod stress;

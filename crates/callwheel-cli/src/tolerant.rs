@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use callwheel_bench::plan::Settings;
-use callwheel_bench::registry::{self, SchemeInfo};
+use callwheel_bench::structure::SchemeInfo;
+
+use crate::registry;
 use callwheel_bench::{sections, tolerant};
 
 use crate::experiment::{Experiment, Section, Size};

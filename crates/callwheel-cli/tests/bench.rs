@@ -6,9 +6,10 @@
 
 use std::process::{Command, Output};
 
-use callwheel_bench::registry::{Role, SchemeInfo, SCHEMES};
 use callwheel_bench::runner::Report;
+use callwheel_bench::structure::{Role, SchemeInfo};
 use callwheel_bench::workload::w2_expected;
+use callwheel_cli::registry::SCHEMES;
 
 fn callwheel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_callwheel"))

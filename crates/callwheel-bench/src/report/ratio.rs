@@ -4,7 +4,7 @@
 use super::outcome::Outcome;
 use super::table::{Align, Table};
 use crate::percentile::median;
-use crate::registry::{Role, SchemeInfo};
+use crate::structure::{Role, SchemeInfo};
 
 /// One measurement as the ratio table sees it: the structure, the column it belongs to (`N=…`
 /// for W1, one column otherwise) and its outcome.

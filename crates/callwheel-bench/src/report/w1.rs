@@ -2,7 +2,7 @@
 
 use super::outcome::{summary_cells, Outcome, Summary};
 use super::table::{format_ns, Align, Table};
-use crate::registry::SchemeInfo;
+use crate::structure::SchemeInfo;
 
 /// One row of the W1 table.
 #[derive(Clone, Debug)]

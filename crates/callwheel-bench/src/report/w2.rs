@@ -2,7 +2,7 @@
 
 use super::outcome::{summary_cells, Outcome};
 use super::table::{Align, Table};
-use crate::registry::SchemeInfo;
+use crate::structure::SchemeInfo;
 
 /// One row of the W2 table.
 #[derive(Clone, Debug)]

@@ -2,8 +2,8 @@
 
 use super::outcome::{summary_cells, Outcome};
 use super::table::{Align, Table};
-use crate::registry::SchemeInfo;
 use crate::runner::Report;
+use crate::structure::SchemeInfo;
 
 /// One structure's W5 result (it prints as two rows: the tolerant case and tolerance 0).
 #[derive(Clone, Debug)]

@@ -9,7 +9,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use callwheel_bench::plan::Settings;
-use callwheel_bench::registry::{SchemeInfo, Workload, SCHEMES};
+use callwheel_bench::structure::{SchemeInfo, Workload};
+
+use crate::registry::SCHEMES;
 use callwheel_bench::sections;
 use callwheel_bench::tolerant;
 use callwheel_bench::workload::SEED;

@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use clap::Args;
 
 use callwheel_bench::plan::{self, dedup, USAGE_ERROR};
-use callwheel_bench::registry::{SchemeInfo, Workload, SCHEMES};
+use callwheel_bench::structure::{SchemeInfo, Workload};
+
+use crate::registry::{self, SCHEMES};
 use callwheel_bench::runner::{self, Task};
 use callwheel_bench::workload::{W1Params, W2Params, W3Params, W4Params, W5Params};
 
@@ -63,7 +65,7 @@ pub struct BenchArgs {
 /// The structures `--scheme` accepts: each registry name, its label as a hidden alias.
 fn scheme_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        callwheel_bench::registry::SCHEMES
+        SCHEMES
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name).alias(s.label)),
     )
@@ -111,7 +113,7 @@ pub fn select_schemes(names: &[String]) -> Result<Vec<&'static SchemeInfo>, Stri
     }
     let mut chosen = Vec::new();
     for name in names {
-        chosen.push(runner::scheme_by_name(name.trim())?.name);
+        chosen.push(registry::scheme_by_name(name.trim())?.name);
     }
     Ok(SCHEMES
         .iter()
@@ -146,7 +148,7 @@ pub fn bench(args: &BenchArgs) -> ExitCode {
 
 /// Runs `callwheel bench-one`.
 pub fn bench_one(args: &BenchOneArgs) -> ExitCode {
-    let scheme = match runner::scheme_by_name(&args.scheme) {
+    let scheme = match registry::scheme_by_name(&args.scheme) {
         Ok(scheme) => scheme,
         Err(message) => {
             eprintln!("error: {message}");
