@@ -11,8 +11,10 @@
 //! once; a handle goes stale exactly when its callout ran, was cancelled or was freed; the
 //! pending and active flags of callout_init callouts; CW_EBUSY while the table's handlers run
 //! and CW_EDEADLK when a handler drains or frees its own callout; a handle given to the table
-//! that did not issue it is CW_ESTALE and changes nothing there; ticks never go back. The
-//! table's own invariants are checked after every call, inside handlers too. Any panic in the
+//! that did not issue it is CW_ESTALE and changes nothing there; ticks never go back; and
+//! nothing armed is lost: moved to the last tick at the end of the run, each table runs every
+//! callout still armed. The table's own invariants are checked after every call, inside
+//! handlers too. Any panic in the
 //! library (caught at the boundary or not) aborts the run: libfuzzer's hook sees it first.
 //!
 //! The same input then drives the caller-driven wheel (`cw_wheel_*`, in `c_wheel_model.rs`) on
@@ -585,6 +587,37 @@ fn softclock(s: &State<'_>, t: usize) {
     }
 }
 
+/// Nothing armed is lost: moved to the last tick, with its softclock run until it runs
+/// nothing more, table `t` has run every callout still armed (a `timeout`, a `setcallout`, a
+/// `callout_init` callout). Handlers may still act on the leftover input, within the rules: at
+/// the last tick no new arming is accepted.
+fn run_to_the_end(s: &State<'_>, t: usize) {
+    // SAFETY: `t` names a live table; no handler of it is running (depth 0).
+    let rc = unsafe { cw_callout_process(s.tables[t], 0, u64::MAX) };
+    assert!(rc == 0 || rc == 1, "callout_process: {rc}");
+    loop {
+        // SAFETY: as above.
+        let ran = unsafe { cw_softclock(s.tables[t], 0) };
+        assert!(ran >= 0, "softclock: {ran}");
+        if ran == 0 {
+            break;
+        }
+    }
+    check(s, t);
+    for o in s.oneshots.borrow().iter().filter(|o| o.table == t) {
+        assert_ne!(o.state, OneShot::Live, "a setcallout callout never ran");
+    }
+    for p in s.persistents.borrow().iter().filter(|p| p.table == t) {
+        assert!(
+            !p.armed || p.freed,
+            "an armed callout_init callout never ran"
+        );
+    }
+    for (&(table, ..), &n) in s.timeouts.borrow().iter() {
+        assert!(table != t || n == 0, "a timeout never ran");
+    }
+}
+
 /// An index of `items` matching `keep`, chosen by the input, if any.
 fn pick<T>(s: &State<'_>, items: &[T], keep: impl Fn(&T) -> bool) -> Option<usize> {
     let candidates: Vec<usize> = (0..items.len()).filter(|&i| keep(&items[i])).collect();
@@ -850,6 +883,9 @@ fn run(data: &[u8]) {
     while !state.bytes.done() && ops < 2000 {
         op(&state);
         ops += 1;
+    }
+    for t in 0..2 {
+        run_to_the_end(&state, t);
     }
     for t in 0..2 {
         check(&state, t);
