@@ -18,7 +18,7 @@ use std::thread::{self, ThreadId};
 
 use crate::backing::Backing;
 use crate::callouts::{Next, Ready};
-use crate::{Callouts, Error, Handle, Stats};
+use crate::{Callouts, Error, Handle};
 
 /// Called, with no lock held, with a callout's handle (of the table that ran it) when its
 /// handler has returned and a move to another CPU's table waits for that: the shared table
@@ -61,19 +61,10 @@ impl<S: Backing, C: Copy + Eq + Hash> CpuTable<S, C> {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Runs `f` on the table under the lock (for calls with no shared counterpart).
+    /// Runs `f` on the table under the lock: every call that neither waits for a handler nor
+    /// runs handlers goes through here.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Callouts<S, C>) -> R) -> R {
         f(&mut self.lock().table)
-    }
-
-    /// [`Callouts::hardclock`].
-    pub(crate) fn hardclock(&self) -> bool {
-        self.lock().table.hardclock()
-    }
-
-    /// [`Callouts::next_event`]: the event window of the pending callouts.
-    pub(crate) fn next_event(&self) -> Option<(callwheel::Tick, callwheel::Tick)> {
-        self.lock().table.next_event()
     }
 
     /// A clock interrupt (`clock` moves the table's time and says whether `softclock` has
@@ -145,56 +136,6 @@ impl<S: Backing, C: Copy + Eq + Hash> CpuTable<S, C> {
         drop(done);
     }
 
-    /// [`Callouts::timeout`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::timeout`].
-    pub(crate) fn timeout(&self, call: C, ticks: i64) -> Result<(), Error> {
-        self.lock().table.timeout(call, ticks)
-    }
-
-    /// [`Callouts::untimeout`].
-    pub(crate) fn untimeout(&self, call: C) -> bool {
-        self.lock().table.untimeout(call)
-    }
-
-    /// [`Callouts::setcallout`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::setcallout`].
-    pub(crate) fn setcallout(&self, call: C, ticks: i64) -> Result<Handle, Error> {
-        self.lock().table.setcallout(call, ticks)
-    }
-
-    /// [`Callouts::unsetcallout`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::unsetcallout`].
-    pub(crate) fn unsetcallout(&self, handle: Handle) -> Result<bool, Error> {
-        self.lock().table.unsetcallout(handle)
-    }
-
-    /// [`Callouts::callout_init`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_init`].
-    pub(crate) fn callout_init(&self) -> Result<Handle, Error> {
-        self.lock().table.callout_init()
-    }
-
-    /// [`Callouts::callout_stop`]: does not wait for a running handler.
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_stop`].
-    pub(crate) fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
-        self.lock().table.callout_stop(handle)
-    }
-
     /// `callout_drain`: stops the callout and, if its handler is running on another thread,
     /// waits until it returns. Returns `Ok(true)` if the callout was pending.
     ///
@@ -234,48 +175,6 @@ impl<S: Backing, C: Copy + Eq + Hash> CpuTable<S, C> {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
         }
         Ok(guard)
-    }
-
-    /// [`Callouts::callout_pending`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_pending`].
-    pub(crate) fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
-        self.lock().table.callout_pending(handle)
-    }
-
-    /// [`Callouts::callout_active`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_active`].
-    pub(crate) fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
-        self.lock().table.callout_active(handle)
-    }
-
-    /// [`Callouts::callout_deactivate`].
-    ///
-    /// # Errors
-    ///
-    /// As [`Callouts::callout_deactivate`].
-    pub(crate) fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
-        self.lock().table.callout_deactivate(handle)
-    }
-
-    /// `ticks`.
-    pub(crate) fn ticks(&self) -> callwheel::Tick {
-        self.lock().table.ticks()
-    }
-
-    /// `softticks`.
-    pub(crate) fn softticks(&self) -> callwheel::Tick {
-        self.lock().table.softticks()
-    }
-
-    /// The table's counters.
-    pub(crate) fn stats(&self) -> Stats {
-        self.lock().table.stats()
     }
 }
 

@@ -16,13 +16,13 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// As [`Callouts::timeout`](crate::Callouts::timeout).
     pub fn timeout(&self, call: C, ticks: i64) -> Result<(), Error> {
-        self.cpus[0].timeout(call, ticks)
+        self.cpus[0].with(|t| t.timeout(call, ticks))
     }
 
     /// [`Callouts::untimeout`](crate::Callouts::untimeout) on CPU 0: cancels the earliest pending `timeout` of `call`;
     /// whether there was one.
     pub fn untimeout(&self, call: C) -> bool {
-        self.cpus[0].untimeout(call)
+        self.cpus[0].with(|t| t.untimeout(call))
     }
 
     /// [`Callouts::setcallout`](crate::Callouts::setcallout) on CPU 0: as `timeout`, named by the handle it returns.
@@ -31,7 +31,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// As [`Callouts::setcallout`](crate::Callouts::setcallout).
     pub fn setcallout(&self, call: C, ticks: i64) -> Result<Handle, Error> {
-        self.cpus[0].setcallout(call, ticks)
+        self.cpus[0].with(|t| t.setcallout(call, ticks))
     }
 
     /// [`Callouts::unsetcallout`](crate::Callouts::unsetcallout) on CPU 0: cancels the callout `handle` names if it is still
@@ -41,7 +41,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// As [`Callouts::unsetcallout`](crate::Callouts::unsetcallout).
     pub fn unsetcallout(&self, handle: Handle) -> Result<bool, Error> {
-        match self.cpus[0].unsetcallout(handle) {
+        match self.cpus[0].with(|t| t.unsetcallout(handle)) {
             // On a table of several CPUs, a `callout_init` handle names a directory entry, not
             // CPU 0's record: the wrong kind, as a single [`Callouts`](crate::Callouts) table
             // says (on one CPU, CPU 0's table has said so itself).

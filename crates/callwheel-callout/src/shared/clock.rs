@@ -17,7 +17,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::InvalidCpu`].
     pub fn hardclock(&self, cpu: usize) -> Result<bool, Error> {
-        Ok(self.cpu(cpu)?.hardclock())
+        Ok(self.cpu(cpu)?.with(Callouts::hardclock))
     }
 
     /// [`Callouts::hardclock_with`] on CPU `cpu`'s table: the due direct-execution handlers
@@ -57,7 +57,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::InvalidCpu`].
     pub fn next_event(&self, cpu: usize) -> Result<Option<(Tick, Tick)>, Error> {
-        Ok(self.cpu(cpu)?.next_event())
+        Ok(self.cpu(cpu)?.with(|t| t.next_event()))
     }
 
     /// [`Callouts::process_with`] on CPU `cpu`'s table: the tickless interrupt at `now` (that
@@ -81,7 +81,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::InvalidCpu`].
     pub fn ticks(&self, cpu: usize) -> Result<Tick, Error> {
-        Ok(self.cpu(cpu)?.ticks())
+        Ok(self.cpu(cpu)?.with(|t| t.ticks()))
     }
 
     /// `softticks` of CPU `cpu`'s table: the last tick its `softclock` caught up with.
@@ -90,7 +90,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::InvalidCpu`].
     pub fn softticks(&self, cpu: usize) -> Result<Tick, Error> {
-        Ok(self.cpu(cpu)?.softticks())
+        Ok(self.cpu(cpu)?.with(|t| t.softticks()))
     }
 
     /// The counters of CPU `cpu`'s table.
@@ -99,7 +99,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::InvalidCpu`].
     pub fn stats(&self, cpu: usize) -> Result<Stats, Error> {
-        Ok(self.cpu(cpu)?.stats())
+        Ok(self.cpu(cpu)?.with(|t| t.stats()))
     }
 
     /// Callouts armed on CPU `cpu`'s table and not yet handed out (moves waiting there

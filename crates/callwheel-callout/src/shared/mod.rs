@@ -276,11 +276,11 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     pub fn callout_init_on(&self, cpu: i32) -> Result<Handle, Error> {
         let cpu = self.target(cpu)?.unwrap_or(0);
         if self.is_single() {
-            return self.cpus[0].callout_init();
+            return self.cpus[0].with(|t| t.callout_init());
         }
         let mut directory = self.lock_directory();
         directory.reserve()?;
-        let local = self.cpus[cpu].callout_init()?;
+        let local = self.cpus[cpu].with(|t| t.callout_init())?;
         directory.insert((cpu, local))
     }
 
@@ -493,7 +493,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_stop(&self, handle: Handle) -> Result<bool, Error> {
-        self.on_callout(handle, |_, table, local| table.callout_stop(local))
+        self.on_callout(handle, |_, table, local| {
+            table.with(|t| t.callout_stop(local))
+        })
     }
 
     /// `callout_drain`: `callout_stop`, then waits until the handler is not running (on any
@@ -542,7 +544,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_pending(&self, handle: Handle) -> Result<bool, Error> {
-        self.on_callout(handle, |_, table, local| table.callout_pending(local))
+        self.on_callout(handle, |_, table, local| {
+            table.with(|t| t.callout_pending(local))
+        })
     }
 
     /// `callout_active`, as [`Callouts::callout_active`].
@@ -551,7 +555,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_active(&self, handle: Handle) -> Result<bool, Error> {
-        self.on_callout(handle, |_, table, local| table.callout_active(local))
+        self.on_callout(handle, |_, table, local| {
+            table.with(|t| t.callout_active(local))
+        })
     }
 
     /// `callout_deactivate`: clears the active flag.
@@ -560,7 +566,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     ///
     /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_deactivate(&self, handle: Handle) -> Result<(), Error> {
-        self.on_callout(handle, |_, table, local| table.callout_deactivate(local))
+        self.on_callout(handle, |_, table, local| {
+            table.with(|t| t.callout_deactivate(local))
+        })
     }
 
     /// The CPU whose table holds the callout now: the only one that can run it. While a move
@@ -571,7 +579,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// [`Error::StaleHandle`]; [`Error::WrongKind`] for a `setcallout` handle.
     pub fn callout_cpu(&self, handle: Handle) -> Result<usize, Error> {
         self.on_callout(handle, |cpu, table, local| {
-            table.callout_pending(local).map(|_| cpu)
+            table.with(|t| t.callout_pending(local)).map(|_| cpu)
         })
     }
 }
