@@ -68,6 +68,8 @@ impl Wakeup {
 #[derive(Debug)]
 struct Shard {
     state: Mutex<State>,
+    /// The owner part of every handle its wheel issues: an [`Entry`] keeps only the id.
+    owner: u64,
     waiter: Wakeup,
     /// Sleeps that ended at their planned instant (not early for a registration).
     wakeups: AtomicU64,
@@ -77,9 +79,11 @@ struct Shard {
 
 impl Shard {
     fn new(waiter: Wakeup) -> Shard {
+        let wheel = Wheel::new();
         Shard {
+            owner: wheel.owner().get(),
             state: Mutex::new(State {
-                wheel: Wheel::new(),
+                wheel,
                 plan: Plan::Awake,
                 lead: Lead::ZERO,
             }),
@@ -102,13 +106,6 @@ impl Shard {
 pub(crate) enum Link {
     Global(&'static Inner),
     Own(Arc<Inner>),
-}
-
-impl Link {
-    /// Whether this is the process-wide driver.
-    pub(crate) fn is_global(&self) -> bool {
-        matches!(self, Link::Global(_))
-    }
 }
 
 impl std::ops::Deref for Link {
@@ -145,15 +142,24 @@ pub(crate) enum Refused {
     NoMemory,
 }
 
-/// Where a registered future's timer is, and what a re-poll needs to answer without the
-/// shard's lock: the shard's firing count when the timer was last seen pending, and the waker
-/// it holds (its data and vtable addresses: `Waker::will_wake`'s test).
+/// Which timer of its shard a registered future's is (the handle's id: the shard knows the
+/// owner part), and what a re-poll needs to answer without the shard's lock: the shard's
+/// firing count when the timer was last seen pending, and the waker it holds (its data and
+/// vtable addresses: `Waker::will_wake`'s test). The shard's number is kept by the future.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
-    shard: usize,
-    handle: Handle,
+    id: u64,
     fired: u64,
     waker: (usize, usize),
+}
+
+impl Entry {
+    /// What a future keeps while it is not registered.
+    pub(crate) const NONE: Entry = Entry {
+        id: 0,
+        fired: 0,
+        waker: (0, 0),
+    };
 }
 
 /// A waker's identity, as `Waker::will_wake` compares it.
@@ -164,20 +170,36 @@ fn identity(waker: &Waker) -> (usize, usize) {
     )
 }
 
-/// The deadline `duration` from now, as an `Instant` and in `CLOCK_MONOTONIC` nanoseconds (one
-/// clock read: an `Instant` is such a reading); `Duration::MAX`, or any duration past the
-/// `Instant`'s range, never comes (`u64::MAX`).
-pub(crate) fn monotonic_deadline_after(duration: Duration) -> (Instant, u64) {
-    let now = Instant::now();
-    let at = now
-        .checked_add(duration)
-        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
-    let ns = if at - now == duration {
-        monotonic_ns(at)
-    } else {
-        u64::MAX
-    };
-    (at, ns)
+/// A deadline both ways: as an `Instant`, kept as that `Instant`'s `CLOCK_MONOTONIC` reading
+/// (exact both ways: [`callwheel_rt::monotonic_instant`]), and on the driver's clock. On the
+/// monotonic clock the two are one number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Due {
+    /// The `Instant`, as its `CLOCK_MONOTONIC` reading.
+    pub(crate) instant: u64,
+    /// The driver's clock reading.
+    pub(crate) clock: u64,
+}
+
+impl Due {
+    /// A deadline on the monotonic clock.
+    pub(crate) fn monotonic(ns: u64) -> Due {
+        Due {
+            instant: ns,
+            clock: ns,
+        }
+    }
+
+    /// The deadline as an `Instant`.
+    pub(crate) fn as_instant(self) -> Instant {
+        callwheel_rt::monotonic_instant(self.instant)
+    }
+}
+
+/// The deadline `duration` from now on `CLOCK_MONOTONIC` (one clock read); `Duration::MAX`, or
+/// any duration past the clock's range, never comes (`u64::MAX`).
+pub(crate) fn monotonic_deadline_after(duration: Duration) -> Due {
+    Due::monotonic(monotonic_now().saturating_add(callwheel_rt::saturating_ns(duration)))
 }
 
 /// `at` in `CLOCK_MONOTONIC` nanoseconds (exact, no clock read).
@@ -207,28 +229,30 @@ impl Inner {
         self.clock.now()
     }
 
-    /// `at` in the clock's nanoseconds (exact on the monotonic clock; by distance from now on
-    /// others).
-    pub(crate) fn ns_at(&self, at: Instant) -> u64 {
-        self.clock.ns_at(at)
-    }
-
-    /// The deadline `duration` from now, as an `Instant` and in the clock's nanoseconds (one
-    /// clock read on the monotonic clock; a reading of the driver's own clock otherwise, so
-    /// that a simulated clock's deadlines are exact).
-    pub(crate) fn deadline_after(&self, duration: Duration) -> (Instant, u64) {
+    /// The deadline `duration` from now (one clock read on the monotonic clock; a reading of
+    /// the driver's own clock too otherwise, so that a simulated clock's deadlines are exact).
+    pub(crate) fn deadline_after(&self, duration: Duration) -> Due {
+        let monotonic = monotonic_deadline_after(duration);
         if self.monotonic {
-            return monotonic_deadline_after(duration);
+            return monotonic;
         }
-        let now = Instant::now();
-        let at = now
-            .checked_add(duration)
-            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
-        let ns = self
+        let clock = self
             .clock
             .now()
             .saturating_add(callwheel_rt::saturating_ns(duration));
-        (at, ns)
+        Due { clock, ..monotonic }
+    }
+
+    /// `at` both ways.
+    pub(crate) fn due_at(&self, at: Instant) -> Due {
+        let instant = monotonic_ns(at);
+        if self.monotonic {
+            return Due::monotonic(instant);
+        }
+        Due {
+            instant,
+            clock: self.clock.ns_at(at),
+        }
     }
 
     /// The driver's default tolerance for a wait until `deadline` (no clock read when it is
@@ -248,7 +272,7 @@ impl Inner {
         deadline: u64,
         tolerance: u64,
         waker: &Waker,
-    ) -> Result<Entry, Refused> {
+    ) -> Result<(usize, Entry), Refused> {
         // A driver of one shard (each executor's own) needs no thread number.
         let shard = match self.shards.len() {
             1 => 0,
@@ -271,12 +295,20 @@ impl Inner {
         if wake {
             s.waiter.wake();
         }
-        Ok(Entry {
+        let (id, _) = handle.to_parts();
+        Ok((
             shard,
-            handle,
-            fired,
-            waker: identity(waker),
-        })
+            Entry {
+                id,
+                fired,
+                waker: identity(waker),
+            },
+        ))
+    }
+
+    /// The handle of `entry`'s timer on shard `shard`.
+    fn handle(&self, shard: usize, entry: Entry) -> Handle {
+        Handle::from_parts(entry.id, self.shards[shard].owner)
     }
 
     /// Whether the registered timer is still pending; if so, `waker` replaces its waker
@@ -286,8 +318,8 @@ impl Inner {
     /// last seen pending — answers from two atomic loads, without the lock: a timer that fired
     /// since has moved the shard's count (the driver counts its firings before it wakes them),
     /// so a re-poll that misses a firing in progress is followed by that firing's wake-up.
-    pub(crate) fn still_pending(&self, entry: &mut Entry, waker: &Waker) -> bool {
-        let s = &self.shards[entry.shard];
+    pub(crate) fn still_pending(&self, shard: usize, entry: &mut Entry, waker: &Waker) -> bool {
+        let s = &self.shards[shard];
         if entry.waker == identity(waker)
             && s.fired.load(Ordering::Acquire) == entry.fired
             && !self.is_shut_down()
@@ -298,7 +330,7 @@ impl Inner {
         if self.is_shut_down() {
             return false;
         }
-        match st.wheel.value_mut(entry.handle) {
+        match st.wheel.value_mut(self.handle(shard, *entry)) {
             Some(stored) => {
                 if !stored.will_wake(waker) {
                     stored.clone_from(waker);
@@ -312,11 +344,12 @@ impl Inner {
     }
 
     /// Moves a registered timer to a new window; `false` when it had already fired.
-    pub(crate) fn reset(&self, entry: Entry, deadline: u64, tolerance: u64) -> bool {
-        let s = &self.shards[entry.shard];
+    pub(crate) fn reset(&self, shard: usize, entry: Entry, deadline: u64, tolerance: u64) -> bool {
+        let handle = self.handle(shard, entry);
+        let s = &self.shards[shard];
         let end = callwheel::window_end(deadline, tolerance);
         let mut st = s.lock();
-        if st.wheel.reset(entry.handle, deadline, tolerance).is_none() {
+        if st.wheel.reset(handle, deadline, tolerance).is_none() {
             return false;
         }
         let lead = st.lead;
@@ -330,8 +363,9 @@ impl Inner {
 
     /// Cancels a registered timer (nothing when it already fired). Its waker is dropped after
     /// the lock is released: dropping a waker is the executor's code.
-    pub(crate) fn cancel(&self, entry: Entry) {
-        let waker = self.shards[entry.shard].lock().wheel.stop(entry.handle);
+    pub(crate) fn cancel(&self, shard: usize, entry: Entry) {
+        let handle = self.handle(shard, entry);
+        let waker = self.shards[shard].lock().wheel.stop(handle);
         drop(waker);
     }
 

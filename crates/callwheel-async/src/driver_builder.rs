@@ -213,6 +213,11 @@ impl Driver {
     }
 
     /// How a future refers to this driver.
+    /// The shared state.
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+
     pub(crate) fn link(&self) -> Link {
         Link::Own(Arc::clone(&self.inner))
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use callwheel::Missed;
 
-use crate::driver::Driver;
+use crate::driver::{Driver, Due};
 use crate::sleep::{nanos, Sleep};
 
 /// Ticks at `start`, `start + period`, …: see [`interval`].
@@ -92,16 +92,20 @@ impl Interval {
         if self.sleep.poll_sleep(cx).is_pending() {
             return Poll::Pending;
         }
-        let scheduled = self.sleep.deadline();
-        let deadline = self.sleep.deadline_ns();
+        let due = self.sleep.due();
+        let scheduled = due.as_instant();
+        let deadline = due.clock;
         // Judged against the driver's clock now (the deadline itself without a driver).
         let now = self.sleep.driver_now().unwrap_or(deadline).max(deadline);
         let (next, missed) = self.missed.next(deadline, nanos(self.period), now);
         self.overruns = missed;
         match next {
             // The next tick's Instant moves by exactly as many nanoseconds as its reading.
-            Some(next) => match scheduled.checked_add(Duration::from_nanos(next - deadline)) {
-                Some(at) => self.sleep.set_deadline(at, next),
+            Some(next) => match due.instant.checked_add(next - deadline) {
+                Some(instant) => self.sleep.set_deadline(Due {
+                    instant,
+                    clock: next,
+                }),
                 None => self.finished = true,
             },
             None => self.finished = true,

@@ -20,7 +20,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::driver::{Driver, Link};
+use crate::driver::{Driver, Due, Link};
 use crate::sleep::Sleep;
 
 /// The error of a [`Timeout`] whose deadline passed before its future completed.
@@ -50,7 +50,7 @@ enum When {
     /// `CLOCK_MONOTONIC` nanoseconds whichever driver takes it.
     After { duration: Duration, called: u64 },
     /// This deadline, read from the driver's clock at the call: a driver's timeout.
-    Fixed(Instant, u64),
+    Fixed(Due),
     /// At this instant.
     At(Instant),
 }
@@ -97,8 +97,8 @@ pin_project_lite::pin_project! {
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     match crate::sleep::made_on() {
         Some(link) => {
-            let (at, ns) = link.deadline_after(duration);
-            Timeout::new(Some(link), When::Fixed(at, ns), future)
+            let due = link.deadline_after(duration);
+            Timeout::new(Some(link), When::Fixed(due), future)
         }
         None => Timeout::new(None, When::after(duration), future),
     }
@@ -116,8 +116,8 @@ impl Driver {
     /// [`ManualClock`]: callwheel_rt::ManualClock
     pub fn timeout<F: Future>(&self, duration: Duration, future: F) -> Timeout<F> {
         let link = self.link();
-        let (at, ns) = link.deadline_after(duration);
-        Timeout::new(Some(link), When::Fixed(at, ns), future)
+        let due = link.deadline_after(duration);
+        Timeout::new(Some(link), When::Fixed(due), future)
     }
 
     /// [`timeout_at`] on this driver.
@@ -148,18 +148,17 @@ fn make_sleep(driver: &Option<Link>, when: When, tolerance: Option<Duration>) ->
             let bound = call_bound(called, now_coarse);
             if let Some(bound) = bound {
                 let latest = bound.saturating_add(callwheel_rt::saturating_ns(duration));
-                let ns = sleep.deadline_ns();
-                if ns > latest {
-                    let at = sleep.deadline();
-                    let at = at
-                        .checked_sub(Duration::from_nanos(ns - latest))
-                        .unwrap_or(at);
-                    sleep.set_deadline(at, latest);
+                let due = sleep.due();
+                if due.clock > latest {
+                    sleep.set_deadline(Due {
+                        instant: due.instant.saturating_sub(due.clock - latest),
+                        clock: latest,
+                    });
                 }
             }
             (sleep, bound.is_none() && !duration.is_zero())
         }
-        When::Fixed(at, ns) => (Sleep::fixed(driver.clone(), at, ns), false),
+        When::Fixed(due) => (Sleep::fixed(driver.clone(), due), false),
         When::At(at) => (Sleep::at(driver.clone(), at), false),
     };
     match tolerance {

@@ -39,7 +39,6 @@ pub const fn saturating_ns(d: Duration) -> u64 {
 /// The `CLOCK_MONOTONIC` reading of `at`, exact (see the [module documentation](self));
 /// saturating at 0 and `u64::MAX`.
 pub(crate) fn monotonic_ns(at: Instant) -> u64 {
-    static ZERO: OnceLock<Zero> = OnceLock::new();
     match *ZERO.get_or_init(find_zero) {
         Zero::At(zero) => match at.checked_duration_since(zero) {
             Some(d) => saturating_ns(d),
@@ -49,6 +48,24 @@ pub(crate) fn monotonic_ns(at: Instant) -> u64 {
     }
 }
 
+/// The `Instant` whose `CLOCK_MONOTONIC` reading is `ns`: the exact inverse of
+/// [`monotonic_ns`] for every `Instant` it does not saturate, so that a future can keep its
+/// deadline as one `u64` and still give back the very `Instant` it was made with.
+pub fn monotonic_instant(ns: u64) -> Instant {
+    let (anchor, at) = match *ZERO.get_or_init(find_zero) {
+        Zero::At(zero) => (zero, 0),
+        Zero::Bracket { anchor, ns } => (anchor, ns),
+    };
+    let moved = if ns >= at {
+        anchor.checked_add(Duration::from_nanos(ns - at))
+    } else {
+        anchor.checked_sub(Duration::from_nanos(at - ns))
+    };
+    // Past what `Instant` can hold (not on Linux, where it holds `i64` seconds): the
+    // anchor's side of the range is the nearest that exists.
+    moved.unwrap_or(anchor)
+}
+
 /// `at` on a clock that read `ns` at `anchor`, by their distance (saturating).
 pub(crate) fn by_distance(at: Instant, anchor: Instant, ns: u64) -> u64 {
     match at.checked_duration_since(anchor) {
@@ -56,6 +73,9 @@ pub(crate) fn by_distance(at: Instant, anchor: Instant, ns: u64) -> u64 {
         None => ns.saturating_sub(saturating_ns(anchor.duration_since(at))),
     }
 }
+
+/// Where `CLOCK_MONOTONIC` reads 0, found once.
+static ZERO: OnceLock<Zero> = OnceLock::new();
 
 #[derive(Clone, Copy, Debug)]
 enum Zero {
@@ -136,6 +156,13 @@ mod tests {
                 assert_eq!(ns, s * 1_000_000_000 + n, "{shown}");
             }
         }
+        // And back, to the very `Instant`.
+        let now = Instant::now();
+        assert_eq!(monotonic_instant(monotonic_ns(now)), now);
+        let later = now + Duration::from_secs(3 * 365 * 86_400) + Duration::from_nanos(7);
+        assert_eq!(monotonic_instant(monotonic_ns(later)), later);
+        assert_eq!(monotonic_ns(monotonic_instant(u64::MAX)), u64::MAX);
+        assert_eq!(monotonic_ns(monotonic_instant(0)), 0);
         // The exact origin was found, not the bracket fallback.
         assert!(matches!(find_zero(), Zero::At(_)));
     }

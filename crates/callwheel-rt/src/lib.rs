@@ -156,7 +156,7 @@ pub use error::Error;
 /// The histogram crate of [`ShardStats::lateness`], re-exported so callers use the same
 /// version the runtime records with.
 pub use hdrhistogram;
-pub use instant::saturating_ns;
+pub use instant::{monotonic_instant, saturating_ns};
 pub use lead::{Lead, Margin, Plan, MAX_LEAD};
 pub use manual::ManualClock;
 pub use runtime::Runtime;

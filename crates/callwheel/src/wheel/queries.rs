@@ -8,6 +8,13 @@ use crate::time::Tick;
 use crate::timers::Timers;
 
 impl<T> Wheel<T> {
+    /// The identity every handle of this wheel carries ([`Handle::owner`]): with it a caller
+    /// short of space can keep only a handle's id and make the handle again with
+    /// [`Handle::from_parts`].
+    pub fn owner(&self) -> crate::handle::Owner {
+        self.storage.owner()
+    }
+
     /// How many periods the latest firing of a periodic timer missed (`None` for a stale handle
     /// or a one-shot timer).
     pub fn overruns(&self, handle: Handle) -> Option<u64> {

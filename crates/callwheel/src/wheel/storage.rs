@@ -243,6 +243,10 @@ impl<T> Storage<T> {
 
     /// The handle of slot `idx` in generation `generation`.
     #[inline(always)]
+    pub(super) fn owner(&self) -> Owner {
+        self.owner
+    }
+
     pub(super) fn handle(&self, idx: u32, generation: u32) -> Handle {
         self.owner.handle(idx, generation)
     }
