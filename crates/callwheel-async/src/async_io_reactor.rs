@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
 use async_io::Async;
-use callwheel_rt::drive_loop::{DriveLoop, Next, Waited};
+use callwheel_rt::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
 
 use crate::driver::{Inner, Link, Turning};
 use crate::reactor::{Armed, ReactorAlarm};
@@ -115,6 +115,8 @@ pub(crate) struct AsyncIoDriver {
     /// trains the wheel's lead, as a driver thread's does.
     planned: AtomicU64,
     fired_as_planned: AtomicBool,
+    /// The alarm's setting is a warm-up ([`Turn::warm_up`]): its wake-up trains nothing.
+    warming: AtomicBool,
 }
 
 impl AsyncIoDriver {
@@ -135,6 +137,7 @@ impl AsyncIoDriver {
             again: AtomicBool::new(false),
             planned: AtomicU64::new(0),
             fired_as_planned: AtomicBool::new(false),
+            warming: AtomicBool::new(false),
         });
         driver.run();
         Ok(inner)
@@ -182,20 +185,28 @@ impl AsyncIoDriver {
         };
         let planned = self.planned.swap(0, Ordering::SeqCst);
         if planned != 0 && self.fired_as_planned.swap(false, Ordering::SeqCst) {
-            drive.woke(turning, Some(planned), Waited::Planned);
+            if self.warming.load(Ordering::SeqCst) {
+                turning.count(Event::WarmedUp(Waited::Planned));
+            } else {
+                drive.woke(turning, Some(planned), Waited::Planned);
+            }
         }
         loop {
             match drive.turn(turning) {
                 Next::Exit => break,
                 Next::Again => continue,
                 Next::Sleep(until) => {
-                    if self.alarm.arm(until) == Armed::Look {
+                    // A warm-up first, before a long sleep until an exact deadline.
+                    let first = until.and_then(|t| turning.warm_up(t));
+                    let at = first.or(until);
+                    if self.alarm.arm(at) == Armed::Look {
                         continue;
                     }
                     let waker = Waker::from(Arc::clone(self));
                     match fd.poll_readable(&mut Context::from_waker(&waker)) {
                         Poll::Pending => {
-                            self.planned.store(until.unwrap_or(0), Ordering::SeqCst);
+                            self.warming.store(first.is_some(), Ordering::SeqCst);
+                            self.planned.store(at.unwrap_or(0), Ordering::SeqCst);
                             return true;
                         }
                         Poll::Ready(Ok(())) => {

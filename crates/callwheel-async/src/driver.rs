@@ -73,6 +73,8 @@ struct Shard {
     waiter: Wakeup,
     /// Sleeps that ended at their planned instant (not early for a registration).
     wakeups: AtomicU64,
+    /// Warm-up sleeps that ended at their instant.
+    warm_ups: AtomicU64,
     /// Futures woken because their deadline passed.
     fired: AtomicU64,
 }
@@ -89,6 +91,7 @@ impl Shard {
             }),
             waiter,
             wakeups: AtomicU64::new(0),
+            warm_ups: AtomicU64::new(0),
             fired: AtomicU64::new(0),
         }
     }
@@ -391,8 +394,15 @@ impl Inner {
     /// expiries per hold of the lock), wakes it with the lock released, and says what the
     /// thread does next. The plan it leaves in the shard is what a registration reads to
     /// decide whether the thread must be woken early. `late` is how long after a planned
-    /// wake-up's instant the turn it served had woken its futures: it trains the lead.
-    pub(crate) fn turn(&self, i: usize, due: &mut Vec<Waker>, late: Option<u64>) -> Next {
+    /// wake-up's instant the turn it served had woken its futures: it trains the lead. With a
+    /// planned sleep comes, for a long one until an exact deadline, the instant of its
+    /// warm-up ([`Lead::warm_up`](callwheel_rt::Lead::warm_up)), which the plan then is.
+    pub(crate) fn turn(
+        &self,
+        i: usize,
+        due: &mut Vec<Waker>,
+        late: Option<u64>,
+    ) -> (Next, Option<u64>) {
         let shard = &self.shards[i];
         let next = {
             let mut st = shard.lock();
@@ -404,7 +414,7 @@ impl Inner {
                 }
                 drop(st);
                 wake_all(due);
-                return Next::Exit;
+                return (Next::Exit, None);
             }
             let now = self.clock.now();
             if let (Some(late), false) = (late, self.clock.simulated()) {
@@ -415,11 +425,15 @@ impl Inner {
                 .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
             if progress.complete && due.is_empty() {
                 let next = st.lead.aim(&st.wheel, now);
-                st.plan = Plan::Asleep(next);
-                Next::Sleep(next)
+                // A simulated clock's jumps wake no CPU: nothing to warm up.
+                let warm = next
+                    .filter(|_| !self.clock.simulated())
+                    .and_then(|aim| Lead::warm_up(&st.wheel, aim, now));
+                st.plan = Plan::Asleep(warm.or(next));
+                (Next::Sleep(next), warm)
             } else {
                 st.plan = Plan::Awake;
-                Next::Again
+                (Next::Again, None)
             }
         };
         // Counted before the wake-ups: a re-poll that reads the old count is woken after.
@@ -523,6 +537,8 @@ pub(crate) struct Turning {
     inner: Arc<Inner>,
     shard: usize,
     due: Vec<Waker>,
+    /// The warm-up the last turn planned, for the loop to take.
+    warm: Option<u64>,
 }
 
 impl Turning {
@@ -531,13 +547,20 @@ impl Turning {
             inner,
             shard,
             due: Vec::with_capacity(BUDGET as usize),
+            warm: None,
         }
     }
 }
 
 impl Turn for Turning {
     fn turn(&mut self, late: Option<u64>) -> Next {
-        self.inner.turn(self.shard, &mut self.due, late)
+        let (next, warm) = self.inner.turn(self.shard, &mut self.due, late);
+        self.warm = warm;
+        next
+    }
+
+    fn warm_up(&mut self, until: u64) -> Option<u64> {
+        self.warm.take().filter(|&w| w < until)
     }
 
     fn clock(&self) -> &dyn Clock {
@@ -549,11 +572,12 @@ impl Turn for Turning {
     }
 
     fn count(&mut self, event: Event) {
-        if event == Event::Waited(Waited::Planned) {
-            self.inner.shards[self.shard]
-                .wakeups
-                .fetch_add(1, Ordering::Relaxed);
-        }
+        let shard = &self.inner.shards[self.shard];
+        match event {
+            Event::Waited(Waited::Planned) => shard.wakeups.fetch_add(1, Ordering::Relaxed),
+            Event::WarmedUp(Waited::Planned) => shard.warm_ups.fetch_add(1, Ordering::Relaxed),
+            _ => 0,
+        };
     }
 }
 

@@ -51,6 +51,9 @@ pub struct DriverStats {
     /// registration ended early (its future's window ended before the plan). Counted, though
     /// it may fire nothing: a sleep planned at a bound made stale by cancellations.
     pub wakeups: u64,
+    /// Warm-up wake-ups: the first of two before a long sleep's exact deadline
+    /// ([`Lead::warm_up`](callwheel_rt::Lead::warm_up)), not counted in `wakeups`.
+    pub warm_ups: u64,
     /// Futures woken because their deadline passed.
     pub fired: u64,
 }
@@ -208,6 +211,7 @@ impl Driver {
             .iter()
             .fold(DriverStats::default(), |t, s| DriverStats {
                 wakeups: t.wakeups + s.wakeups.load(Ordering::Relaxed),
+                warm_ups: t.warm_ups + s.warm_ups.load(Ordering::Relaxed),
                 fired: t.fired + s.fired.load(Ordering::Relaxed),
             })
     }

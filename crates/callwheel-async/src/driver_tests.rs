@@ -29,7 +29,7 @@ fn a_simulated_clock_never_trains_the_lead() {
         let inner = Inner::new(clock, false, 1, Tolerance::EXACT).unwrap();
         assert_eq!(
             inner.turn(0, &mut Vec::new(), Some(500_000)),
-            Next::Sleep(None)
+            (Next::Sleep(None), None)
         );
         assert_eq!(inner.shards[0].lock().lead.ns(), expected);
     }
@@ -54,4 +54,32 @@ fn a_registration_wakes_the_thread_only_when_its_own_aim_comes_first() {
     assert_eq!(st.plan, Plan::Asleep(Some(1_170)));
     st.plan = Plan::Asleep(None);
     assert!(st.plan.wake_for(st.lead, u64::MAX, u64::MAX));
+}
+
+// On the real clock, through a driver thread: a long exact sleep wakes the thread twice (the
+// warm-up, then the deadline, unless a late warm-up already reached it), a tolerant one whose
+// window the lead serves once, and a simulated clock never warms up.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn only_a_long_exact_sleep_on_a_real_clock_is_warmed_up() {
+    let long = Duration::from_millis(50);
+    let exact = Driver::builder().shards(1).build().unwrap();
+    let start = std::time::Instant::now();
+    futures::executor::block_on(exact.sleep(long));
+    assert!(start.elapsed() >= long);
+    let s = exact.stats();
+    assert_eq!(s.warm_ups, 1, "{s:?}");
+    assert!(s.wakeups <= 1, "{s:?}");
+
+    let tolerant = Driver::builder().shards(1).build().unwrap();
+    futures::executor::block_on(tolerant.sleep(long).tolerance(Duration::from_millis(10)));
+    let s = tolerant.stats();
+    assert_eq!((s.warm_ups, s.wakeups), (0, 1), "{s:?}");
+
+    let inner = Inner::new(Arc::new(ManualClock::new(0)), false, 1, Tolerance::EXACT).unwrap();
+    inner.register(50_000_000, 0, Waker::noop()).unwrap();
+    assert_eq!(
+        inner.turn(0, &mut Vec::new(), None),
+        (Next::Sleep(Some(50_000_000)), None)
+    );
 }

@@ -115,10 +115,14 @@ fn poll(sleep: &mut Sleep, waker: &Waker) -> Poll<()> {
     sleep.poll_sleep(&mut Context::from_waker(waker))
 }
 
-/// The shard thread's look at its wheel, on another thread.
+/// The shard thread's look at its wheel, on another thread: what it does next, a sleep until
+/// the first instant it wakes (its warm-up's, if it plans one).
 fn turn_on_thread(inner: &Arc<Inner>) -> loom::thread::JoinHandle<Next> {
     let inner = Arc::clone(inner);
-    loom::thread::spawn(move || inner.turn(0, &mut Vec::new(), None))
+    loom::thread::spawn(move || match inner.turn(0, &mut Vec::new(), None) {
+        (Next::Sleep(_), Some(warm)) => Next::Sleep(Some(warm)),
+        (next, _) => next,
+    })
 }
 
 /// A sleep at 10 registered with task `a`'s waker, the clock (`now`) at 10, and a driver turn firing
@@ -315,7 +319,7 @@ fn loom_registration_races_a_driver_aiming_early() {
         // A delivery 27 late trains a lead of 30 (27 and an eighth); the thread now plans 170.
         assert_eq!(
             inner.turn(0, &mut Vec::new(), Some(27)),
-            Next::Sleep(Some(170))
+            (Next::Sleep(Some(170)), None)
         );
         let before = wakes.load(Ordering::SeqCst);
         let near = sleep_on(&inner, 150).tolerance(Duration::from_nanos(30));
@@ -334,7 +338,7 @@ fn loom_registration_races_shutdown() {
         let d = Arc::clone(&inner);
         let t = loom::thread::spawn(move || {
             d.shut_down();
-            d.turn(0, &mut Vec::new(), None)
+            d.turn(0, &mut Vec::new(), None).0
         });
         let first = poll(&mut sleep, &wa);
         assert_eq!(t.join().unwrap(), Next::Exit);

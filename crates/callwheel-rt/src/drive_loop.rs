@@ -11,6 +11,11 @@
 //!   where a task awaits an executor's reactor or a test clock ([`Wait`]), and
 //!   [`DriveLoop::turn`] with [`DriveLoop::woke`] where the reactor calls the driver back
 //!   itself (a waker, with no task).
+//!
+//! Before a long sleep until an exact deadline a driver may ask for a warm-up
+//! ([`Turn::warm_up`], [`Lead::warm_up`](crate::Lead::warm_up)): the loop then waits until that
+//! earlier instant first and turns again, and that wait trains nothing (its delay is the deep
+//! idle's, which the warm-up exists to take off the deadline).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -77,6 +82,8 @@ pub enum Event {
         /// How long the spin ran.
         spent: Duration,
     },
+    /// A warm-up's wait ended ([`Turn::warm_up`]): not a planned wake-up.
+    WarmedUp(Waited),
 }
 
 /// A driver's wheel as its loop sees it: what differs between drivers in what a firing does.
@@ -95,6 +102,13 @@ pub trait Turn {
 
     /// Counts what the loop did (nothing by default).
     fn count(&mut self, _event: Event) {}
+
+    /// Where to wake first before the sleep until `until` the last turn planned: a warm-up
+    /// before a long sleep's exact deadline ([`Lead::warm_up`](crate::Lead::warm_up)), after
+    /// which the loop turns again. `None` (the default): sleep through.
+    fn warm_up(&mut self, _until: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// How a task waits between turns: an executor's reactor, or a test clock's timer.
@@ -190,6 +204,18 @@ impl DriveLoop {
                 Next::Again => continue,
                 Next::Sleep(until) => until,
             };
+            // A spin keeps the path warm itself; without one, a long exact sleep may warm up.
+            let first = until
+                .filter(|_| spin_ns == 0)
+                .and_then(|t| driver.warm_up(t));
+            if let Some(first) = first {
+                let how = Waited::from(waiter.wait(Some(first)));
+                driver.count(Event::WarmedUp(how));
+                if how == Waited::Failed {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                continue;
+            }
             if let Some(t) = until.filter(|_| spin_ns > 0) {
                 if driver.clock().now().saturating_add(spin_ns) < t {
                     // Asleep until the spin begins.
@@ -258,6 +284,14 @@ impl DriveLoop {
                 Next::Exit => return,
                 Next::Again => wait.yield_now().await,
                 Next::Sleep(until) => {
+                    if let Some(first) = until.and_then(|t| driver.warm_up(t)) {
+                        let how = wait.wait(Some(first)).await;
+                        if how == Waited::Gone {
+                            return;
+                        }
+                        driver.count(Event::WarmedUp(how));
+                        continue;
+                    }
                     let how = wait.wait(until).await;
                     if how == Waited::Gone {
                         return;

@@ -17,6 +17,8 @@ struct Scripted {
     turns: VecDeque<(u64, Next)>,
     lates: Vec<Option<u64>>,
     events: Vec<Event>,
+    /// A warm-up this long before any sleep at least 1,000 away, if any.
+    warm: Option<u64>,
 }
 
 impl Scripted {
@@ -26,6 +28,7 @@ impl Scripted {
             turns: turns.iter().copied().collect(),
             lates: Vec::new(),
             events: Vec::new(),
+            warm: None,
         }
     }
 }
@@ -49,20 +52,26 @@ impl Turn for Scripted {
     fn count(&mut self, event: Event) {
         self.events.push(event);
     }
+
+    fn warm_up(&mut self, until: u64) -> Option<u64> {
+        let warm = self.warm?;
+        (until.saturating_sub(self.clock.now()) >= 1_000).then(|| until - warm)
+    }
 }
 
-/// A waiter whose waits end as a script says.
+/// A waiter whose waits end as a script says, and which records what each was until.
 #[derive(Debug)]
-struct ScriptedWaiter(Mutex<VecDeque<io::Result<Wake>>>);
+struct ScriptedWaiter(Mutex<VecDeque<io::Result<Wake>>>, Mutex<Vec<Option<u64>>>);
 
 impl ScriptedWaiter {
     fn new(waits: Vec<io::Result<Wake>>) -> ScriptedWaiter {
-        ScriptedWaiter(Mutex::new(waits.into()))
+        ScriptedWaiter(Mutex::new(waits.into()), Mutex::new(Vec::new()))
     }
 }
 
 impl Waiter for ScriptedWaiter {
-    fn wait(&self, _: Option<u64>) -> io::Result<Wake> {
+    fn wait(&self, until: Option<u64>) -> io::Result<Wake> {
+        self.1.lock().unwrap().push(until);
         self.0
             .lock()
             .unwrap()
@@ -145,15 +154,71 @@ fn a_thread_turns_until_the_driver_exits_and_counts_every_wait() {
     );
 }
 
-/// A wait that answers from a script.
+/// A wait that answers from a script, and records what each wait was until.
+#[derive(Default)]
 struct ScriptedWait {
     waits: VecDeque<Waited>,
+    asked: Vec<Option<u64>>,
 }
 
 impl Wait for ScriptedWait {
-    async fn wait(&mut self, _: Option<u64>) -> Waited {
+    async fn wait(&mut self, until: Option<u64>) -> Waited {
+        self.asked.push(until);
         self.waits.pop_front().unwrap_or(Waited::Gone)
     }
+}
+
+/// The script both warm-up tests run: a sleep until 10,000 planned from 0 (long: warmed up at
+/// 9,800), the turn after the warm-up at 9,850 planning the same deadline (now short), that
+/// wake-up served by 10,030, and one more short sleep served by 10,600.
+fn warmed_up() -> Scripted {
+    let mut d = Scripted::new(&[
+        (0, Next::Sleep(Some(10_000))),
+        (9_850, Next::Sleep(Some(10_000))),
+        (10_030, Next::Sleep(Some(10_500))),
+        (10_600, Next::Sleep(None)),
+    ]);
+    d.warm = Some(200);
+    d
+}
+
+/// What both warm-up tests expect: the warm-up's wait trains nothing (the turn after the
+/// deadline's wake-up learns 30, the deadline's lateness, and nothing learns the warm-up's
+/// 50) and is counted as a warm-up, not a planned wake-up.
+fn assert_warmed_up(d: &Scripted, asked: &[Option<u64>]) {
+    assert_eq!(&asked[..3], [Some(9_800), Some(10_000), Some(10_500)]);
+    assert_eq!(&d.lates[..4], [None, None, None, Some(30)]);
+    assert_eq!(
+        &d.events[..3],
+        [
+            Event::WarmedUp(Waited::Planned),
+            Event::Waited(Waited::Planned),
+            Event::Waited(Waited::Planned),
+        ]
+    );
+}
+
+#[test]
+fn a_task_warms_up_before_a_long_sleep_and_learns_nothing_from_it() {
+    let mut d = warmed_up();
+    let mut wait = ScriptedWait {
+        waits: [Waited::Planned; 3].into(),
+        ..ScriptedWait::default()
+    };
+    block_on(DriveLoop::new().on_task(&mut d, &mut wait));
+    assert_warmed_up(&d, &wait.asked);
+}
+
+#[test]
+fn a_thread_warms_up_before_a_long_sleep_unless_it_spins() {
+    let mut d = warmed_up();
+    let waiter = ScriptedWaiter::new(vec![
+        Ok(Wake::Deadline),
+        Ok(Wake::Deadline),
+        Ok(Wake::Deadline),
+    ]);
+    DriveLoop::new().on_thread(&mut d, &waiter, Duration::ZERO);
+    assert_warmed_up(&d, &waiter.1.lock().unwrap());
 }
 
 /// Polls `fut` to completion on this thread (every pending poll has already woken itself).
@@ -177,6 +242,7 @@ fn a_task_yields_between_turns_that_fire_and_ends_when_nothing_can_wake_it() {
     ]);
     let mut wait = ScriptedWait {
         waits: [Waited::Planned, Waited::Early].into(),
+        ..ScriptedWait::default()
     };
     block_on(DriveLoop::new().on_task(&mut d, &mut wait));
     // Four turns; the third learns that the wake-up planned for 50 was served by 60; after the

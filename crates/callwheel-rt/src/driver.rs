@@ -351,6 +351,8 @@ impl Turn for ShardDriver {
             }
             Event::Waited(Waited::Failed) => Counters::bump(&c.wait_errors),
             Event::Waited(Waited::Gone) => {}
+            // The runtime's drivers ask for no warm-up.
+            Event::WarmedUp(_) => {}
             Event::Waited(how) => {
                 Counters::bump(&c.wakeups);
                 match how {

@@ -157,7 +157,7 @@ pub use error::Error;
 /// version the runtime records with.
 pub use hdrhistogram;
 pub use instant::{monotonic_instant, saturating_ns};
-pub use lead::{Lead, Margin, Plan, MAX_LEAD};
+pub use lead::{Lead, Margin, Plan, MAX_LEAD, WARM_UP, WARM_UP_AFTER};
 pub use manual::ManualClock;
 pub use runtime::Runtime;
 pub use set::{
