@@ -63,6 +63,48 @@ impl When {
     }
 }
 
+/// A timeout's sleep: what to make it from until the first poll that needs it makes it (one
+/// or the other, so that a `Timeout` holds no more than its future and a [`Sleep`] and a tag).
+#[derive(Debug)]
+enum LazySleep {
+    /// Not made yet: when its deadline is, on which driver, with what tolerance.
+    Unmade {
+        when: When,
+        driver: Option<Link>,
+        tolerance: Option<Duration>,
+    },
+    /// Made.
+    Made(Sleep),
+}
+
+impl LazySleep {
+    /// The sleep, made now if it was not, and whether it was made just now for a positive
+    /// duration read from the clock at once (its first poll need not read the clock again).
+    fn made(&mut self) -> (&mut Sleep, bool) {
+        let fresh = match self {
+            LazySleep::Made(_) => false,
+            LazySleep::Unmade {
+                when,
+                driver,
+                tolerance,
+            } => {
+                let (sleep, fresh) = make_sleep(driver, *when, *tolerance);
+                *self = LazySleep::Made(sleep);
+                fresh
+            }
+        };
+        match self {
+            LazySleep::Made(sleep) => (sleep, fresh),
+            // Made just above.
+            LazySleep::Unmade { .. } => unreachable!("the sleep was just made"),
+        }
+    }
+}
+
+// A timeout around a future of no size is its sleep, the tag, and nothing more (tokio's is
+// 120 bytes); a field added here must find its room.
+const _: () = assert!(std::mem::size_of::<Timeout<std::future::Ready<()>>>() <= 80);
+
 pin_project_lite::pin_project! {
     /// A future that completes with its inner future's output, or with [`Elapsed`] once its
     /// deadline passes first: see [`timeout`].
@@ -71,10 +113,7 @@ pin_project_lite::pin_project! {
     pub struct Timeout<F> {
         #[pin]
         future: F,
-        when: When,
-        driver: Option<Link>,
-        tolerance: Option<Duration>,
-        sleep: Option<Sleep>,
+        sleep: LazySleep,
     }
 }
 
@@ -171,10 +210,11 @@ impl<F> Timeout<F> {
     fn new(driver: Option<Link>, when: When, future: F) -> Timeout<F> {
         Timeout {
             future,
-            when,
-            driver,
-            tolerance: None,
-            sleep: None,
+            sleep: LazySleep::Unmade {
+                when,
+                driver,
+                tolerance: None,
+            },
         }
     }
 
@@ -196,17 +236,24 @@ impl<F> Timeout<F> {
     /// The deadline's sleep, to read or reset (made now if the timeout has not yet needed
     /// it; its deadline still counts from the call that made the timeout).
     pub fn sleep(&mut self) -> &mut Sleep {
-        let (driver, when, tolerance) = (&self.driver, self.when, self.tolerance);
-        self.sleep
-            .get_or_insert_with(|| make_sleep(driver, when, tolerance).0)
+        self.sleep.made().0
     }
 
     /// This timeout may fire up to `tolerance` after its deadline (see
     /// [`Sleep::tolerance`]).
-    pub fn tolerance(mut self, tolerance: Duration) -> Timeout<F> {
-        self.tolerance = Some(tolerance);
-        self.sleep = self.sleep.map(|s| s.tolerance(tolerance));
-        self
+    pub fn tolerance(self, tolerance: Duration) -> Timeout<F> {
+        let sleep = match self.sleep {
+            LazySleep::Unmade { when, driver, .. } => LazySleep::Unmade {
+                when,
+                driver,
+                tolerance: Some(tolerance),
+            },
+            LazySleep::Made(sleep) => LazySleep::Made(sleep.tolerance(tolerance)),
+        };
+        Timeout {
+            future: self.future,
+            sleep,
+        }
     }
 }
 
@@ -218,18 +265,9 @@ impl<F: Future> Future for Timeout<F> {
         if let Poll::Ready(v) = this.future.poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        let (driver, when, tolerance) = (&*this.driver, *this.when, *this.tolerance);
-        let polled = match this.sleep {
-            Some(sleep) => sleep.poll_sleep(cx),
-            None => {
-                let (sleep, fresh) = make_sleep(driver, when, tolerance);
-                let sleep = this.sleep.insert(sleep);
-                if fresh {
-                    sleep.poll_fresh(cx)
-                } else {
-                    sleep.poll_sleep(cx)
-                }
-            }
+        let polled = match this.sleep.made() {
+            (sleep, true) => sleep.poll_fresh(cx),
+            (sleep, false) => sleep.poll_sleep(cx),
         };
         match polled {
             Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),

@@ -60,6 +60,38 @@ fn sleeps_complete_at_their_deadline_in_deadline_order() {
     assert!(poll_once(&mut sleeps[0], noop).is_ready());
 }
 
+// A timeout's tolerance reaches its sleep whether it is set before the sleep is made or after:
+// at its deadline an exact timeout has elapsed, and one whose window is [10, 15] ms not yet
+// (the wheel fires it at a slot boundary inside the window, after 10 ms), nor after it.
+#[test]
+fn a_timeouts_tolerance_reaches_its_sleep_made_or_not() {
+    let (driver, clock) = Driver::manual().unwrap();
+    let noop = Waker::noop();
+    let deadline = Duration::from_nanos(10 * MS);
+    let window = Duration::from_nanos(5 * MS);
+    let mut exact = Box::pin(driver.timeout(deadline, std::future::pending::<()>()));
+    let mut before = Box::pin(
+        driver
+            .timeout(deadline, std::future::pending::<()>())
+            .tolerance(window),
+    );
+    let mut after = driver.timeout(deadline, std::future::pending::<()>());
+    // Made (not polled) before the tolerance is set.
+    assert!(!after.sleep().is_elapsed());
+    let mut after = Box::pin(after.tolerance(window));
+    for t in [&mut exact, &mut before, &mut after] {
+        assert!(t.as_mut().poll(&mut Context::from_waker(noop)).is_pending());
+    }
+    advance(&clock, 10 * MS);
+    let mut cx = Context::from_waker(noop);
+    assert!(exact.as_mut().poll(&mut cx).is_ready());
+    assert!(before.as_mut().poll(&mut cx).is_pending());
+    assert!(after.as_mut().poll(&mut cx).is_pending());
+    advance(&clock, 5 * MS);
+    assert!(before.as_mut().poll(&mut cx).is_ready());
+    assert!(after.as_mut().poll(&mut cx).is_ready());
+}
+
 /// A waker that records the clock's reading when it is woken.
 struct Stamp {
     clock: ManualClock,
