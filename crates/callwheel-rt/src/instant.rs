@@ -48,9 +48,10 @@ pub(crate) fn monotonic_ns(at: Instant) -> u64 {
     }
 }
 
-/// The `Instant` whose `CLOCK_MONOTONIC` reading is `ns`: the exact inverse of
-/// [`monotonic_ns`] for every `Instant` it does not saturate, so that a future can keep its
-/// deadline as one `u64` and still give back the very `Instant` it was made with.
+/// The `Instant` whose `CLOCK_MONOTONIC` reading is `ns`: the exact inverse of the monotonic
+/// [`SystemClock`](crate::SystemClock)'s `ns_at` for every `Instant` it does not saturate (one
+/// from before the clock's origin reads 0), so that a future can keep its deadline as one
+/// `u64` and still give back the very `Instant` it was made with.
 pub fn monotonic_instant(ns: u64) -> Instant {
     let (anchor, at) = match *ZERO.get_or_init(find_zero) {
         Zero::At(zero) => (zero, 0),
