@@ -51,8 +51,9 @@ pub struct DriverStats {
     /// registration ended early (its future's window ended before the plan). Counted, though
     /// it may fire nothing: a sleep planned at a bound made stale by cancellations.
     pub wakeups: u64,
-    /// Warm-up wake-ups: the first of two before a long sleep's exact deadline
-    /// ([`Lead::warm_up`](callwheel_rt::Lead::warm_up)), not counted in `wakeups`.
+    /// Warm-up wake-ups: the first of two before a long sleep whose aim is an exact deadline
+    /// (an exact timer's, or a tolerant one's whose window is narrower than the lead:
+    /// [`Lead::warm_up`](callwheel_rt::Lead::warm_up)), not counted in `wakeups`.
     pub warm_ups: u64,
     /// Futures woken because their deadline passed.
     pub fired: u64,
@@ -216,12 +217,12 @@ impl Driver {
             })
     }
 
-    /// How a future refers to this driver.
     /// The shared state.
     pub(crate) fn inner(&self) -> &Inner {
         &self.inner
     }
 
+    /// How a future refers to this driver.
     pub(crate) fn link(&self) -> Link {
         Link::Own(Arc::clone(&self.inner))
     }

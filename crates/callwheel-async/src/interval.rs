@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use callwheel::Missed;
 
-use crate::driver::{Driver, Due};
+use crate::driver::Driver;
+use crate::due::Due;
 use crate::sleep::{nanos, Sleep};
 
 /// Ticks at `start`, `start + period`, …: see [`interval`].

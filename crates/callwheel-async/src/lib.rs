@@ -67,6 +67,7 @@
 mod async_io_reactor;
 mod delay_queue;
 mod driver;
+mod due;
 mod interval;
 #[cfg(all(test, callwheel_loom))]
 mod loom_tests;

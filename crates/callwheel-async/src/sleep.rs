@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::driver::{
-    monotonic_deadline_after, monotonic_now, Driver, Due, Entry, Inner, Link, Refused,
-};
+use crate::driver::{Driver, Entry, Inner, Link, Refused};
+use crate::due::{monotonic_deadline_after, monotonic_now, monotonic_ns, Due};
 
 pub(crate) use callwheel_rt::saturating_ns as nanos;
 
@@ -90,7 +89,8 @@ impl Word {
         self.0 = (self.0 & !(3 << Word::STATE_SHIFT)) | (bits << Word::STATE_SHIFT);
     }
 
-    /// Armed on shard `shard` (below [`MAX_SHARDS`](crate::MAX_SHARDS), which fits 8 bits).
+    /// Armed on shard `shard` (below [`MAX_SHARDS`](crate::MAX_SHARDS), which fits the 8 bits:
+    /// asserted below).
     fn set_armed(&mut self, shard: usize) {
         self.0 =
             (self.0 & !(0xff << Word::SHARD_SHIFT)) | ((shard as u64 & 0xff) << Word::SHARD_SHIFT);
@@ -146,6 +146,9 @@ pub struct Sleep {
     /// [`Driver`] of the caller's, it stays there.
     word: Word,
 }
+
+// A shard's number fits the word's 8 bits.
+const _: () = assert!(crate::MAX_SHARDS <= 256);
 
 // The size the task cells above are chosen by; a field added here must find its room.
 const _: () = assert!(std::mem::size_of::<Sleep>() == 64);
@@ -217,7 +220,7 @@ impl Sleep {
     pub(crate) fn at(driver: Option<Link>, deadline: Instant) -> Sleep {
         let due = match &driver {
             Some(d) => d.due_at(deadline),
-            None => Due::monotonic(crate::driver::monotonic_ns(deadline)),
+            None => Due::monotonic(monotonic_ns(deadline)),
         };
         Sleep::fixed(driver, due)
     }
@@ -267,7 +270,7 @@ impl Sleep {
     fn due_at(&self, at: Instant) -> Due {
         match self.bound() {
             Some(d) => d.due_at(at),
-            None => Due::monotonic(crate::driver::monotonic_ns(at)),
+            None => Due::monotonic(monotonic_ns(at)),
         }
     }
 
@@ -281,8 +284,9 @@ impl Sleep {
         self
     }
 
-    /// The deadline: the `Instant` it was made with (or `now + duration`); one from before
-    /// `CLOCK_MONOTONIC`'s origin, which has passed in any case, reads as that origin.
+    /// The deadline: the `Instant` it was made with (or `now + duration`). It is kept as a
+    /// `CLOCK_MONOTONIC` reading: one from before that clock's origin (which has passed in any
+    /// case) reads as the origin, one more than 2^64 ns (584 years) after it as that bound.
     pub fn deadline(&self) -> Instant {
         self.due.as_instant()
     }

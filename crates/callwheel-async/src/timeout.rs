@@ -20,7 +20,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::driver::{Driver, Due, Link};
+use crate::driver::{Driver, Link};
+use crate::due::Due;
 use crate::sleep::Sleep;
 
 /// The error of a [`Timeout`] whose deadline passed before its future completed.

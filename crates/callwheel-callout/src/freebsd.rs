@@ -193,6 +193,20 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
         self.rearm(idx, deadline, tolerance, direct, call)
     }
 
+    /// A new persistent record armed for `when` with `call` (a callout moved here from another
+    /// CPU); nothing is left behind on error.
+    pub(crate) fn arm_fresh(&mut self, when: When, call: C) -> Result<Handle, Error> {
+        let local = self.callout_init()?;
+        let idx = self.resolve(local, Kind::Persistent)?;
+        match self.arm_at(idx, when, call) {
+            Ok(_) => Ok(local),
+            Err(e) => {
+                let _ = self.callout_free(local);
+                Err(e)
+            }
+        }
+    }
+
     /// `callout_stop`: cancels the callout if it is pending and clears its active flag.
     /// Returns `Ok(true)` if it was pending. A running handler is not waited for (see
     /// [`Callouts::callout_drain`]).

@@ -204,11 +204,10 @@ impl DriveLoop {
                 Next::Again => continue,
                 Next::Sleep(until) => until,
             };
-            // A spin keeps the path warm itself; without one, a long exact sleep may warm up.
-            let first = until
-                .filter(|_| spin_ns == 0)
-                .and_then(|t| driver.warm_up(t));
-            if let Some(first) = first {
+            // A long exact sleep may warm up first: the driver's plan is that instant, so a
+            // registration whose aim comes after it does not wake the thread (a spin, if any,
+            // follows as for any other sleep).
+            if let Some(first) = until.and_then(|t| driver.warm_up(t)) {
                 let how = Waited::from(waiter.wait(Some(first)));
                 driver.count(Event::WarmedUp(how));
                 if how == Waited::Failed {

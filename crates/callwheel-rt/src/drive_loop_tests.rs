@@ -210,7 +210,7 @@ fn a_task_warms_up_before_a_long_sleep_and_learns_nothing_from_it() {
 }
 
 #[test]
-fn a_thread_warms_up_before_a_long_sleep_unless_it_spins() {
+fn a_thread_warms_up_before_a_long_sleep() {
     let mut d = warmed_up();
     let waiter = ScriptedWaiter::new(vec![
         Ok(Wake::Deadline),

@@ -34,8 +34,10 @@
 //! is at least [`WARM_UP_AFTER`] long wakes first [`WARM_UP`] before it ([`Lead::warm_up`]),
 //! turns (nothing is due), and sleeps the rest, short enough to be woken from a shallow state
 //! with its path warm: the same 10 ms sleeps then overshot by 33–43 µs, against the raw
-//! sleep's 103–112. One more wake-up per such sleep is the price; tolerant timers, whose
-//! windows the lead serves, keep a single wake-up (fewer wake-ups is what they asked for).
+//! sleep's 103–112. One more wake-up per such sleep is the price. A tolerant timer whose window
+//! is wider than the lead (the lead serves it) keeps a single wake-up, fewer wake-ups being
+//! what it asked for; one narrower than the lead aims at its firing instant, as an exact timer
+//! does, and is warmed up the same way.
 
 use callwheel::{Timers, Wheel};
 
@@ -145,7 +147,7 @@ impl Lead {
     /// for any other sleep. Why: after a long idle a CPU wakes slowly (on this project's VM
     /// about 110 µs after 10 ms against 25 µs after 100 µs) and the path that fires the timer
     /// is cold; a first wake-up shortly before the deadline leaves only a shallow idle before
-    /// it. Tolerant timers keep one wake-up: their windows are what the lead serves.
+    /// it. A tolerant timer whose window is wider than the lead keeps one wake-up.
     pub fn warm_up<T>(wheel: &Wheel<T>, aim: u64, now: u64) -> Option<u64> {
         let exact = wheel.next_expiry() == Some(aim);
         (exact && aim.saturating_sub(now) >= WARM_UP_AFTER).then(|| aim - WARM_UP)

@@ -435,7 +435,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
             if to == home {
                 return t.arm_at(idx, when, call);
             }
-            let fresh = self.cpus[to].with(|new| arm_fresh(new, when, call))?;
+            let fresh = self.cpus[to].with(|new| new.arm_fresh(when, call))?;
             let moved = t
                 .callout_stop(local)
                 .and_then(|was| t.callout_free(local).map(|()| was));
@@ -470,7 +470,7 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
             let entry = directory.entries.get_mut(m.entry);
             let entry = entry.filter(|e| **e == (home, local));
             if let (Some(entry), true) = (entry, m.cpu != home) {
-                if let Ok(fresh) = self.cpus[m.cpu].with(|new| arm_fresh(new, m.when, m.call)) {
+                if let Ok(fresh) = self.cpus[m.cpu].with(|new| new.arm_fresh(m.when, m.call)) {
                     if t.callout_free(local).is_ok() {
                         *entry = (m.cpu, fresh);
                         return;
@@ -581,23 +581,5 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
         self.on_callout(handle, |cpu, table, local| {
             table.with(|t| t.callout_pending(local)).map(|_| cpu)
         })
-    }
-}
-
-/// A new persistent record of `table`, armed for `when` with `call`; nothing is left behind
-/// on error.
-fn arm_fresh<S: Backing, C: Copy + Eq + Hash>(
-    table: &mut Callouts<S, C>,
-    when: When,
-    call: C,
-) -> Result<Handle, Error> {
-    let local = table.callout_init()?;
-    let idx = table.resolve(local, Kind::Persistent)?;
-    match table.arm_at(idx, when, call) {
-        Ok(_) => Ok(local),
-        Err(e) => {
-            let _ = table.callout_free(local);
-            Err(e)
-        }
     }
 }

@@ -241,12 +241,13 @@ impl<T> Storage<T> {
         Some(index)
     }
 
-    /// The handle of slot `idx` in generation `generation`.
-    #[inline(always)]
+    /// The identity every handle of this storage carries.
     pub(super) fn owner(&self) -> Owner {
         self.owner
     }
 
+    /// The handle of slot `idx` in generation `generation`.
+    #[inline(always)]
     pub(super) fn handle(&self, idx: u32, generation: u32) -> Handle {
         self.owner.handle(idx, generation)
     }
