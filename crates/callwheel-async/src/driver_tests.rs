@@ -69,8 +69,8 @@ fn only_a_long_exact_sleep_on_a_real_clock_is_warmed_up() {
     assert!(start.elapsed() >= long);
     let s = exact.stats();
     assert_eq!(s.warm_ups, 1, "{s:?}");
-    // The deadline's own wake-up follows unless the warm-up came more than 200 µs late and
-    // fired the sleep itself (a loaded machine); the loop's tests check the second wait.
+    // The deadline's own wake-up follows unless the warm-up came after the deadline and fired
+    // the sleep itself (usual after a long idle); the loop's tests check the second wait.
     assert!(s.wakeups <= 1 && s.fired == 1, "{s:?}");
 
     let tolerant = Driver::builder().shards(1).build().unwrap();
