@@ -21,7 +21,7 @@ use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
 use callwheel_rt::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
 use callwheel_rt::{Clock, ClockId, Lead, Margin, Plan, SystemClock, Tolerance, Waiter};
 
-use crate::due::{monotonic_deadline_after, monotonic_ns, Due};
+use crate::due::{monotonic_deadline_after, monotonic_now, monotonic_ns, Due};
 use crate::reactor::ReactorAlarm;
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
@@ -203,6 +203,19 @@ impl Inner {
             .now()
             .saturating_add(callwheel_rt::saturating_ns(duration));
         Due { clock, ..monotonic }
+    }
+
+    /// A reading `ns` of the clock both ways: exact on the monotonic clock, its `Instant` by
+    /// its distance from now on others.
+    pub(crate) fn due_of(&self, ns: u64) -> Due {
+        if self.monotonic {
+            return Due::monotonic(ns);
+        }
+        let ahead = ns.saturating_sub(self.clock.now());
+        Due {
+            instant: monotonic_now().saturating_add(ahead),
+            clock: ns,
+        }
     }
 
     /// `at` both ways.

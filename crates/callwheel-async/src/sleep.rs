@@ -339,12 +339,15 @@ impl Sleep {
         self.due.clock
     }
 
-    /// Resets to a deadline given in the driver's nanoseconds (its `Instant` by its distance
-    /// from now).
+    /// Resets to a deadline given in the driver's nanoseconds (exact both ways on the monotonic
+    /// clock; its `Instant` by its distance from now on others).
     pub(crate) fn reset_ns(&mut self, ns: u64) {
-        let now = self.clock_now().unwrap_or(0);
-        let instant = monotonic_now().saturating_add(ns.saturating_sub(now));
-        self.set_deadline(Due { instant, clock: ns });
+        let due = match self.bound() {
+            Some(d) => d.due_of(ns),
+            // Not bound yet, or degraded: its readings are `CLOCK_MONOTONIC` ones.
+            None => Due::monotonic(ns),
+        };
+        self.set_deadline(due);
     }
 
     /// Resets to a deadline given both ways (an interval keeps its grid exact in both).
@@ -568,6 +571,10 @@ mod tests {
         let mut s = driver.sleep(Duration::from_secs(1));
         let later = at + Duration::from_nanos(1);
         s.reset(later);
+        assert_eq!(s.deadline(), later);
+        // A reset to a reading of the monotonic clock (a delay queue's) keeps it exact too.
+        let mut s = sleep_until(at);
+        s.reset_ns(monotonic_ns(later));
         assert_eq!(s.deadline(), later);
     }
 }
