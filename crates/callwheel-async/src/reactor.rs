@@ -17,7 +17,7 @@ use std::io;
 
 use callwheel_rt::Alarm;
 
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Ordering};
 
 /// What a driver does after setting its alarm for a planned sleep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,11 +45,34 @@ impl SetAlarm for Alarm {
 pub(crate) struct ReactorAlarm<A = Alarm> {
     pub(crate) alarm: A,
     woken: AtomicBool,
+    /// The driver's own last setting of the alarm ([`ReactorAlarm::arm`]: 0 for disarmed,
+    /// which a one-shot timerfd also is once its expiry is taken; [`UNKNOWN`] after a failed
+    /// setting). A registration's setting (a time passed) is not recorded: the reactor
+    /// reports it whatever the driver does next, and its mark is looked at after every arming.
+    setting: AtomicU64,
+}
+
+/// [`ReactorAlarm`]'s record of a setting it does not know.
+const UNKNOWN: u64 = u64::MAX;
+
+/// How a setting is recorded: the reading it fires at (at least 1, as the timerfd takes it),
+/// or 0 for none.
+fn recorded(at: Option<u64>) -> u64 {
+    at.map_or(0, |t| t.clamp(1, UNKNOWN - 1))
 }
 
 impl ReactorAlarm {
     pub(crate) fn new() -> io::Result<ReactorAlarm> {
         Ok(ReactorAlarm::with(Alarm::new()?))
+    }
+
+    /// The driver's side: takes the alarm's expiry, if it has fired ([`Alarm::clear`]).
+    pub(crate) fn clear(&self) -> io::Result<bool> {
+        let fired = self.alarm.clear()?;
+        if fired {
+            self.expired();
+        }
+        Ok(fired)
     }
 }
 
@@ -58,6 +81,8 @@ impl<A: SetAlarm> ReactorAlarm<A> {
         ReactorAlarm {
             alarm,
             woken: AtomicBool::new(false),
+            // A new alarm is disarmed.
+            setting: AtomicU64::new(0),
         }
     }
 
@@ -71,13 +96,28 @@ impl<A: SetAlarm> ReactorAlarm<A> {
 
     /// The driver's side: sets the alarm for the planned instant, then looks at the mark.
     /// A failed setting (never expected of a valid timerfd) is a [`Armed::Look`] too, so that
-    /// no deadline is slept through.
+    /// no deadline is slept through. The setting the driver made last (or saw expire) is not
+    /// made again: the kernel still holds it, or it has fired and the reactor reports that.
+    /// Only the driver arms, one look at a time, so the record is never raced by another arm.
     pub(crate) fn arm(&self, until: Option<u64>) -> Armed {
-        if self.alarm.set(until).is_err() || self.take_woken() {
+        let want = recorded(until);
+        let set = self.setting.load(Ordering::SeqCst) == want || {
+            let ok = self.alarm.set(until).is_ok();
+            self.setting
+                .store(if ok { want } else { UNKNOWN }, Ordering::SeqCst);
+            ok
+        };
+        if !set || self.take_woken() {
             Armed::Look
         } else {
             Armed::Wait
         }
+    }
+
+    /// The driver's side, after taking an expiry from the alarm: a one-shot timerfd that has
+    /// fired is disarmed, so disarming it again is not needed.
+    pub(crate) fn expired(&self) {
+        self.setting.store(0, Ordering::SeqCst);
     }
 
     /// Whether an early wake-up is marked (without taking the mark).
@@ -89,5 +129,44 @@ impl<A: SetAlarm> ReactorAlarm<A> {
     /// Takes the mark of an early wake-up.
     pub(crate) fn take_woken(&self) -> bool {
         self.woken.swap(false, Ordering::SeqCst)
+    }
+}
+
+#[cfg(all(test, not(callwheel_loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// An alarm that records its settings.
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<Option<u64>>>);
+
+    impl SetAlarm for Recorded {
+        fn set(&self, at: Option<u64>) -> io::Result<()> {
+            self.0.lock().unwrap().push(at);
+            Ok(())
+        }
+    }
+
+    // The driver's setting is made once however often it arms the same plan; a new plan, an
+    // expiry it took (a one-shot timer is then disarmed) and a registration's early look each
+    // change what it must do.
+    #[test]
+    fn the_driver_does_not_make_the_same_setting_twice() {
+        let a = ReactorAlarm::with(Recorded::default());
+        assert_eq!(a.arm(Some(100)), Armed::Wait);
+        assert_eq!(a.arm(Some(100)), Armed::Wait);
+        assert_eq!(a.arm(Some(200)), Armed::Wait);
+        a.expired();
+        // Disarmed by its expiry: nothing to disarm, but the same plan is set again.
+        assert_eq!(a.arm(None), Armed::Wait);
+        assert_eq!(a.arm(Some(200)), Armed::Wait);
+        a.wake_now();
+        assert_eq!(a.arm(Some(200)), Armed::Look, "the mark is seen");
+        assert_eq!(a.arm(None), Armed::Wait);
+        assert_eq!(
+            *a.alarm.0.lock().unwrap(),
+            [Some(100), Some(200), Some(200), Some(1), None]
+        );
     }
 }

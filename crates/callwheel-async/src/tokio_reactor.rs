@@ -262,7 +262,7 @@ impl Wait for ReactorWait {
                 Err(_) => return Waited::Gone,
             }
             let early = self.alarm.take_woken();
-            match self.alarm.alarm.clear() {
+            match self.alarm.clear() {
                 Ok(true) if !early => return Waited::Planned,
                 // Readiness already used, or the setting moved later: wait on, unless a
                 // registration asked for a look.
