@@ -371,35 +371,25 @@ fn loom_a_reactor_drivers_plan_never_overwrites_an_early_wake_up() {
         }
     }
 
-    loom::model(|| {
-        let alarm = Arc::new(ReactorAlarm::with(ModelAlarm::default()));
-        let registrar = {
-            let alarm = Arc::clone(&alarm);
-            loom::thread::spawn(move || alarm.wake_now())
-        };
-        let armed = alarm.arm(Some(100));
-        registrar.join().unwrap();
-        let last = alarm.alarm.0.load(Ordering::SeqCst);
-        assert!(
-            armed == Armed::Look || last == 1,
-            "the driver waits for its plan ({last}) and missed the early wake-up"
-        );
-    });
-    // The same race when the driver's plan is the setting it made last, which it does not
-    // make again: the registration's early setting, or its mark, still reaches the driver.
-    loom::model(|| {
-        let alarm = Arc::new(ReactorAlarm::with(ModelAlarm::default()));
-        assert_eq!(alarm.arm(Some(100)), Armed::Wait);
-        let registrar = {
-            let alarm = Arc::clone(&alarm);
-            loom::thread::spawn(move || alarm.wake_now())
-        };
-        let armed = alarm.arm(Some(100));
-        registrar.join().unwrap();
-        let last = alarm.alarm.0.load(Ordering::SeqCst);
-        assert!(
-            armed == Armed::Look || last == 1,
-            "the driver waits for its plan ({last}) and missed the early wake-up"
-        );
-    });
+    // Twice: from a new alarm, and when the driver's plan is the setting it made last, which
+    // it does not make again: the registration's early setting, or its mark, still reaches it.
+    for made_before in [false, true] {
+        loom::model(move || {
+            let alarm = Arc::new(ReactorAlarm::with(ModelAlarm::default()));
+            if made_before {
+                assert_eq!(alarm.arm(Some(100)), Armed::Wait);
+            }
+            let registrar = {
+                let alarm = Arc::clone(&alarm);
+                loom::thread::spawn(move || alarm.wake_now())
+            };
+            let armed = alarm.arm(Some(100));
+            registrar.join().unwrap();
+            let last = alarm.alarm.0.load(Ordering::SeqCst);
+            assert!(
+                armed == Armed::Look || last == 1,
+                "the driver waits for its plan ({last}) and missed the early wake-up"
+            );
+        });
+    }
 }
