@@ -207,14 +207,7 @@ impl Driver {
 
     /// What the driver has done since it started, over every shard.
     pub fn stats(&self) -> DriverStats {
-        self.inner
-            .shards
-            .iter()
-            .fold(DriverStats::default(), |t, s| DriverStats {
-                wakeups: t.wakeups + s.wakeups.load(Ordering::Relaxed),
-                warm_ups: t.warm_ups + s.warm_ups.load(Ordering::Relaxed),
-                fired: t.fired + s.fired.load(Ordering::Relaxed),
-            })
+        self.inner.stats()
     }
 
     /// The shared state.
@@ -231,5 +224,19 @@ impl Driver {
     pub(crate) fn global_link() -> Option<Link> {
         let d: &'static Driver = Driver::global().ok()?;
         Some(Link::Global(&d.inner))
+    }
+}
+
+impl Inner {
+    /// What the driver has done since it started, over every shard (a reactor driver's
+    /// too, which no [`Driver`] names).
+    pub(crate) fn stats(&self) -> DriverStats {
+        self.shards
+            .iter()
+            .fold(DriverStats::default(), |t, s| DriverStats {
+                wakeups: t.wakeups + s.wakeups.load(Ordering::Relaxed),
+                warm_ups: t.warm_ups + s.warm_ups.load(Ordering::Relaxed),
+                fired: t.fired + s.fired.load(Ordering::Relaxed),
+            })
     }
 }
