@@ -102,17 +102,38 @@ fn run_rounds(
         .collect()
 }
 
-/// [`measure_tasks`] for a workload with one task per structure: `plan` gives a structure's
-/// task or the reason it is skipped; the outcomes come back in the structures' order.
-pub(crate) fn measure_each(
+/// [`measure_tasks`] for a workload with one task per structure, and a row for each structure:
+/// `params` gives a structure's parameters or the reason it is skipped, `task` the task they
+/// make, and `row` the structure's row from its parameters (`None`: skipped) and its outcome,
+/// with what is wrong with it, which is counted as a failure under the task's name. The rows
+/// come back in the structures' order.
+pub(crate) fn measure_rows<P: Copy, R>(
     bar: &ProgressBar,
     schemes: &[&'static SchemeInfo],
     rounds: u32,
     failures: &mut usize,
-    plan: impl Fn(&'static SchemeInfo) -> Result<Task, &'static str>,
-) -> Vec<Outcome> {
-    let planned: Vec<_> = schemes.iter().map(|&scheme| plan(scheme)).collect();
-    measure_tasks(bar, &planned, rounds, failures)
+    params: impl Fn(&'static SchemeInfo) -> Result<P, &'static str>,
+    task: impl Fn(&'static SchemeInfo, P) -> Task,
+    row: impl Fn(&'static SchemeInfo, Option<P>, Outcome) -> (R, Option<String>),
+) -> Vec<R> {
+    let planned: Vec<_> = schemes
+        .iter()
+        .map(|&scheme| params(scheme).map(|p| task(scheme, p)))
+        .collect();
+    let outcomes = measure_tasks(bar, &planned, rounds, failures);
+    schemes
+        .iter()
+        .zip(outcomes)
+        .map(|(&scheme, outcome)| {
+            let p = params(scheme).ok();
+            let (made, problem) = row(scheme, p, outcome);
+            if let (Some(problem), Some(p)) = (problem, p) {
+                let name = task(scheme, p).describe();
+                complain(bar, failures, format!("{name}: {problem}"));
+            }
+            made
+        })
+        .collect()
 }
 
 /// The order in which round `round` visits `len` planned tasks: forward in even rounds,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use indicatif::ProgressBar;
 
-use crate::measure::{complain, measure_each};
+use crate::measure::{complain, measure_rows};
 pub use crate::measure::{measure, measure_tasks, progress_bar};
 use crate::plan::{self, Settings};
 use crate::report::{self, Outcome, RatioEntry, W1Row, W2Row, W3Row, W4Row, W5Row};
@@ -238,66 +238,53 @@ pub fn w2(
 ) -> (Vec<W2Row>, String) {
     let mut md = String::new();
 
+    // The expected count at each N, replayed once from the draws alone.
     let mut expected: Vec<(u64, u64)> = Vec::new();
-    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
-        settings
-            .w2(scheme)
-            .map(|params| Task::W2 { scheme, params })
-    });
-    let rows: Vec<W2Row> = schemes
-        .iter()
-        .zip(outcomes)
-        .map(|(&scheme, outcome)| match settings.w2(scheme) {
-            Ok(params) => {
-                let want = match expected.iter().find(|e| e.0 == params.n) {
-                    Some(&(_, count)) => count,
-                    None => {
-                        let count = workload::w2_expected(params.n, params.steps);
-                        expected.push((params.n, count));
-                        let standard = (params.n, params.steps) == (plan::W2_N, plan::W2_STEPS);
-                        if standard && count != plan::W2_EXPECTED {
-                            complain(
-                                bar,
-                                failures,
-                                format!(
-                                    "the W2 replay gives {count} expiries, docs/workloads.md says {}",
-                                    plan::W2_EXPECTED
-                                ),
-                            );
-                        }
-                        count
-                    }
-                };
-                let task = Task::W2 { scheme, params };
-                let row = W2Row {
-                    scheme,
-                    n: Some(params.n),
-                    steps: params.steps,
-                    expected: want,
-                    outcome,
-                };
-                if !row.count_ok() {
-                    let got = match &row.outcome {
-                        Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
-                        _ => "no".into(),
-                    };
-                    complain(
-                        bar,
-                        failures,
-                        format!("{}: {got} expiries, expected {want}", task.describe()),
-                    );
-                }
-                row
+    for params in schemes.iter().filter_map(|&s| settings.w2(s).ok()) {
+        if expected.iter().all(|e| e.0 != params.n) {
+            let count = workload::w2_expected(params.n, params.steps);
+            let standard = (params.n, params.steps) == (plan::W2_N, plan::W2_STEPS);
+            if standard && count != plan::W2_EXPECTED {
+                complain(
+                    bar,
+                    failures,
+                    format!(
+                        "the W2 replay gives {count} expiries, docs/workloads.md says {}",
+                        plan::W2_EXPECTED
+                    ),
+                );
             }
-            Err(_) => W2Row {
+            expected.push((params.n, count));
+        }
+    }
+    let rows: Vec<W2Row> = measure_rows(
+        bar,
+        schemes,
+        settings.rounds,
+        failures,
+        |scheme| settings.w2(scheme),
+        |scheme, params| Task::W2 { scheme, params },
+        |scheme, params, outcome| {
+            let want = params.map_or(0, |p| {
+                expected.iter().find(|e| e.0 == p.n).map_or(0, |e| e.1)
+            });
+            let row = W2Row {
                 scheme,
-                n: None,
-                steps: settings.w2_steps,
-                expected: 0,
+                n: params.map(|p| p.n),
+                steps: params.map_or(settings.w2_steps, |p| p.steps),
+                expected: want,
                 outcome,
-            },
-        })
-        .collect();
+            };
+            let problem = (!row.count_ok()).then(|| {
+                let got = match &row.outcome {
+                    Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
+                    _ => "no".into(),
+                };
+                format!("{got} expiries, expected {want}")
+            });
+            (row, problem)
+        },
+    );
     let reduced_n =
         settings.w2_n > plan::LINEAR_W2_N && schemes.iter().any(|s| s.complexity.any_linear());
     let skipped = schemes.iter().any(|s| settings.w2(s).is_err());
@@ -355,40 +342,31 @@ pub fn w3(
 ) -> (Vec<W3Row>, String) {
     let mut md = String::new();
 
-    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
-        let params = settings.w3(scheme);
-        Ok(Task::W3 { scheme, params })
-    });
-    let rows: Vec<W3Row> = schemes
-        .iter()
-        .zip(outcomes)
-        .map(|(&scheme, outcome)| {
-            let params = settings.w3(scheme);
-            let task = Task::W3 { scheme, params };
+    let rows: Vec<W3Row> = measure_rows(
+        bar,
+        schemes,
+        settings.rounds,
+        failures,
+        |scheme| Ok(settings.w3(scheme)),
+        |scheme, params| Task::W3 { scheme, params },
+        |scheme, params, outcome| {
+            let params = params.unwrap_or_else(|| settings.w3(scheme));
             let row = W3Row {
                 scheme,
                 timers: params.timers,
                 ticks: params.ticks,
                 outcome,
             };
-            if !row.fired_ok() {
+            let problem = (!row.fired_ok()).then(|| {
                 let fired = match &row.outcome {
                     Outcome::Done(r) => r.fired.map_or("no".into(), |f| f.to_string()),
                     _ => "no".into(),
                 };
-                complain(
-                    bar,
-                    failures,
-                    format!(
-                        "{}: fired {fired} timers, expected {}",
-                        task.describe(),
-                        params.timers
-                    ),
-                );
-            }
-            row
-        })
-        .collect();
+                format!("fired {fired} timers, expected {}", params.timers)
+            });
+            (row, problem)
+        },
+    );
     let reduced = schemes.iter().any(|s| s.complexity.any_linear());
     {
         heading(&mut md,
@@ -423,42 +401,24 @@ pub fn w4(
 ) -> (Vec<W4Row>, String) {
     let mut md = String::new();
 
-    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
-        settings
-            .w4(scheme)
-            .map(|params| Task::W4 { scheme, params })
-    });
-    let rows: Vec<W4Row> = schemes
-        .iter()
-        .zip(outcomes)
-        .map(|(&scheme, outcome)| match settings.w4(scheme) {
-            Ok(params) => {
-                let task = Task::W4 { scheme, params };
-                let row = W4Row {
-                    scheme,
-                    timers: params.timers,
-                    outcome,
-                };
-                if !row.fired_ok() {
-                    complain(
-                        bar,
-                        failures,
-                        format!(
-                            "{}: did not fire all {} timers",
-                            task.describe(),
-                            params.timers
-                        ),
-                    );
-                }
-                row
-            }
-            Err(_) => W4Row {
+    let rows: Vec<W4Row> = measure_rows(
+        bar,
+        schemes,
+        settings.rounds,
+        failures,
+        |scheme| settings.w4(scheme),
+        |scheme, params| Task::W4 { scheme, params },
+        |scheme, params, outcome| {
+            let timers = params.map_or(settings.w4_timers, |p| p.timers);
+            let row = W4Row {
                 scheme,
-                timers: settings.w4_timers,
+                timers,
                 outcome,
-            },
-        })
-        .collect();
+            };
+            let problem = (!row.fired_ok()).then(|| format!("did not fire all {timers} timers"));
+            (row, problem)
+        },
+    );
     {
         heading(&mut md, &format!(
                 "## W4 sparse advance: ns per timer, {} starts in [1, {}) then advance(d) at every d the structure's wake-up query names, all timed",
@@ -489,36 +449,25 @@ pub fn w5(
 ) -> (Vec<W5Row>, String) {
     let mut md = String::new();
 
-    let outcomes = measure_each(bar, schemes, settings.rounds, failures, |scheme| {
-        settings
-            .w5(scheme)
-            .map(|params| Task::W5 { scheme, params })
-    });
-    let rows: Vec<W5Row> = schemes
-        .iter()
-        .zip(outcomes)
-        .map(|(&scheme, outcome)| match settings.w5(scheme) {
-            Ok(params) => {
-                let task = Task::W5 { scheme, params };
-                let row = W5Row {
-                    scheme,
-                    timers: params.timers,
-                    tolerance_percent: params.tolerance_percent,
-                    outcome,
-                };
-                if let Some(problem) = row.problem() {
-                    complain(bar, failures, format!("{}: {problem}", task.describe()));
-                }
-                row
-            }
-            Err(_) => W5Row {
+    let rows: Vec<W5Row> = measure_rows(
+        bar,
+        schemes,
+        settings.rounds,
+        failures,
+        |scheme| settings.w5(scheme),
+        |scheme, params| Task::W5 { scheme, params },
+        |scheme, params, outcome| {
+            let row = W5Row {
                 scheme,
-                timers: settings.w5_timers,
-                tolerance_percent: settings.w5_tolerance_percent,
+                timers: params.map_or(settings.w5_timers, |p| p.timers),
+                tolerance_percent: params
+                    .map_or(settings.w5_tolerance_percent, |p| p.tolerance_percent),
                 outcome,
-            },
-        })
-        .collect();
+            };
+            let problem = row.problem();
+            (row, problem)
+        },
+    );
     let reduced = settings.w5_timers > plan::LINEAR_W5_TIMERS
         && schemes
             .iter()
