@@ -321,20 +321,27 @@ impl<T> DelayQueue<T> {
         self.wheel.memory_bytes()
     }
 
+    /// A value the wheel returned, as the queue hands it out at `now`.
+    fn handed_out(&mut self, e: callwheel::Expired<T>, now: u64) -> Expired<T> {
+        Expired {
+            deadline: self.expiry_instant(e.deadline, now),
+            key: Key(e.handle),
+            value: e.value,
+        }
+    }
+
     /// The next value whose delay has passed (deadline order, insertion order among equal
     /// deadlines; with a tolerance, the order of the instants within their windows at which
     /// the wheel returns them, [`callwheel::firing_instant`]): `Ready(Some(expired))`; `Ready(None)` when the queue is empty (poll again
     /// after an insert); `Pending` until the next one is due, with the task woken then (or
-    /// when an insert or reset makes one due sooner).
+    /// when an insert or reset makes one due sooner). On a [`Driver`] that was shut down (its
+    /// last handle dropped), where a sleep completes at once, every value is returned at once,
+    /// in the same order.
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<Option<Expired<T>>> {
         loop {
             let now = self.now();
             if let Some(e) = self.wheel.poll_expired(now) {
-                return Poll::Ready(Some(Expired {
-                    deadline: self.expiry_instant(e.deadline, now),
-                    key: Key(e.handle),
-                    value: e.value,
-                }));
+                return Poll::Ready(Some(self.handed_out(e, now)));
             }
             let Some(next) = self.wheel.next_wakeup() else {
                 self.waiter = None;
@@ -358,6 +365,16 @@ impl<T> DelayQueue<T> {
                 self.sleep.reset_ns(next);
             }
             match self.sleep.poll_sleep(cx) {
+                // The driver is gone and the sleep completed at once: so does the next value.
+                Poll::Ready(()) if now < next && self.sleep.driver_gone() => {
+                    let Some(e) = self.wheel.poll_expired(next) else {
+                        // (The wheel returns a value by its next wake-up; should it not, the
+                        // task looks again rather than wait for a driver that is gone.)
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    };
+                    return Poll::Ready(Some(self.handed_out(e, now)));
+                }
                 Poll::Ready(()) => continue,
                 Poll::Pending => {
                     match &mut self.waiter {

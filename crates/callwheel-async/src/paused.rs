@@ -236,15 +236,22 @@ pub fn pause() {
     start(&handle);
 }
 
-/// Whether time is paused for the timers made in the current runtime.
+/// Whether time is paused for the timers made in the current runtime: by [`pause`], or since
+/// its start (`#[tokio::test(start_paused = true)]`), before any timer is made too.
 pub fn is_paused() -> bool {
-    paused_link().is_some()
+    paused_link().is_some() || current_thread_runtime().is_some() && tokio_paused()
+}
+
+/// The driver of the paused runtime the caller runs in, started now for a runtime whose
+/// clock was paused at its start and that has no timer of callwheel's yet.
+fn paused_here() -> Option<Link> {
+    paused_link().or_else(|| found_paused(&current_thread_runtime()?))
 }
 
 /// Moves paused time forward by `duration`, firing every timer due by then in deadline order,
 /// as `tokio::time::advance` does. When time is not paused it does nothing (tokio's panics).
 pub async fn advance(duration: Duration) {
-    let Some(Link::Own(inner)) = paused_link() else {
+    let Some(Link::Own(inner)) = paused_here() else {
         return;
     };
     tokio::time::advance(duration).await;
@@ -265,15 +272,9 @@ pub fn resume() {
         return;
     };
     let id = handle.id();
-    let was = DRIVERS
-        .try_with(|d| {
-            let mut d = d.borrow_mut();
-            let before = d.len();
-            d.retain(|(i, _)| *i != id);
-            before != d.len()
-        })
-        .unwrap_or(false);
-    if was && tokio_paused() {
+    let _ = DRIVERS.try_with(|d| d.borrow_mut().retain(|(i, _)| *i != id));
+    // Paused by `pause`, or since the runtime's start with no timer made yet.
+    if tokio_paused() {
         tokio::time::resume();
     }
 }

@@ -324,6 +324,11 @@ impl Sleep {
         self.word.registration() == Registration::Armed
     }
 
+    /// Whether the driver it is bound to has shut down (a sleep on it completes at once).
+    pub(crate) fn driver_gone(&self) -> bool {
+        self.bound().is_some_and(Inner::is_shut_down)
+    }
+
     /// The driver's clock now, if there is a driver.
     pub(crate) fn driver_now(&self) -> Option<u64> {
         self.clock_now()

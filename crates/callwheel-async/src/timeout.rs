@@ -122,9 +122,11 @@ pin_project_lite::pin_project! {
 /// otherwise (the future is then dropped with the `Timeout`). On the executor's driver or the
 /// process-wide one.
 ///
-/// The duration counts from this call, as `tokio::time::timeout`'s does (to within one
-/// kernel tick late, never early: see the module's documentation); a future that is ready at
-/// its first poll costs one coarse clock read and no timer. `Duration::MAX` never elapses.
+/// The duration counts from this call, as `tokio::time::timeout`'s does, never early: for a
+/// timeout polled at once (the usual case) to within microseconds, and for one first polled
+/// later from no later than the coarse clock's reading at that poll (see the module's
+/// documentation). A future that is ready at its first poll costs one coarse clock read and
+/// no timer. `Duration::MAX` never elapses.
 ///
 /// ```
 /// # futures::executor::block_on(async {
@@ -235,7 +237,7 @@ impl<F> Timeout<F> {
     }
 
     /// The deadline's sleep, to read or reset (made now if the timeout has not yet needed
-    /// it; its deadline still counts from the call that made the timeout).
+    /// it, its deadline counted as at a first pending poll: see [`timeout`]).
     pub fn sleep(&mut self) -> &mut Sleep {
         self.sleep.made().0
     }

@@ -4,7 +4,8 @@
 //! wall clock, may go backwards and makes every waiter report [`Wake::ClockSet`] — the path the
 //! realtime clock's `ECANCELED` takes). With auto-advance on, the clock jumps to the earliest
 //! wake-up any driver asked for as soon as every driver is asleep and no deferred callback
-//! runs: a discrete-event simulation whose time moves only through the timers.
+//! runs: a discrete-event simulation whose time moves only through the timers. It never jumps
+//! to the end of time (`u64::MAX`), where deadlines that never come wait.
 //!
 //! It has clock bases, as the kernel's clocks do: it is one base itself (monotonic unless
 //! made with [`ManualClock::on_base`]) and reads the others at fixed distances from its own
@@ -60,7 +61,9 @@ impl State {
             })
     }
 
-    /// Jumps to the earliest requested wake-up when nothing can happen before it.
+    /// Jumps to the earliest requested wake-up when nothing can happen before it; never to the
+    /// end of time (`u64::MAX`), where the deadlines that never come wait (a sleep of
+    /// `Duration::MAX`, saturated).
     fn auto_advance(&mut self) -> bool {
         if !self.auto || self.busy > 0 || self.slots.is_empty() {
             return false;
@@ -68,7 +71,13 @@ impl State {
         if self.slots.iter().any(|s| !s.waiting || s.woken) {
             return false;
         }
-        match self.slots.iter().filter_map(|s| s.until).min() {
+        match self
+            .slots
+            .iter()
+            .filter_map(|s| s.until)
+            .filter(|&t| t != u64::MAX)
+            .min()
+        {
             Some(t) if t > self.now => {
                 self.now = t;
                 self.jumps += 1;
@@ -398,5 +407,22 @@ mod tests {
         assert_eq!(w.wait(Some(70)).unwrap(), Wake::Deadline);
         assert_eq!(c.now(), 70);
         assert_eq!(c.jumps(), 1);
+    }
+
+    // A deadline that never comes (a `Duration::MAX` sleep, saturated) is not a wake-up to
+    // jump to; moving the clock there by hand still reaches it.
+    #[test]
+    fn auto_advance_never_jumps_to_the_end_of_time() {
+        let c = ManualClock::new(0);
+        c.set_auto_advance(true);
+        let w = c.waiter().unwrap();
+        let never = std::thread::spawn(move || w.wait(Some(u64::MAX)).unwrap());
+        // Until the waiter sleeps, or (had the clock jumped) returns.
+        while !c.idle() && !never.is_finished() {
+            std::thread::yield_now();
+        }
+        assert_eq!((c.now(), c.jumps()), (0, 0), "the clock jumped");
+        c.advance(u64::MAX);
+        assert_eq!(never.join().unwrap(), Wake::Deadline);
     }
 }
