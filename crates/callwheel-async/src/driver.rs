@@ -396,7 +396,10 @@ impl Inner {
                 .wheel
                 .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
             if progress.complete && due.is_empty() {
-                let next = st.lead.aim(&st.wheel, now);
+                // The end of the clock's range never comes (a `Duration::MAX` sleep, saturated):
+                // no wake-up is planned there, so a simulated clock's auto-advance never jumps
+                // to it.
+                let next = st.lead.aim(&st.wheel, now).filter(|&t| t != u64::MAX);
                 // A simulated clock's jumps wake no CPU: nothing to warm up.
                 let warm = next
                     .filter(|_| !self.clock.simulated())

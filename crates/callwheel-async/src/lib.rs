@@ -57,8 +57,9 @@
 //! one nanosecond; polling a completed [`Sleep`] returns `Ready` again. When no driver thread
 //! can be started, or the wheel cannot grow, a sleep falls back to polling itself until its
 //! deadline (it still completes, at a CPU cost); a sleep on a [`Driver`] that was shut down
-//! completes at once, and one made by the free functions whose tokio runtime shut down
-//! registers again where it is polled next. Nothing here panics on any input.
+//! completes at once (a [`DelayQueue`] on it hands out its values at once, in order), and one
+//! made by the free functions whose tokio runtime shut down registers again where it is polled
+//! next. Nothing here panics on any input.
 // One block: the registration of a driver's timerfd with tokio's I/O driver (tokio_reactor.rs).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

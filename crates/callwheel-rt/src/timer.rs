@@ -129,7 +129,7 @@ impl Timer {
     /// cannot be started (the first arming on another base starts it).
     pub fn start_at(&self, deadline: impl Into<Deadline>) -> Result<bool, Error> {
         let (deadline, base) = self.shared.resolve(deadline.into())?;
-        let tolerance = self.default_tolerance(deadline);
+        let tolerance = self.due_now_or(deadline, base, self.default_tolerance(deadline));
         self.arm(deadline, tolerance, None, None, base)
     }
 
@@ -143,13 +143,18 @@ impl Timer {
         let deadline = self.shared.now().saturating_add(after);
         // The interval is `after` itself: one clock reading per call, not two (a reading is
         // most of a start's cost on a machine whose clock is slow to read).
-        let tolerance = self.shared.tolerance().for_interval(after);
+        // (No time to wait: due now, whatever the default tolerance's absolute part.)
+        let tolerance = match after {
+            0 => 0,
+            _ => self.shared.tolerance().for_interval(after),
+        };
         self.arm(deadline, tolerance, None, None, None)
     }
 
     /// Arms the timer with window `[deadline, deadline + tolerance]`, on `shard` (`None`: the
     /// timer's current shard; [`Runtime::current_shard`](crate::Runtime::current_shard) for
-    /// the caller's). A pending arming on another shard moves there.
+    /// the caller's). A pending arming on another shard moves there. A deadline already past
+    /// fires at once, whatever the tolerance.
     ///
     /// # Errors
     ///
@@ -161,7 +166,8 @@ impl Timer {
         shard: Option<usize>,
     ) -> Result<bool, Error> {
         let (deadline, base) = self.shared.resolve(deadline.into())?;
-        self.arm(deadline, saturating_ns(tolerance), shard, None, base)
+        let tolerance = self.due_now_or(deadline, base, saturating_ns(tolerance));
+        self.arm(deadline, tolerance, shard, None, base)
     }
 
     /// Arms the timer periodically: first at `first`, then every `period` after the previous
@@ -221,6 +227,7 @@ impl Timer {
     /// tolerance]`, on the shards' clock (one reading, as [`Timer::start_after`]).
     pub(crate) fn start_after_within(&self, after: u64, tolerance: u64) -> Result<bool, Error> {
         let deadline = self.shared.now().saturating_add(after);
+        let tolerance = if after == 0 { 0 } else { tolerance };
         self.arm(deadline, tolerance, None, None, None)
     }
 
@@ -313,6 +320,18 @@ impl Timer {
     /// The execution mode chosen at creation.
     pub fn exec(&self) -> Exec {
         self.core.exec
+    }
+
+    /// The tolerance a one-shot arming for `deadline` keeps: none once the deadline has passed
+    /// on the shards' clock, so that it fires at once, as documented; a window left open
+    /// would wait for its firing instant (up to an eighth of the window past the deadline).
+    /// One clock reading, for a tolerant arming only.
+    fn due_now_or(&self, deadline: u64, base: Option<(ClockId, u64)>, tolerance: u64) -> u64 {
+        if tolerance != 0 && base.is_none() && deadline <= self.shared.now() {
+            0
+        } else {
+            tolerance
+        }
     }
 
     fn default_tolerance(&self, deadline: u64) -> u64 {
