@@ -129,7 +129,7 @@ impl Timer {
     /// cannot be started (the first arming on another base starts it).
     pub fn start_at(&self, deadline: impl Into<Deadline>) -> Result<bool, Error> {
         let (deadline, base) = self.shared.resolve(deadline.into())?;
-        let tolerance = self.due_now_or(deadline, base, self.default_tolerance(deadline));
+        let tolerance = self.due_now_or(deadline, self.default_tolerance(deadline));
         self.arm(deadline, tolerance, None, None, base)
     }
 
@@ -166,7 +166,7 @@ impl Timer {
         shard: Option<usize>,
     ) -> Result<bool, Error> {
         let (deadline, base) = self.shared.resolve(deadline.into())?;
-        let tolerance = self.due_now_or(deadline, base, saturating_ns(tolerance));
+        let tolerance = self.due_now_or(deadline, saturating_ns(tolerance));
         self.arm(deadline, tolerance, shard, None, base)
     }
 
@@ -322,12 +322,12 @@ impl Timer {
         self.core.exec
     }
 
-    /// The tolerance a one-shot arming for `deadline` keeps: none once the deadline has passed
-    /// on the shards' clock, so that it fires at once, as documented; a window left open
-    /// would wait for its firing instant (up to an eighth of the window past the deadline).
-    /// One clock reading, for a tolerant arming only.
-    fn due_now_or(&self, deadline: u64, base: Option<(ClockId, u64)>, tolerance: u64) -> u64 {
-        if tolerance != 0 && base.is_none() && deadline <= self.shared.now() {
+    /// The tolerance a one-shot arming for `deadline` (on the shards' clock, a deadline on
+    /// another base included) keeps: none once the deadline has passed, so that it fires at
+    /// once, as documented; a window left open would wait for its firing instant (up to an
+    /// eighth of the window past the deadline). One clock reading, for a tolerant arming only.
+    fn due_now_or(&self, deadline: u64, tolerance: u64) -> u64 {
+        if tolerance != 0 && deadline <= self.shared.now() {
             0
         } else {
             tolerance
