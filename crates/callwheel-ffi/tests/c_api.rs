@@ -336,6 +336,47 @@ fn timerset_c_program_against_the_shared_library() {
     expect_shared(&exe);
 }
 
+/// The header's promises checked function by function (`tests/c/test_documented.c`): every
+/// documented error code, NULL pointers, stale and foreign handles, edge values, firing order
+/// and windows, for the wheel, timer sets, itimers, sleeps and callout tables. Each group runs
+/// in a child process and prints `test_documented: ok <group>`.
+const DOCUMENTED_GROUPS: [&str; 7] = [
+    "general", "wheel", "timerset", "itimer", "sleep", "callouts", "percpu",
+];
+
+fn expect_every_documented_group(stdout: &str) {
+    for group in DOCUMENTED_GROUPS {
+        assert!(
+            stdout.contains(&format!("test_documented: ok {group}:")),
+            "no result for group {group}:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("test_documented: all groups passed"),
+        "{stdout}"
+    );
+    print!("{stdout}");
+}
+
+#[test]
+fn documented_c_program_against_the_static_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_documented_static");
+    let stdout = build_and_run("test_documented", &exe, &static_link(&dir), &[]);
+    expect_every_documented_group(&stdout);
+    expect_static(&exe);
+}
+
+#[test]
+fn documented_c_program_against_the_shared_library() {
+    let dir = lib_dir();
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test_documented_shared");
+    let env = [("LD_LIBRARY_PATH", dir.as_path())];
+    let stdout = build_and_run("test_documented", &exe, &shared_link(&dir), &env);
+    expect_every_documented_group(&stdout);
+    expect_shared(&exe);
+}
+
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
