@@ -444,7 +444,9 @@ impl<S: Backing, C: Copy + Eq + Hash> Callouts<S, C> {
     }
 
     /// The software interrupt: catches `softticks` up with `ticks`, handing every due callout to
-    /// `run` in expiry order (set order among equal expiries, where the scheme is FIFO).
+    /// `run` in expiry order (set order among equal expiries, where the scheme is FIFO), the
+    /// `C_DIRECT_EXEC` ones that [`Callouts::hardclock`] left for it first, as they would have
+    /// run in the interrupt.
     ///
     /// `run` gets the table, so a handler may set or cancel any callout, the next one due
     /// included; a cancelled callout that has not yet been handed out never runs. The scheme is

@@ -317,8 +317,9 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// calloutng's `callout_reset_sbt_on(c, sbt, precision, func, arg, cpu, flags)`:
     /// (re)arms the callout as [`Callouts::callout_reset_sbt_on`] does, on CPU `cpu`'s table
     /// (`0..ncpu`), or on its own CPU for -1 (if a move is waiting, the CPU it goes to). The
-    /// time is counted on the clock of the table that takes the callout, when it takes it (for
-    /// a deferred move, when the handler returns: never earlier than asked).
+    /// time is counted on the clock of the table that takes the callout, read at this call
+    /// (for a deferred move too: converted now on the new CPU's clock, as FreeBSD does, and
+    /// armed there when the handler returns).
     ///
     /// Moving to another CPU is immediate unless the handler is running: then the arming is
     /// recorded and made on the new CPU as soon as the handler returns (FreeBSD's deferred
@@ -357,8 +358,8 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     }
 
     /// FreeBSD's `callout_reset_on(c, ticks, func, arg, cpu)`: runs `call` `ticks` ticks of
-    /// the new table's clock after it takes the callout (`ticks <= 0` counts as 1), on CPU
-    /// `cpu` as [`SharedCallouts::callout_reset_sbt_on`] moves it.
+    /// the new table's clock after this call (`ticks <= 0` counts as 1), on CPU `cpu` as
+    /// [`SharedCallouts::callout_reset_sbt_on`] moves it.
     ///
     /// # Errors
     ///
