@@ -1496,19 +1496,28 @@ fn an_async_drain_from_a_handler_that_re_armed_itself() {
     t.check_invariants().unwrap();
 }
 
+/// Two exact CPUs, CPU 1's clock at `cpu1_at`, and a callout on CPU 0 due at its next
+/// softclock (CPU 0's clock already moved to it), whose handler passes it `1`.
+fn two_cpus_with_one_due(cpu1_at: u64) -> (Arc<Set>, Handle) {
+    let set = Arc::new(
+        SharedCallouts::new(vec![cpu_table(exact_config()), cpu_table(exact_config())]).unwrap(),
+    );
+    if cpu1_at > 0 {
+        set.process_with(1, cpu1_at, |_| {}).unwrap();
+    }
+    let c = set.callout_init().unwrap();
+    set.callout_reset(c, 1, 1).unwrap();
+    set.hardclock(0).unwrap();
+    (set, c)
+}
+
 /// `SharedCallouts::callout_reset_sbt_on`: "on its own CPU for -1 (if a move is waiting, the
 /// CPU it goes to)"; "A reset while a move waits replaces the arming it will make (whatever
 /// its `cpu`)"; "Returns `Ok(true)` if the callout was pending (a waiting move counts)";
 /// docs/callouts.md: "its time converted at the reset on the new CPU's clock".
 #[test]
 fn a_waiting_move_counts_as_pending_and_keeps_its_target_for_minus_one() {
-    let set = Arc::new(
-        SharedCallouts::new(vec![cpu_table(exact_config()), cpu_table(exact_config())]).unwrap(),
-    );
-    set.process_with(1, 500, |_| {}).unwrap();
-    let c = set.callout_init().unwrap();
-    set.callout_reset(c, 1, 1).unwrap();
-    set.hardclock(0).unwrap();
+    let (set, c) = two_cpus_with_one_due(500);
     let s = Arc::clone(&set);
     let mut seen = Vec::new();
     set.softclock(0, |k| {
@@ -1548,12 +1557,7 @@ fn a_waiting_move_counts_as_pending_and_keeps_its_target_for_minus_one() {
 /// runs nowhere.
 #[test]
 fn a_drain_racing_a_handler_that_moves_its_callout() {
-    let set = Arc::new(
-        SharedCallouts::new(vec![cpu_table(exact_config()), cpu_table(exact_config())]).unwrap(),
-    );
-    let c = set.callout_init().unwrap();
-    set.callout_reset(c, 1, 1).unwrap();
-    set.hardclock(0).unwrap();
+    let (set, c) = two_cpus_with_one_due(0);
     let (started_tx, started_rx) = mpsc::channel();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let returned = Arc::new(AtomicUsize::new(0));
@@ -1610,13 +1614,7 @@ fn a_drain_racing_a_handler_that_moves_its_callout() {
 /// five ticks after the reset's reading of that clock.
 #[test]
 fn a_deferred_move_counts_its_time_from_the_reset_on_the_new_cpus_clock() {
-    let set = Arc::new(
-        SharedCallouts::new(vec![cpu_table(exact_config()), cpu_table(exact_config())]).unwrap(),
-    );
-    set.process_with(1, 100, |_| {}).unwrap();
-    let c = set.callout_init().unwrap();
-    set.callout_reset(c, 1, 1).unwrap();
-    set.hardclock(0).unwrap();
+    let (set, c) = two_cpus_with_one_due(100);
     let s = Arc::clone(&set);
     let mut log = Vec::new();
     set.softclock(0, |_| {
