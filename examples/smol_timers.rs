@@ -1,7 +1,7 @@
-//! callwheel-async's timers on smol: an interval whose ticks may come up to 1 ms late (so the
-//! driver can serve several with one wake-up), a timeout around a slow future, and a delay
-//! queue returning values in deadline order. Nothing here is smol-specific: the futures only
-//! need a waker.
+//! callwheel-async's timers on smol: an interval whose ticks may come up to 1 ms late, plus the
+//! wake-up's own latency (so the driver can serve several with one wake-up), a timeout around
+//! a slow future, and a delay queue returning values in deadline order. Nothing here is
+//! smol-specific: the futures only need a waker.
 //!
 //! `cargo run --release -p callwheel-examples --example smol_timers`
 

@@ -10,7 +10,7 @@ use clap::Args;
 /// `--quick` and `--tiny`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Args)]
 pub struct Sizes {
-    /// Smaller sizes: a few seconds (each size option says its value).
+    /// Smaller sizes: seconds rather than a minute (each size option says its value).
     #[arg(long)]
     pub quick: bool,
     /// Tiny sizes that check the plumbing in about a second; the figures mean little.
