@@ -190,24 +190,34 @@ impl AsyncIoDriver {
         // read of the alarm finding nothing and one more turn, at every wake-up). When the
         // driver was not woken by the reactor this registers the waker, as the poll after
         // the turns would.
-        if let Poll::Ready(Ok(())) = fd.poll_readable(&mut cx) {
-            let fired = matches!(self.alarm.clear(), Ok(true));
-            // An expiry with no early look marked is the setting the driver made.
-            if let (true, false, Some(at)) = (fired, self.alarm.is_woken(), planned.take()) {
-                if *warming {
-                    turning.count(Event::WarmedUp(Waited::Planned));
-                } else {
-                    drive.woke(turning, Some(at), Waited::Planned);
+        let mut looking = match fd.poll_readable(&mut cx) {
+            Poll::Ready(Ok(())) => {
+                let fired = matches!(self.alarm.clear(), Ok(true));
+                // An expiry with no early look marked is the setting the driver made.
+                if let (true, false, Some(at)) = (fired, self.alarm.is_woken(), planned.take()) {
+                    if *warming {
+                        turning.count(Event::WarmedUp(Waited::Planned));
+                    } else {
+                        drive.woke(turning, Some(at), Waited::Planned);
+                    }
                 }
+                true
             }
-        }
+            Poll::Pending => true,
+            // The reactor refused the alarm (async-io keeps the waker regardless, so a later
+            // poll would answer `Pending` with nothing watching): shut down, as below.
+            Poll::Ready(Err(_)) => {
+                self.inner.shut_down_and_hand_back();
+                false
+            }
+        };
         // A registration that asked for an early look marked the alarm after its timer was in
         // the wheel: the turns below see that timer, so the mark is spent here rather than
         // found when the alarm is set (one more turn and one more setting).
         self.alarm.take_woken();
-        loop {
+        while looking {
             match drive.turn(turning) {
-                Next::Exit => break,
+                Next::Exit => looking = false,
                 Next::Again => continue,
                 Next::Sleep(until) => {
                     // A warm-up first, before a long sleep until an exact deadline.
@@ -228,7 +238,7 @@ impl AsyncIoDriver {
                         }
                         Poll::Ready(Err(_)) => {
                             self.inner.shut_down_and_hand_back();
-                            break;
+                            looking = false;
                         }
                     }
                 }

@@ -368,8 +368,9 @@ impl<T> DelayQueue<T> {
                 // The driver is gone and the sleep completed at once: so does the next value.
                 Poll::Ready(()) if now < next && self.sleep.driver_gone() => {
                     let Some(e) = self.wheel.poll_expired(next) else {
-                        // (The wheel returns a value by its next wake-up; should it not, the
-                        // task looks again rather than wait for a driver that is gone.)
+                        // `next_wakeup` may come before any value after removals and resets:
+                        // the wheel, moved there, is looked at again at once rather than
+                        // waiting for a driver that is gone.
                         cx.waker().wake_by_ref();
                         return Poll::Pending;
                     };

@@ -396,15 +396,17 @@ impl Inner {
                 .wheel
                 .advance(now, Budget::steps(BUDGET), |_, e| due.push(e.value));
             if progress.complete && due.is_empty() {
-                // The end of the clock's range never comes (a `Duration::MAX` sleep, saturated):
-                // no wake-up is planned there, so a simulated clock's auto-advance never jumps
-                // to it.
-                let next = st.lead.aim(&st.wheel, now).filter(|&t| t != u64::MAX);
+                let aim = st.lead.aim(&st.wheel, now);
+                // The end of the clock's range never comes (a `Duration::MAX` sleep, or a window
+                // whose end saturates): the driver sleeps until woken rather than until then,
+                // so a simulated clock's auto-advance never jumps there. The plan keeps it, so
+                // that another such registration does not wake the driver.
+                let next = aim.filter(|&t| t != u64::MAX);
                 // A simulated clock's jumps wake no CPU: nothing to warm up.
                 let warm = next
                     .filter(|_| !self.clock.simulated())
                     .and_then(|aim| Lead::warm_up(&st.wheel, aim, now));
-                st.plan = Plan::Asleep(warm.or(next));
+                st.plan = Plan::Asleep(warm.or(aim));
                 (Next::Sleep(next), warm)
             } else {
                 st.plan = Plan::Awake;

@@ -85,3 +85,21 @@ fn only_a_long_exact_sleep_on_a_real_clock_is_warmed_up() {
         (Next::Sleep(Some(50_000_000)), None)
     );
 }
+
+// A deadline at the end of the clock's range plans no wake-up (the driver sleeps until woken,
+// so a simulated clock never jumps there), yet the plan keeps it: another such registration
+// does not wake the driver, and an earlier one does.
+#[test]
+fn the_end_of_time_plans_no_wake_up_and_wakes_no_driver() {
+    let inner = Inner::new(Arc::new(ManualClock::new(0)), false, 1, Tolerance::EXACT).unwrap();
+    inner.register(u64::MAX, 0, Waker::noop()).unwrap();
+    assert_eq!(
+        inner.turn(0, &mut Vec::new(), None),
+        (Next::Sleep(None), None)
+    );
+    let mut st = inner.shards[0].lock();
+    assert_eq!(st.plan, Plan::Asleep(Some(u64::MAX)));
+    let lead = st.lead;
+    assert!(!st.plan.wake_for(lead, u64::MAX, u64::MAX));
+    assert!(st.plan.wake_for(lead, 1_000, 1_000));
+}

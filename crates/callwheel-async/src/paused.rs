@@ -237,15 +237,24 @@ pub fn pause() {
 }
 
 /// Whether time is paused for the timers made in the current runtime: by [`pause`], or since
-/// its start (`#[tokio::test(start_paused = true)]`), before any timer is made too.
+/// its start (`#[tokio::test(start_paused = true)]`), before any timer is made too. (Time
+/// paused by `tokio::time::pause` after this thread's first timer in the runtime is tokio's
+/// alone: see [`pause`].)
 pub fn is_paused() -> bool {
-    paused_link().is_some() || current_thread_runtime().is_some() && tokio_paused()
+    paused_link().is_some() || paused_unseen().is_some()
+}
+
+/// The runtime the caller runs in, when its clock is paused and this thread has made no timer
+/// in it yet: the first one would count on the paused clock.
+fn paused_unseen() -> Option<Handle> {
+    let handle = current_thread_runtime()?;
+    (!crate::tokio_reactor::seen(handle.id()) && tokio_paused()).then_some(handle)
 }
 
 /// The driver of the paused runtime the caller runs in, started now for a runtime whose
 /// clock was paused at its start and that has no timer of callwheel's yet.
 fn paused_here() -> Option<Link> {
-    paused_link().or_else(|| found_paused(&current_thread_runtime()?))
+    paused_link().or_else(|| Some(Link::Own(start(&paused_unseen()?))))
 }
 
 /// Moves paused time forward by `duration`, firing every timer due by then in deadline order,

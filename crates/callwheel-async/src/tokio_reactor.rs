@@ -47,6 +47,20 @@ enum Known {
     NoIo,
 }
 
+/// Whether this thread has made a timer in runtime `id` already (a wheel of its own there, or
+/// the runtime found to have no I/O driver): its next timer there does not look again at how
+/// the runtime runs, a paused clock included.
+#[cfg(feature = "test-util")]
+pub(crate) fn seen(id: Id) -> bool {
+    DRIVERS
+        .try_with(|drivers| {
+            drivers.borrow().iter().any(|(i, k)| {
+                *i == id && !matches!(k, Known::Driver(inner) if inner.is_shut_down())
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// How many wheels a thread remembers by the task that found them.
 const FOUND_SLOTS: usize = 64;
 

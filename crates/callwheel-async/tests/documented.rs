@@ -1556,6 +1556,19 @@ mod paused {
         assert!(is_paused());
     }
 
+    // `is_paused`: "(Time paused by `tokio::time::pause` after this thread's first timer in
+    // the runtime is tokio's alone)": the timers made next still count on the real clock.
+    #[tokio::test]
+    async fn tokios_own_pause_after_a_first_timer_is_not_callwheels() {
+        sleep(Duration::from_micros(10)).await;
+        tokio::time::pause();
+        assert!(
+            !is_paused(),
+            "timers made now still count on the real clock"
+        );
+        tokio::time::resume();
+    }
+
     // `resume` in a runtime started paused, before its first timer: real time moves again.
     #[tokio::test(start_paused = true)]
     async fn resume_before_any_timer_resumes_real_time() {

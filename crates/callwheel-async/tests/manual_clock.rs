@@ -190,7 +190,7 @@ fn intervals_follow_each_missed_tick_policy() {
             x ^= x >> 7;
             x ^= x << 17;
             // Mostly small steps, sometimes a stall of several periods.
-            let step = if x % 7 == 0 {
+            let step = if x.is_multiple_of(7) {
                 x % (45 * MS)
             } else {
                 x % (4 * MS)

@@ -139,7 +139,7 @@ pub(crate) fn measure_rows<P: Copy, R>(
 /// The order in which round `round` visits `len` planned tasks: forward in even rounds,
 /// backward in odd ones.
 fn round_order(len: usize, round: u32) -> impl Iterator<Item = usize> {
-    let forward = round % 2 == 0;
+    let forward = round.is_multiple_of(2);
     (0..len).map(move |k| if forward { k } else { len - 1 - k })
 }
 

@@ -349,8 +349,8 @@ pub fn w3(
         failures,
         |scheme| Ok(settings.w3(scheme)),
         |scheme, params| Task::W3 { scheme, params },
-        |scheme, params, outcome| {
-            let params = params.unwrap_or_else(|| settings.w3(scheme));
+        |scheme, _, outcome| {
+            let params = settings.w3(scheme);
             let row = W3Row {
                 scheme,
                 timers: params.timers,

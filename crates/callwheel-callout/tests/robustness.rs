@@ -239,7 +239,7 @@ fn oom_child() {
         match t.setcallout(set as u32, (set % 1000 + 1) as i64) {
             Ok(h) => {
                 // Keep a sample of the handles (keeping all would need memory of its own).
-                if set % 1024 == 0 && handles.len() < handles.capacity() {
+                if set.is_multiple_of(1024) && handles.len() < handles.capacity() {
                     handles.push(h);
                 }
                 set += 1;

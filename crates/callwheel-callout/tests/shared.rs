@@ -325,9 +325,9 @@ fn stress_every_callout_runs_or_is_cancelled_exactly_once_on(ncpu: usize) {
                 for i in 0..PER_THREAD {
                     let id = w * PER_THREAD + i;
                     let ahead = i64::from(id % 50);
-                    if id % 2 == 0 {
+                    if id.is_multiple_of(2) {
                         table.timeout(id, ahead).unwrap();
-                        if id % 6 == 0 && table.untimeout(id) {
+                        if id.is_multiple_of(6) && table.untimeout(id) {
                             cancelled.push(id);
                         }
                     } else {

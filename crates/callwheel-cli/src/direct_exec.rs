@@ -80,7 +80,7 @@ const SOFTCLOCK: &str = "softclock";
 
 /// Which callouts are direct: every other one.
 fn is_direct(i: usize) -> bool {
-    i % 2 == 0
+    i.is_multiple_of(2)
 }
 
 /// Runs the plan: the lateness rows of the direct and the deferred callouts, in ns.

@@ -129,7 +129,10 @@ impl Timer {
     /// cannot be started (the first arming on another base starts it).
     pub fn start_at(&self, deadline: impl Into<Deadline>) -> Result<bool, Error> {
         let (deadline, base) = self.shared.resolve(deadline.into())?;
-        let tolerance = self.due_now_or(deadline, self.default_tolerance(deadline));
+        // One clock reading at most, shared by the default tolerance and the passed check.
+        let now = std::cell::OnceCell::new();
+        let now = || *now.get_or_init(|| self.shared.now());
+        let tolerance = window_kept(deadline, self.shared.tolerance().until(deadline, now), now);
         self.arm(deadline, tolerance, None, None, base)
     }
 
@@ -140,15 +143,9 @@ impl Timer {
     /// As [`Timer::start_at`].
     pub fn start_after(&self, after: Duration) -> Result<bool, Error> {
         let after = saturating_ns(after);
-        let deadline = self.shared.now().saturating_add(after);
         // The interval is `after` itself: one clock reading per call, not two (a reading is
         // most of a start's cost on a machine whose clock is slow to read).
-        // (No time to wait: due now, whatever the default tolerance's absolute part.)
-        let tolerance = match after {
-            0 => 0,
-            _ => self.shared.tolerance().for_interval(after),
-        };
-        self.arm(deadline, tolerance, None, None, None)
+        self.start_after_within(after, self.shared.tolerance().for_interval(after))
     }
 
     /// Arms the timer with window `[deadline, deadline + tolerance]`, on `shard` (`None`: the
@@ -166,7 +163,7 @@ impl Timer {
         shard: Option<usize>,
     ) -> Result<bool, Error> {
         let (deadline, base) = self.shared.resolve(deadline.into())?;
-        let tolerance = self.due_now_or(deadline, saturating_ns(tolerance));
+        let tolerance = window_kept(deadline, saturating_ns(tolerance), || self.shared.now());
         self.arm(deadline, tolerance, shard, None, base)
     }
 
@@ -227,6 +224,8 @@ impl Timer {
     /// tolerance]`, on the shards' clock (one reading, as [`Timer::start_after`]).
     pub(crate) fn start_after_within(&self, after: u64, tolerance: u64) -> Result<bool, Error> {
         let deadline = self.shared.now().saturating_add(after);
+        // No time to wait: due now, whatever the window (a window would wait for its firing
+        // instant, up to an eighth of it later).
         let tolerance = if after == 0 { 0 } else { tolerance };
         self.arm(deadline, tolerance, None, None, None)
     }
@@ -321,22 +320,16 @@ impl Timer {
     pub fn exec(&self) -> Exec {
         self.core.exec
     }
+}
 
-    /// The tolerance a one-shot arming for `deadline` (on the shards' clock, a deadline on
-    /// another base included) keeps: none once the deadline has passed, so that it fires at
-    /// once, as documented; a window left open would wait for its firing instant (up to an
-    /// eighth of the window past the deadline). One clock reading, for a tolerant arming only.
-    fn due_now_or(&self, deadline: u64, tolerance: u64) -> u64 {
-        if tolerance != 0 && deadline <= self.shared.now() {
-            0
-        } else {
-            tolerance
-        }
-    }
-
-    fn default_tolerance(&self, deadline: u64) -> u64 {
-        self.shared
-            .tolerance()
-            .until(deadline, || self.shared.now())
+/// The tolerance a one-shot arming for `deadline` keeps: none once the deadline has passed (on
+/// the shards' clock; a deadline on another base is compared by its key there), so that it
+/// fires at once, as documented, where a window left open would wait for its firing instant,
+/// up to an eighth of the window later. `now` is read only for a window.
+fn window_kept(deadline: u64, tolerance: u64, now: impl FnOnce() -> u64) -> u64 {
+    if tolerance != 0 && deadline <= now() {
+        0
+    } else {
+        tolerance
     }
 }

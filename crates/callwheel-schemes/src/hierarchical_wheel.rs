@@ -113,7 +113,7 @@ impl Level {
     fn is_boundary(&self, t: Tick) -> bool {
         match self.shift {
             Some(s) => t & ((1 << s) - 1) == 0,
-            None => t % self.width == 0,
+            None => t.is_multiple_of(self.width),
         }
     }
 }

@@ -707,7 +707,7 @@ fn wheel_start_periodic_with_zero_and_maximal_periods() {
     assert_eq!(fire_all(&mut w, 10), []);
     assert_eq!(fire_all(&mut w, 1 << 60), [(10, 1, 1 << 60)]);
     let next = Missed::Skip.next(10, 10, 1 << 60).0.unwrap();
-    assert!(next > 1 << 60 && (next - 10) % 10 == 0);
+    assert!(next > 1 << 60 && (next - 10).is_multiple_of(10));
     assert_eq!(
         (w.deadline(h), w.next_wakeup()),
         (Some(next), Some(u64::MAX))

@@ -1152,7 +1152,7 @@ fn poll_expired_and_advance_interleave_without_losing_or_repeating() {
     let mut round = 0u64;
     loop {
         round += 1;
-        if round % 3 == 0 {
+        if round.is_multiple_of(3) {
             let p = mixed.advance(6_000, Budget::steps(round % 17), |_, e| {
                 got.push((e.deadline, e.value))
             });

@@ -319,7 +319,8 @@ impl<S: Backing, C: Copy + Eq + Hash> SharedCallouts<S, C> {
     /// (`0..ncpu`), or on its own CPU for -1 (if a move is waiting, the CPU it goes to). The
     /// time is counted on the clock of the table that takes the callout, read at this call
     /// (for a deferred move too: converted now on the new CPU's clock, as FreeBSD does, and
-    /// armed there when the handler returns).
+    /// armed there when the handler returns; should the new CPU's table then have no room, the
+    /// callout stays on the old CPU, armed as asked, its time counted then on that CPU's clock).
     ///
     /// Moving to another CPU is immediate unless the handler is running: then the arming is
     /// recorded and made on the new CPU as soon as the handler returns (FreeBSD's deferred

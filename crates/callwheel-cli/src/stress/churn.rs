@@ -93,7 +93,7 @@ pub(super) fn churn(
     while !stop.load(Ordering::Relaxed) {
         let draw = rng.next_u64();
         let j = (draw >> 8) as usize % CHURN_POOL;
-        if draw % 2 == 0 {
+        if draw.is_multiple_of(2) {
             let during = mass.in_progress();
             let deadline = rt.now_ns() + 100_000 + (draw >> 40) % 2_000_000;
             let t0 = Instant::now();

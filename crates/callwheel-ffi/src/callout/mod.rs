@@ -382,9 +382,10 @@ pub unsafe extern "C" fn cw_callouts_ncpu(cw: *const cw_callouts) -> c_int {
 /// Sets the default deviation of every CPU's queue, FreeBSD's `kern.timecounter.alldeviation`: a callout
 /// armed from now on by a relative time without a precision (cw_timeout, cw_setcallout,
 /// cw_callout_reset, and cw_callout_reset_sbt_on without CW_C_PREL or CW_C_ABSOLUTE) may run
-/// about `percent` % of its interval late: the divisor 100 / `percent` rounded to the nearest
-/// power of two, as FreeBSD derives `tc_precexp` (1 allows 1/128, 5 a sixteenth, 13 an
-/// eighth, 99 a half, 100 the whole interval), at its window's firing instant, which callouts with overlapping
+/// about `percent` % of its interval late: 1 / 2^s of it, s the highest bit of t + t/2 for
+/// t = (99 + `percent`) / `percent`, as FreeBSD derives `tc_precexp` (1 allows 1/128, 5 a
+/// sixteenth, 13 an eighth, 99 a half, 100 the whole interval), at its window's firing
+/// instant, which callouts with overlapping
 /// windows share. A new table has 0: every such callout exact. Callouts already pending keep
 /// their windows.
 ///

@@ -2477,9 +2477,9 @@ static void callouts_exact_windows(int backing, int ncpu) {
         EXPECT_LOG(1);
         cw_callouts_free(cw);
     }
-    /* cw_callouts_set_deviation: "the divisor 100 / `percent` rounded to the nearest power of
-     * two, as FreeBSD derives `tc_precexp` (1 allows 1/128, 5 a sixteenth, 13 an eighth, 99 a
-     * half, 100 the whole interval)". */
+    /* cw_callouts_set_deviation: "1 / 2^s of it, s the highest bit of t + t/2 for t = (99 +
+     * `percent`) / `percent`, as FreeBSD derives `tc_precexp` (1 allows 1/128, 5 a sixteenth,
+     * 13 an eighth, 99 a half, 100 the whole interval)". */
     const uint32_t percents[] = {1, 2, 5, 6, 12, 13, 25, 50, 99, 100};
     const int shifts[] = {7, 6, 4, 4, 3, 3, 2, 1, 1, 0};
     for (size_t i = 0; i < sizeof percents / sizeof percents[0]; i++)

@@ -213,7 +213,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             let key = (x % 512) as u32;
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 assert_eq!(
                     table.remove(key).map(|p| p.period),
                     model.remove(&key),
