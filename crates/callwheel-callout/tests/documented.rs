@@ -1220,14 +1220,7 @@ fn shared_errors_on_reset_change_nothing() {
     assert_eq!(set.callout_cpu(own), Ok(0));
     set.callout_free(own).unwrap();
     set.check_invariants().unwrap();
-    let mut log = Vec::new();
-    for _ in 0..6 {
-        for cpu in 0..2 {
-            set.hardclock(cpu).unwrap();
-            let tick = set.ticks(cpu).unwrap();
-            set.softclock(cpu, |k| log.push((cpu, tick, k))).unwrap();
-        }
-    }
+    let log = tick_both(&set, 6);
     assert_eq!(log, [(0, 5, 1)]);
     set.callout_free(filler).unwrap();
 }
@@ -1259,14 +1252,7 @@ fn a_deferred_move_to_a_full_cpu_stays_on_the_old_one() {
     assert_eq!(set.callout_cpu(c), Ok(0), "CPU 1 had no record for it");
     assert_eq!(set.callout_pending(c), Ok(true));
     set.check_invariants().unwrap();
-    let mut log = Vec::new();
-    for _ in 0..5 {
-        for cpu in 0..2 {
-            set.hardclock(cpu).unwrap();
-            let tick = set.ticks(cpu).unwrap();
-            set.softclock(cpu, |k| log.push((cpu, tick, k))).unwrap();
-        }
-    }
+    let log = tick_both(&set, 5);
     assert_eq!(
         log,
         [(0, 4, 2)],
@@ -1496,6 +1482,19 @@ fn an_async_drain_from_a_handler_that_re_armed_itself() {
     t.check_invariants().unwrap();
 }
 
+/// Ticks both CPUs of `set` `ticks` times, in turn; what ran: (CPU, its tick, the value).
+fn tick_both(set: &Set, ticks: u64) -> Vec<(usize, u64, u32)> {
+    let mut log = Vec::new();
+    for _ in 0..ticks {
+        for cpu in 0..2 {
+            set.hardclock(cpu).unwrap();
+            let tick = set.ticks(cpu).unwrap();
+            set.softclock(cpu, |k| log.push((cpu, tick, k))).unwrap();
+        }
+    }
+    log
+}
+
 /// Two exact CPUs, CPU 1's clock at `cpu1_at`, and a callout on CPU 0 due at its next
 /// softclock (CPU 0's clock already moved to it), whose handler passes it `1`.
 fn two_cpus_with_one_due(cpu1_at: u64) -> (Arc<Set>, Handle) {
@@ -1534,14 +1533,7 @@ fn a_waiting_move_counts_as_pending_and_keeps_its_target_for_minus_one() {
     .unwrap();
     assert_eq!(seen, [Ok(false), Ok(true), Ok(true), Ok(true), Ok(true)]);
     assert_eq!(set.callout_cpu(c), Ok(1));
-    let mut log = Vec::new();
-    for _ in 0..12 {
-        for cpu in 0..2 {
-            set.hardclock(cpu).unwrap();
-            let tick = set.ticks(cpu).unwrap();
-            set.softclock(cpu, |k| log.push((cpu, tick, k))).unwrap();
-        }
-    }
+    let log = tick_both(&set, 12);
     assert_eq!(
         log,
         [(1, 503, 3)],
