@@ -27,10 +27,11 @@
 //! to reach (Costello's `ticks`). [`Timers::now`] returns the cursor; outside `advance`, after an
 //! advance that completed, the cursor equals the target.
 //!
-//! A deadline at or before the cursor is *overdue*: such a timer is queued in start order and
-//! fires in the next *drain* of that queue, before the cursor moves on. Drains run at the start of
-//! each `advance` call and after each tick: a timer started between calls fires at the start of
-//! the next call; one a callback starts while a tick is processed fires right after that tick, at
+//! A deadline at or before the cursor is *overdue* (for a timer with a window on the production
+//! wheel, its firing instant): such a timer is queued in start order and fires in the next
+//! *drain* of that queue, before the cursor moves on. Drains run at the start of each `advance`
+//! call and after each tick: a timer started between calls fires at the start of the next call
+//! (after what remains of a tick a budget interrupted); one a callback starts while a tick is processed fires right after that tick, at
 //! the same tick. A drain fires only the timers queued before it began, so a callback that keeps
 //! re-arming itself in the past fires once per drain instead of live-locking `advance`; a budget
 //! that interrupts a drain resumes it, not a new one.

@@ -85,7 +85,9 @@ pub struct Progress {
     pub fired: usize,
     /// How many steps the call took.
     pub steps: u64,
-    /// `true` when the cursor reached the target and every due timer fired; `false` when the
+    /// `true` when the cursor reached the target and every timer due when the call's last
+    /// drain began fired (a periodic timer whose firing re-arms it in the past, as a Burst
+    /// timer started periods late is, waits for the next call's drain); `false` when the
     /// budget ran out first (call `advance` again to resume).
     pub complete: bool,
 }
@@ -136,12 +138,16 @@ pub trait Timers<T> {
     /// STARTTIMER: arms a timer that fires at the first tick at or after `expiry` that `advance`
     /// processes. A deadline at or before [`Timers::now`] is overdue: it fires in the next drain
     /// (see the [crate documentation](crate#time-and-the-cursor)), without the clock moving.
+    /// (A timer with a window is overdue by its firing instant: see [`Timers::start_with`].)
     fn start(&mut self, expiry: Tick, value: T) -> Result<Handle, Error>;
 
     /// Starts a timer with the window `[deadline, deadline + tolerance]` (calloutng's
     /// precision): it may fire anywhere in the window. The production wheel keeps the window
     /// and coalesces wake-ups within it (`next_wakeup`); every other structure is exact, and
     /// the default here is [`Timers::start`], which fires at the deadline, inside the window.
+    /// The production wheel fires such a timer at its [`firing_instant`](crate::firing_instant),
+    /// which is what decides whether it is overdue: a deadline already passed whose instant
+    /// is still ahead waits for that instant, inside its window.
     fn start_with(&mut self, deadline: Tick, tolerance: Tick, value: T) -> Result<Handle, Error> {
         let _ = tolerance;
         self.start(deadline, value)
@@ -154,7 +160,7 @@ pub trait Timers<T> {
     /// Moves a pending timer to the window `[deadline, deadline + tolerance]` and returns its
     /// previous deadline. The timer keeps its handle and its value; among equal deadlines it
     /// now counts as started last. A deadline at or before [`Timers::now`] makes it overdue, as
-    /// for `start`. Returns `None`, touching nothing, for a stale or foreign handle, and for a
+    /// for `start` (a window: its firing instant, as for `start_with`). Returns `None`, touching nothing, for a stale or foreign handle, and for a
     /// deadline beyond a bounded structure's range (where `start` would answer
     /// [`Error::BeyondRange`]; [`Timers::contains`] tells the two apart).
     ///
@@ -192,7 +198,7 @@ pub trait Timers<T> {
     fn next_expiry(&self) -> Option<Tick>;
 
     /// Whether a timer may expire at tick `t`: `false` only when none has its deadline at `t`
-    /// and none is overdue. A clock interrupt that runs every tick asks it once per tick, as
+    /// (on the production wheel, a timer with a window its firing instant) and none is overdue. A clock interrupt that runs every tick asks it once per tick, as
     /// 4.4BSD's `hardclock` looks at the next tick's bucket alone: a hashed structure answers
     /// from that one bucket in constant time (possibly `true` for a bucket holding only later
     /// rotations) where [`Timers::next_expiry`] would search. The default is

@@ -340,7 +340,8 @@ impl<T> Wheel<T> {
 
     /// Pull-style expiry: fires at most one due timer and hands it back, instead of calling a
     /// callback. `None` once nothing is due at or before `now`; the wheel's time is then `now`,
-    /// exactly as after `advance(now, ..)` completes.
+    /// exactly as after `advance(now, ..)` completes (and, as there, a `now` before the target
+    /// of an advance a budget left unfinished is ignored: the pulls finish that work first).
     ///
     /// The order and the rules are `advance`'s: deadline order, start order among equal
     /// deadlines, a periodic timer re-armed for its next period before it is returned (its
@@ -506,8 +507,9 @@ impl<T> Timers<T> for Wheel<T> {
         (self.stats.started - self.stats.stopped - self.finished) as usize
     }
 
-    /// The earliest deadline among the pending timers, or the wheel's own time when `advance`
-    /// has work at it (as for [`Wheel::next_wakeup`]): otherwise exact while no timer has been
+    /// The earliest firing instant among the pending timers ([`firing_instant`]: the deadline
+    /// of an exact timer), or the wheel's own time when `advance` has work at it (as for
+    /// [`Wheel::next_wakeup`]): otherwise exact while no timer has been
     /// stopped or reset since its slot was last emptied, and possibly earlier after that. O(1).
     /// `None` when nothing is pending.
     fn next_expiry(&self) -> Option<Tick> {

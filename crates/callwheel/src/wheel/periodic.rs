@@ -7,7 +7,7 @@
 //!
 //! | policy | next deadline after a miss | fires for each missed period | stays on the grid |
 //! |---|---|---|---|
-//! | [`Missed::Burst`] | last deadline + period | yes: the wheel replays each one at its own time | yes |
+//! | [`Missed::Burst`] | last deadline + period | yes: the wheel replays each one at its own time, one per drain | yes |
 //! | [`Missed::Delay`] | now + period | no | no: the grid moves to now |
 //! | [`Missed::Skip`] | the first grid point after now | no | yes |
 

@@ -25,11 +25,11 @@ impl<T> Wheel<T> {
     /// The window of the live timer `handle` names, as `(deadline, end)` with the end the wheel
     /// keeps, [`window_end`](crate::window_end)`(deadline, tolerance)`: `deadline + tolerance`
     /// (saturating at the end of time), rounded down for a tolerance of 2^30 or more; `None`
-    /// for a stale handle. Once
-    /// the wheel's time has reached a one-shot timer's deadline the timer fires at the next
-    /// advance whatever its tolerance, and the wheel no longer keeps the end (it reuses the
-    /// room): the end reported is then the deadline, a window inside the one asked for, so a
-    /// caller re-arming it elsewhere never makes it later. A periodic timer's window is always
+    /// for a stale handle. Once the wheel's time has reached a one-shot timer's deadline the
+    /// end reported is the deadline (an overdue timer's room holds its drain stamp, not its
+    /// end): a window inside the one asked for, so a caller re-arming it elsewhere never makes
+    /// it later. The timer itself still fires at its firing instant, which may lie ahead, and
+    /// [`Wheel::next_wakeup`] still reports the end kept. A periodic timer's window is always
     /// whole (its tolerance is kept with its schedule).
     pub fn window(&self, handle: Handle) -> Option<(Tick, Tick)> {
         let idx = self.storage.resolve(handle)?;

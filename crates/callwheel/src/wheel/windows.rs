@@ -122,7 +122,8 @@ impl Window {
 /// `deadline + tolerance` when the tolerance is below 2^30 ticks, `u64::MAX` when the sum
 /// reaches it, otherwise that end with the window's width rounded down to 25 significant bits.
 /// Never later than the end asked for, earlier by less than 2^-24 of the tolerance.
-/// [`Wheel::window`] and [`Wheel::next_wakeup`] report this end.
+/// [`Wheel::next_wakeup`] reports this end, and [`Wheel::window`] until the wheel's time reaches
+/// the deadline.
 ///
 /// ```
 /// use callwheel::window_end;
