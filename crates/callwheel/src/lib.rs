@@ -39,7 +39,8 @@
 //! # Budgets
 //!
 //! `advance` takes a [`Budget`] of steps (Costello's `MAX_SOFTCLOCK_STEPS`). A step is one tick
-//! moved over or one timer examined, moved or fired. When the budget runs out, `advance` returns
+//! moved over (on the production wheel, one jump over any run of empty ticks) or one timer
+//! examined, moved or fired. When the budget runs out, `advance` returns
 //! with [`Progress::complete`] false and the exact position saved; the next call resumes there,
 //! losing and repeating nothing.
 //!
