@@ -126,10 +126,12 @@ pub(crate) fn made_on() -> Option<Link> {
 /// For a thread's first timer in a runtime: a driver on tokio's clock when that clock is
 /// found paused (`#[tokio::test(start_paused = true)]`).
 pub(crate) fn found_paused(handle: &Handle) -> Option<Link> {
-    if handle.runtime_flavor() != RuntimeFlavor::CurrentThread || !tokio_paused() {
-        return None;
-    }
-    Some(Link::Own(start(handle)))
+    pausable(handle).then(|| Link::Own(start(handle)))
+}
+
+/// Whether `handle`'s runtime has its time paused (only a current-thread one can).
+fn pausable(handle: &Handle) -> bool {
+    handle.runtime_flavor() == RuntimeFlavor::CurrentThread && tokio_paused()
 }
 
 /// Starts a driver on `handle`'s paused clock for this thread and records it.
@@ -247,8 +249,8 @@ pub fn is_paused() -> bool {
 /// The runtime the caller runs in, when its clock is paused and this thread has made no timer
 /// in it yet: the first one would count on the paused clock.
 fn paused_unseen() -> Option<Handle> {
-    let handle = current_thread_runtime()?;
-    (!crate::tokio_reactor::seen(handle.id()) && tokio_paused()).then_some(handle)
+    let handle = Handle::try_current().ok()?;
+    (!crate::tokio_reactor::seen(handle.id()) && pausable(&handle)).then_some(handle)
 }
 
 /// The driver of the paused runtime the caller runs in, started now for a runtime whose

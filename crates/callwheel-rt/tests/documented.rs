@@ -13,7 +13,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +21,7 @@ use callwheel_rt::{
     Clock, ClockId, Deadline, Exec, Fire, ManualClock, Missed, Runtime, Stop, Timer, TimerSet,
     TimerSetConfig, Tolerance,
 };
-use common::Lcg;
+use common::{readable, settle, Lcg};
 
 /// A deadline in the runtime clock's own nanoseconds.
 fn at(ns: u64) -> Deadline {
@@ -46,18 +45,6 @@ fn manual(clock: &ManualClock, shards: usize, tolerance: Tolerance) -> Runtime {
         .tolerance(tolerance)
         .build()
         .unwrap()
-}
-
-/// `ManualClock::wait_idle` with a bound: a runtime that never settles fails the test.
-fn settle(clock: &ManualClock, waiters: usize) {
-    let clock = clock.clone();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        clock.wait_idle(waiters);
-        let _ = tx.send(());
-    });
-    rx.recv_timeout(PATIENCE)
-        .expect("the runtime never became idle");
 }
 
 /// Polls `done` until it holds, failing after [`PATIENCE`].
@@ -87,19 +74,6 @@ fn sending(
 /// Everything received on `rx` so far.
 fn drain_channel<T>(rx: &mpsc::Receiver<T>) -> Vec<T> {
     std::iter::from_fn(|| rx.try_recv().ok()).collect()
-}
-
-/// Whether `fd` becomes readable within `timeout_ms` (0: right now).
-fn readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> bool {
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `p` is one live pollfd for the duration of the call.
-    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-    assert!(r >= 0, "poll failed");
-    r == 1 && p.revents & libc::POLLIN != 0
 }
 
 // ----- windows ---------------------------------------------------------------------------------

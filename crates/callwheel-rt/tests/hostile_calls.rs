@@ -58,7 +58,7 @@
 #![cfg(not(miri))]
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -70,7 +70,9 @@ use callwheel_rt::{
     Wake, MAX_EXPIRIES_PER_LOCK, MAX_LEAD, MAX_SHARDS, MAX_TOLERANCE_PPM,
 };
 
+mod common;
 mod hostile_support;
+use common::{readable, settle};
 use hostile_support::{at, eventually, manual, ns, shut_down, PATIENCE};
 
 fn no_such_shard<T: std::fmt::Debug>(r: Result<T, Error>, asked: usize, have: usize) {
@@ -78,19 +80,6 @@ fn no_such_shard<T: std::fmt::Debug>(r: Result<T, Error>, asked: usize, have: us
         matches!(r, Err(Error::NoSuchShard { shard, shards }) if shard == asked && shards == have),
         "expected NoSuchShard {{ {asked}, {have} }}, got {r:?}"
     );
-}
-
-/// [`ManualClock::wait_idle`] with a bound: a runtime that never settles fails the test
-/// instead of hanging it.
-fn settle(clock: &ManualClock, waiters: usize) {
-    let clock = clock.clone();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        clock.wait_idle(waiters);
-        let _ = tx.send(());
-    });
-    rx.recv_timeout(PATIENCE)
-        .expect("the runtime never became idle");
 }
 
 /// Drops `rt` on another thread, failing the test if the drop does not return.
@@ -111,17 +100,6 @@ fn sending(rt: &Runtime, shard: usize, exec: Exec, tx: &mpsc::Sender<Fire>) -> T
         let _ = tx.send(*f);
     })
     .unwrap()
-}
-
-/// Whether `fd` is readable right now.
-fn readable(fd: BorrowedFd<'_>) -> bool {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    poll(&mut fds, Some(&now)).unwrap() == 1 && fds[0].revents().contains(PollFlags::IN)
 }
 
 /// An `Instant` about 35,000 years ago (representable: Linux keeps an `i64` of seconds).
@@ -965,18 +943,18 @@ fn timer_set_fd_as_fd_and_as_raw_fd() {
     let clock = ManualClock::new(0);
     let rt = manual(&clock, 1);
     let set = TimerSet::new(&rt).unwrap();
-    assert!(!readable(set.fd()));
+    assert!(!readable(set.fd(), 0));
     set.create(ns(1), Duration::ZERO, 1).unwrap();
     clock.advance(u64::MAX);
     assert_eq!(set.refresh(), 1);
-    assert!(readable(set.fd()));
-    assert!(readable(set.as_fd()));
+    assert!(readable(set.fd(), 0));
+    assert!(readable(set.as_fd(), 0));
     let raw = set.fd().as_raw_fd();
     assert_eq!(set.as_raw_fd(), raw);
     // The runtime goes with a timer queued: the set holds nothing, the descriptor is not
     // readable, and it stays the set's own.
     drop_bounded(rt);
-    assert!(!readable(set.fd()));
+    assert!(!readable(set.fd(), 0));
     assert_eq!((set.as_raw_fd(), set.as_fd().as_raw_fd()), (raw, raw));
     assert_eq!(set.refresh(), 0);
 }

@@ -3,7 +3,7 @@
 //! manual clock: time moves only when a test moves it, and every call catches up with it.
 #![cfg(not(miri))]
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,6 +12,9 @@ use callwheel_rt::{
     Error, ManualClock, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
     Tolerance, MAX_QUOTA,
 };
+
+mod common;
+use common::readable;
 
 /// Generous liveness bound for waits on the driver thread (never a latency assertion).
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -42,19 +45,6 @@ fn value(remaining: u64, interval: u64) -> TimerValue {
         remaining: ms(remaining),
         interval: ms(interval),
     }
-}
-
-/// Whether `fd` is readable within `timeout_ms` (0: right now).
-fn readable(fd: BorrowedFd<'_>, timeout_ms: i32) -> bool {
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `p` is one live pollfd for the duration of the call.
-    let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-    assert!(r >= 0, "poll failed");
-    r == 1 && p.revents & libc::POLLIN != 0
 }
 
 fn assert_invalid<T: std::fmt::Debug>(r: Result<T, Error>) {
