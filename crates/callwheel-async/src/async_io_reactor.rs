@@ -65,9 +65,16 @@ thread_local! {
 }
 
 /// The calling thread's wheel on async-io's reactor, made at its first timer; `None` when the
-/// thread is ending or the wheel's alarm could not be made (the process-wide driver serves
+/// thread is ending, the wheel's alarm could not be made, or the process is a child forked
+/// since callwheel's first driver (the process-wide driver, on threads of its own, serves
 /// then).
 pub(crate) fn thread_link() -> Option<Link> {
+    // After a fork, async-io's reactor polls the parent's `epoll` instance: an alarm added
+    // there may wake a parent thread instead of this one (and a wheel made before the fork
+    // has its alarm there already).
+    if callwheel_rt::fork_generation() != 0 {
+        return None;
+    }
     THREAD_WHEEL
         .try_with(|state| {
             let mut state = state.borrow_mut();
@@ -144,6 +151,12 @@ impl AsyncIoDriver {
     /// Turns the wheel until it is asleep and the alarm's readiness is registered again; or
     /// leaves that to the thread already doing it.
     fn run(self: &Arc<Self>) {
+        if self.inner.forked() {
+            // A copy in a forked child: its alarm stays registered for the parent, which
+            // dropping the source here would undo (`epoll` instances are shared across a
+            // fork), and a parent thread may have held the lock below at the fork.
+            return;
+        }
         loop {
             if self.turning.swap(true, Ordering::SeqCst) {
                 // Another thread turns: it goes round once more after this.

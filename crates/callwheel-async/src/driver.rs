@@ -135,6 +135,10 @@ pub(crate) struct Inner {
     shutdown: AtomicBool,
     /// User handles ([`Driver`] values) alive: the last one dropped shuts the driver down.
     handles: AtomicUsize,
+    /// The process's fork generation when the driver was made: in a child forked since, the
+    /// driver is a copy whose threads and alarm stay with the parent
+    /// ([`callwheel_rt::fork_generation`]).
+    generation: u64,
 }
 
 /// Why a registration was refused.
@@ -236,8 +240,17 @@ impl Inner {
         self.tolerance.until(deadline, || self.clock.now())
     }
 
+    /// Whether the driver has shut down, or is a copy in a child forked since it was made.
     pub(crate) fn is_shut_down(&self) -> bool {
-        self.shutdown.load(Ordering::Acquire)
+        self.shutdown.load(Ordering::Acquire) || self.forked()
+    }
+
+    /// Whether this is a copy in a child forked since the driver was made: no thread of the
+    /// child turns it, a parent thread may have held its locks at the fork, and its alarm's
+    /// descriptor is the parent's too. Checked before every lock: such a copy is never locked,
+    /// turned or set, only let go of.
+    pub(crate) fn forked(&self) -> bool {
+        self.generation != callwheel_rt::fork_generation()
     }
 
     /// Registers `waker` to be woken once the clock reaches `deadline`, within
@@ -255,6 +268,9 @@ impl Inner {
         };
         let s = &self.shards[shard];
         let end = callwheel::window_end(deadline, tolerance);
+        if self.forked() {
+            return Err(Refused::ShutDown);
+        }
         let mut st = s.lock();
         if self.is_shut_down() {
             return Err(Refused::ShutDown);
@@ -301,6 +317,9 @@ impl Inner {
         {
             return true;
         }
+        if self.forked() {
+            return false;
+        }
         let mut st = s.lock();
         if self.is_shut_down() {
             return false;
@@ -323,6 +342,9 @@ impl Inner {
         let handle = self.handle(shard, entry);
         let s = &self.shards[shard];
         let end = callwheel::window_end(deadline, tolerance);
+        if self.forked() {
+            return false;
+        }
         let mut st = s.lock();
         if st.wheel.reset(handle, deadline, tolerance).is_none() {
             return false;
@@ -339,6 +361,10 @@ impl Inner {
     /// Cancels a registered timer (nothing when it already fired). Its waker is dropped after
     /// the lock is released: dropping a waker is the executor's code.
     pub(crate) fn cancel(&self, shard: usize, entry: Entry) {
+        if self.forked() {
+            // A copy in a forked child: its entry is left where it is.
+            return;
+        }
         let handle = self.handle(shard, entry);
         let waker = self.shards[shard].lock().wheel.stop(handle);
         drop(waker);
@@ -346,6 +372,10 @@ impl Inner {
 
     /// Pending registrations and the bytes the shards' wheels hold.
     pub(crate) fn counts(&self) -> (usize, usize) {
+        if self.forked() {
+            // A copy in a forked child holds nothing that will fire there.
+            return (0, 0);
+        }
         self.shards.iter().fold((0, 0), |(n, b), s| {
             let st = s.lock();
             (n + st.wheel.len(), b + st.wheel.memory_bytes())
@@ -376,6 +406,10 @@ impl Inner {
         late: Option<u64>,
     ) -> (Next, Option<u64>) {
         let shard = &self.shards[i];
+        if self.forked() {
+            // A copy in a forked child: what it holds is the parent's to fire.
+            return (Next::Exit, None);
+        }
         let next = {
             let mut st = shard.lock();
             if self.is_shut_down() {
@@ -436,6 +470,7 @@ impl Inner {
             tolerance,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
+            generation: callwheel_rt::fork_generation(),
         })
     }
 
@@ -450,6 +485,7 @@ impl Inner {
             tolerance: Tolerance::EXACT,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
+            generation: callwheel_rt::fork_generation(),
         }
     }
 
@@ -464,6 +500,7 @@ impl Inner {
             tolerance: Tolerance::EXACT,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
+            generation: callwheel_rt::fork_generation(),
         }
     }
 
@@ -485,6 +522,10 @@ impl Inner {
 
     pub(crate) fn shut_down(&self) {
         self.shutdown.store(true, Ordering::Release);
+        if self.forked() {
+            // No thread of this copy runs in the child, and its waiters may be the parent's.
+            return;
+        }
         for s in self.shards.iter() {
             // Taking the lock orders the flag before the drivers' next look at their wheel.
             drop(s.lock());

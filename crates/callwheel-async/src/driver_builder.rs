@@ -3,9 +3,9 @@
 //! ([`DriverStats`]). The shared state and the loops are the parent module's.
 
 use std::io;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use callwheel_rt::{Clock, ClockId, ManualClock, SystemClock, Tolerance};
+use callwheel_rt::{Clock, ClockId, ManualClock, PerFork, SystemClock, Tolerance};
 
 use super::{Inner, Link, MAX_SHARDS};
 use crate::sync::Ordering;
@@ -138,40 +138,37 @@ impl Driver {
     /// The process-wide driver, started by the first call (one shard per CPU, at most 8, on
     /// the monotonic clock; exact timers). It lives until the process exits.
     ///
+    /// In a child forked since it started, whose copy of it has no thread running, the first
+    /// call there starts the child's own (with threads of its own: async-io's reactor is the
+    /// parent's too after a fork), and every later call there returns that one.
+    ///
     /// # Errors
     ///
     /// The error of starting it (a thread or a waiter the system refused); a later call tries
     /// again.
     pub fn global() -> io::Result<&'static Driver> {
-        static GLOBAL: OnceLock<Driver> = OnceLock::new();
-        // A plain lock, outside any model: it only serialises the first calls.
-        static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        if let Some(d) = GLOBAL.get() {
-            return Ok(d);
-        }
-        let _one_at_a_time = STARTING.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(d) = GLOBAL.get() {
-            return Ok(d);
-        }
-        let driver = Driver::start_global()?;
-        Ok(GLOBAL.get_or_init(|| driver))
+        GLOBAL
+            .get_or_try_make(Driver::start_global)
+            .map(|(driver, _)| driver)
     }
 
-    /// The process-wide driver's start: on async-io's reactor with the `async-io` feature,
-    /// else threads of its own.
+    /// The process-wide driver's start: on async-io's reactor with the `async-io` feature
+    /// (not in a child forked since callwheel's first driver, where that reactor's `epoll`
+    /// instance is the parent's too), else threads of its own.
     fn start_global() -> io::Result<Driver> {
         #[cfg(feature = "async-io")]
-        {
+        if callwheel_rt::fork_generation() == 0 {
             let inner = crate::async_io_reactor::AsyncIoDriver::start()?;
-            Ok(Driver { inner })
+            return Ok(Driver { inner });
         }
-        #[cfg(not(feature = "async-io"))]
-        {
-            // One shard per CPU (at most 8): threads registering at once then rarely share a
-            // lock.
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Driver::builder().shards(cpus.min(8)).build()
-        }
+        Driver::start_threads()
+    }
+
+    /// A process-wide driver with threads of its own: one shard per CPU (at most 8), so that
+    /// threads registering at once rarely share a lock.
+    fn start_threads() -> io::Result<Driver> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Driver::builder().shards(cpus.min(8)).build()
     }
 
     /// A one-shard driver on a [`ManualClock`] starting at 0, for tests: time moves only when
@@ -220,12 +217,25 @@ impl Driver {
         Link::Own(Arc::clone(&self.inner))
     }
 
-    /// How a future refers to the process-wide driver (none when it cannot be started).
+    /// How a future refers to the process-wide driver (none when it cannot be started): the
+    /// first one by a plain reference; a forked child's by a counted one, as any other driver
+    /// (a future then knows which one it registered on).
     pub(crate) fn global_link() -> Option<Link> {
         let d: &'static Driver = Driver::global().ok()?;
-        Some(Link::Global(&d.inner))
+        Some(match GLOBAL.first() {
+            Some(first) if std::ptr::eq(first, d) => Link::Global(&d.inner),
+            _ => Link::Own(Arc::clone(&d.inner)),
+        })
+    }
+
+    /// The first process-wide driver, which a future's plain reference names.
+    pub(crate) fn first_global() -> Option<&'static Driver> {
+        GLOBAL.first()
     }
 }
+
+/// The process-wide driver: the first one started, and a forked child's own.
+static GLOBAL: PerFork<Driver> = PerFork::new();
 
 impl Inner {
     /// What the driver has done since it started, over every shard (a reactor driver's

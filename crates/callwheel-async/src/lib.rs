@@ -59,7 +59,11 @@
 //! deadline (it still completes, at a CPU cost); a sleep on a [`Driver`] that was shut down
 //! completes at once (a [`DelayQueue`] on it hands out its values at once, in order), and one
 //! made by the free functions whose tokio runtime shut down registers again where it is polled
-//! next. Nothing here panics on any input.
+//! next. In a child forked since a driver was made, that driver is a copy with no thread: the
+//! child never touches its locks or its alarm, its sleeps made by the free functions register
+//! again on a process-wide driver of the child's own (threads, not async-io's reactor, whose
+//! `epoll` instance the parent shares), and one on a [`Driver`] of the caller's completes at
+//! once. Nothing here panics on any input.
 // One block: the registration of a driver's timerfd with tokio's I/O driver (tokio_reactor.rs).
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

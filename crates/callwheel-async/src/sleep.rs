@@ -462,9 +462,9 @@ impl Sleep {
                 Poll::Pending
             }
             Err(Refused::ShutDown) => match Driver::global_link() {
-                // A context's driver shut down under it (its runtime is going away): the
-                // process-wide one takes it.
-                Some(global) if self.follows_context() && !self.word.has(Word::GLOBAL) => {
+                // A context's driver shut down under it (its runtime is going away, or the
+                // process forked since it was made): the process-wide one takes it.
+                Some(global) if self.follows_context() && !std::ptr::eq(&*global, d) => {
                     self.bind(Some(global));
                     self.register(cx, false)
                 }
@@ -486,7 +486,7 @@ impl Sleep {
 /// The driver a sleep with these fields is bound to.
 fn bound(driver: &Option<Arc<Inner>>, word: Word) -> Option<&Inner> {
     if word.has(Word::GLOBAL) {
-        return Driver::global().ok().map(|g| g.inner());
+        return Driver::first_global().map(|g| g.inner());
     }
     driver.as_deref()
 }

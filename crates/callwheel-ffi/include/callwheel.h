@@ -89,7 +89,11 @@
  * Every set made by cw_timerset_new, and the process-wide set, runs on one process-wide
  * runtime on CLOCK_MONOTONIC, started by the first call that needs one: one driver thread
  * (named callwheel-rt-driver-0), which finds expiries and runs set callbacks, and one idle
- * worker. It lives until the process exits (do not fork and use timer sets in the child).
+ * worker. It lives until the process exits. A child forked since has a runtime of its own,
+ * started by its first call that needs one, and a process-wide set of its own (setitimer's
+ * timers are not inherited either): the sets made before the fork are copies there whose
+ * calls that would arm, reap or wait fail with CW_ESHUTDOWN (or reap nothing, or return at
+ * once), leaving the parent's sets, descriptors included, as they are.
  *
  * ```c
  * cw_timerset *set;
@@ -301,6 +305,12 @@
 // left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
 // handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
 #define CW_ENOSPC (0 - 28)
+
+// The set is a copy in a process forked since its runtime started: the runtime's threads stay
+// with the parent, so the copy takes no call that would arm, reap or wait. Sets made in the
+// child (and the child's cw_multireal_set) run on a runtime of the child's own. Equal to
+// -ESHUTDOWN on Linux.
+#define CW_ESHUTDOWN (0 - 108)
 
 // Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late
 // that further periods came due is queued again at once, once per missed period.

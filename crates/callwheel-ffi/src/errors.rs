@@ -5,7 +5,7 @@
 use core::ffi::{c_char, c_int, CStr};
 use std::panic;
 
-use crate::{CW_EINVARIANT, CW_ENOSPC, CW_ETIMEDOUT};
+use crate::{CW_EINVARIANT, CW_ENOSPC, CW_ESHUTDOWN, CW_ETIMEDOUT};
 
 // The codes are written `0 - n` so that the header's #defines are parenthesised:
 // `x-CW_EINVAL` must not read as `x--22`.
@@ -74,6 +74,7 @@ fn describe(interface: Interface, code: c_int) -> &'static CStr {
         (TimerSet, CW_ENOSPC) => c"the timer set holds its quota of timers (or the process has no handle left)",
         (TimerSet, CW_EDEADLK) => c"the call would wait for itself: it runs on the runtime's driver thread",
         (TimerSet, CW_EBUSY) => c"busy: the process-wide set already exists",
+        (TimerSet, CW_ESHUTDOWN) => c"the set is a copy of the parent's in a forked child: its runtime's threads stay with the parent (make sets in the child)",
         (Sleep, CW_EINVAL) => c"invalid argument: a NULL condition variable or mutex, a negative or out-of-range time, or unknown flags",
         (Sleep, CW_EDEADLK) => c"the wait would deadlock: it runs on the runtime's driver thread, which would wait for its own timer",
         (Sleep, CW_EBUSY) => c"busy: a thread still waits on the condition variable",
@@ -89,6 +90,7 @@ fn describe(interface: Interface, code: c_int) -> &'static CStr {
         (_, CW_ENOSPC) => c"a quota is full",
         (_, CW_EINVARIANT) => c"an internal invariant does not hold",
         (_, CW_ETIMEDOUT) => c"timed out",
+        (_, CW_ESHUTDOWN) => c"the object's runtime has shut down (or is the parent's, in a forked child)",
         (_, -4095..0) => c"a system call failed (the code is the negated errno)",
         _ => c"unknown callwheel error code",
     }
@@ -156,7 +158,14 @@ mod tests {
         ),
         (
             Interface::TimerSet,
-            &[CW_EINVAL, CW_ENOMEM, CW_ENOSPC, CW_EDEADLK, CW_EBUSY],
+            &[
+                CW_EINVAL,
+                CW_ENOMEM,
+                CW_ENOSPC,
+                CW_EDEADLK,
+                CW_EBUSY,
+                CW_ESHUTDOWN,
+            ],
         ),
         (
             Interface::Sleep,

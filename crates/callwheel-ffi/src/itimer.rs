@@ -20,12 +20,13 @@
 use core::ffi::c_int;
 use core::ptr;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use libc::{itimerval, suseconds_t, time_t, timeval};
 
-use callwheel_rt::{Error as RtError, TimerHandle, TimerSet, TimerSetConfig, DEFAULT_QUOTA};
+use callwheel_rt::{
+    Error as RtError, PerFork, TimerHandle, TimerSet, TimerSetConfig, DEFAULT_QUOTA,
+};
 
 use crate::timerset::{cw_timerset, runtime, set_code, set_ref};
 use crate::timerset_notify::set_signal;
@@ -188,26 +189,20 @@ fn posix(body: impl FnOnce() -> Result<(), c_int>) -> c_int {
     -1
 }
 
-/// The process-wide ITIMER_MULTIREAL set, once made.
-static MULTIREAL: OnceLock<&'static cw_timerset> = OnceLock::new();
-/// Serialises the making of [`MULTIREAL`].
-static MULTIREAL_INIT: Mutex<()> = Mutex::new(());
+/// The process-wide ITIMER_MULTIREAL set, once made (a forked child's own, made there: as
+/// with setitimer's timers, a child does not inherit its parent's).
+static MULTIREAL: PerFork<&'static cw_timerset> = PerFork::new();
 
 /// The process-wide set, made with `quota` (0: the default) if it does not exist yet; the
 /// flag says whether this call made it.
 fn process_set(quota: usize) -> Result<(&'static cw_timerset, bool), RtError> {
-    if let Some(set) = MULTIREAL.get() {
-        return Ok((set, false));
-    }
-    let _init = MULTIREAL_INIT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(set) = MULTIREAL.get() {
-        return Ok((set, false));
-    }
-    let config =
-        TimerSetConfig::default().with_quota(if quota == 0 { DEFAULT_QUOTA } else { quota });
-    let set = TimerSet::with_config(runtime()?, config)?;
-    let set = cw_timerset::leak_process_wide(set);
-    Ok((MULTIREAL.get_or_init(|| set), true))
+    let (set, made) = MULTIREAL.get_or_try_make(|| {
+        let config =
+            TimerSetConfig::default().with_quota(if quota == 0 { DEFAULT_QUOTA } else { quota });
+        let set = TimerSet::with_config(runtime()?, config)?;
+        Ok::<_, RtError>(cw_timerset::leak_process_wide(set))
+    })?;
+    Ok((*set, made))
 }
 
 /// Reads `*p`, or EINVAL for NULL.

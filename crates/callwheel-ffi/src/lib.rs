@@ -88,7 +88,11 @@
 //! Every set made by cw_timerset_new, and the process-wide set, runs on one process-wide
 //! runtime on CLOCK_MONOTONIC, started by the first call that needs one: one driver thread
 //! (named callwheel-rt-driver-0), which finds expiries and runs set callbacks, and one idle
-//! worker. It lives until the process exits (do not fork and use timer sets in the child).
+//! worker. It lives until the process exits. A child forked since has a runtime of its own,
+//! started by its first call that needs one, and a process-wide set of its own (setitimer's
+//! timers are not inherited either): the sets made before the fork are copies there whose
+//! calls that would arm, reap or wait fail with CW_ESHUTDOWN (or reap nothing, or return at
+//! once), leaving the parent's sets, descriptors included, as they are.
 //!
 //! ```c
 //! cw_timerset *set;

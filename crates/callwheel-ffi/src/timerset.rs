@@ -16,11 +16,10 @@
 
 use core::ffi::c_int;
 use core::ptr;
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use callwheel_rt::{
-    Error as RtError, Missed, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
+    Error as RtError, Missed, PerFork, Runtime, TimerHandle, TimerSet, TimerSetConfig, TimerValue,
     DEFAULT_QUOTA, MAX_QUOTA,
 };
 
@@ -30,6 +29,11 @@ use crate::{guard, need, CW_EINVAL, CW_ENOMEM, CW_OK};
 /// left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
 /// handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
 pub const CW_ENOSPC: c_int = 0 - 28;
+/// The set is a copy in a process forked since its runtime started: the runtime's threads stay
+/// with the parent, so the copy takes no call that would arm, reap or wait. Sets made in the
+/// child (and the child's cw_multireal_set) run on a runtime of the child's own. Equal to
+/// -ESHUTDOWN on Linux.
+pub const CW_ESHUTDOWN: c_int = 0 - 108;
 /// Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late
 /// that further periods came due is queued again at once, once per missed period.
 pub const CW_MISSED_BURST: c_int = 0;
@@ -118,23 +122,19 @@ impl cw_timerset {
     }
 }
 
-/// The process-wide runtime every cw_timerset_new set runs on.
-static RUNTIME: OnceLock<Runtime> = OnceLock::new();
-/// Serialises the first creation of [`RUNTIME`], so only one runtime's threads ever start.
-static RUNTIME_INIT: Mutex<()> = Mutex::new(());
+/// The process-wide runtime every cw_timerset_new set runs on (a forked child's own, started
+/// there: the parent's copy has no thread in the child).
+static RUNTIME: PerFork<Runtime> = PerFork::new();
 
-/// The process-wide runtime on `CLOCK_MONOTONIC`, started by the first caller. A failed start
-/// (no thread could be spawned) is reported and retried by the next caller.
+/// The process-wide runtime on `CLOCK_MONOTONIC`, started by the first caller (only one
+/// starts). A failed start (no thread could be spawned) is reported and retried by the next
+/// caller.
 pub(crate) fn runtime() -> Result<&'static Runtime, RtError> {
-    if let Some(rt) = RUNTIME.get() {
-        return Ok(rt);
-    }
-    let _init = RUNTIME_INIT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(rt) = RUNTIME.get() {
-        return Ok(rt);
-    }
-    let rt = with_signals_blocked(|| Runtime::builder().shards(1).workers(1).build())?;
-    Ok(RUNTIME.get_or_init(|| rt))
+    RUNTIME
+        .get_or_try_make(|| {
+            with_signals_blocked(|| Runtime::builder().shards(1).workers(1).build())
+        })
+        .map(|(rt, _)| rt)
 }
 
 /// Runs `f` with every signal blocked in the calling thread, restoring its mask afterwards
@@ -178,6 +178,7 @@ pub(crate) fn set_code(e: RtError) -> c_int {
         RtError::Io(e) => e.raw_os_error().map_or(CW_ENOMEM, |n| -n),
         RtError::Wheel(_) => CW_ENOMEM,
         RtError::OnDriver => crate::CW_EDEADLK,
+        RtError::ShutDown => CW_ESHUTDOWN,
         // InvalidHandle, ZeroValue, ValueOutOfRange, IntervalOutOfRange, Config, and anything
         // added later: the arguments were not accepted.
         _ => CW_EINVAL,

@@ -111,6 +111,7 @@ pub mod drive_loop;
 mod driver;
 mod error;
 mod fire;
+mod fork;
 mod instant;
 mod lead;
 pub mod manual;
@@ -153,6 +154,7 @@ pub use config::{
 };
 pub use deadline::Deadline;
 pub use error::Error;
+pub use fork::{fork_generation, PerFork};
 /// The histogram crate of [`ShardStats::lateness`], re-exported so callers use the same
 /// version the runtime records with.
 pub use hdrhistogram;

@@ -36,6 +36,11 @@ pub(crate) fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 /// [`Error::ShutDown`]; its [`TimerSet`](crate::TimerSet)s likewise (see the set's
 /// documentation).
 ///
+/// After a `fork`, the child's copy of a runtime has none of its threads: there it arms
+/// nothing ([`Error::ShutDown`]), and dropping it lets the copy go without joining threads
+/// that do not exist in the child ([`fork_generation`](crate::fork_generation)). Build a
+/// runtime in the child.
+///
 /// ```
 /// use std::sync::mpsc;
 /// use std::time::Duration;
@@ -202,6 +207,15 @@ impl Builder {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
+        if self.shared.shutdown.forked() {
+            // A copy in a forked child: its threads are the parent's. Their handles and the
+            // pool are let go of untouched; the shared state goes with its last reference.
+            for t in self.threads.drain(..) {
+                std::mem::forget(t);
+            }
+            std::mem::forget(self.pool.take());
+            return;
+        }
         self.shared.begin_shutdown();
         if let Some(pool) = &self.pool {
             pool.shutdown();

@@ -14,19 +14,41 @@ pub(crate) trait OnShutdown: Send + Sync {
 }
 
 /// Whether the runtime is shutting down, and who must hear of it.
-#[derive(Default)]
 pub(crate) struct Shutdown {
     /// Raised once, when the runtime is dropped.
     begun: AtomicBool,
+    /// The process's fork generation when the runtime was built ([`crate::fork_generation`]):
+    /// in a child forked since, the runtime is a copy whose drivers and workers stay with the
+    /// parent, shut down from the child's first look.
+    generation: u64,
     /// Timer sets to tell of the shutdown (held weakly: a set does not outlive its owner).
     /// A plain std mutex also under loom: it is not part of any model.
     listeners: std::sync::Mutex<Vec<Weak<dyn OnShutdown>>>,
 }
 
+impl Default for Shutdown {
+    fn default() -> Shutdown {
+        Shutdown {
+            begun: AtomicBool::new(false),
+            generation: crate::fork_generation(),
+            listeners: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+}
+
 impl Shutdown {
-    /// Whether the runtime has begun shutting down (its drivers stop at their next look).
+    /// Whether the runtime has begun shutting down (its drivers stop at their next look), or
+    /// is a copy in a child forked since it was built.
     pub(crate) fn begun(&self) -> bool {
-        self.begun.load(Ordering::Acquire)
+        self.begun.load(Ordering::Acquire) || self.forked()
+    }
+
+    /// Whether this is a copy in a child forked since the runtime was built: no thread of the
+    /// child runs its drivers or workers, so it arms nothing there, and its drop neither
+    /// joins those threads (they do not exist in the child: a join would wait for ever) nor
+    /// takes their locks (a parent thread may have held one at the fork).
+    pub(crate) fn forked(&self) -> bool {
+        self.generation != crate::fork_generation()
     }
 
     /// Raises the flag.

@@ -1,9 +1,9 @@
 //! The system calls the runtime makes, each wrapped once with its error handling so the rest of
 //! the crate is safe code: `clock_gettime`, `clock_nanosleep(TIMER_ABSTIME)`, `timerfd`,
-//! `eventfd`, `poll`, `futex`, `prctl(PR_SET_TIMERSLACK)` and `sched_getcpu`.
+//! `eventfd`, `poll`, `futex`, `prctl(PR_SET_TIMERSLACK)`, `sched_getcpu` and `pthread_atfork`.
 //!
-//! All but `sched_getcpu` go through `rustix`, whose wrappers are safe; `sched_getcpu` stays on
-//! `libc` (see [`current_cpu`]).
+//! All but the last two go through `rustix`, whose wrappers are safe; `sched_getcpu` stays on
+//! `libc` (see [`current_cpu`]), and `pthread_atfork` is the C library's own (rustix has none).
 
 use std::io;
 use std::num::{NonZeroU32, NonZeroU64};
@@ -88,6 +88,23 @@ pub(crate) fn current_cpu() -> Option<usize> {
     // SAFETY: sched_getcpu takes no arguments and only returns a number.
     let cpu = unsafe { libc::sched_getcpu() };
     usize::try_from(cpu).ok()
+}
+
+/// Has the C library call `handler` in the child of every later `fork`, before `fork` returns
+/// there. Not under Miri, which cannot register one (and runs no child).
+pub(crate) fn call_in_child_after_fork(handler: extern "C" fn()) -> io::Result<()> {
+    #[cfg(not(miri))]
+    {
+        // SAFETY: `handler` is a plain `extern "C" fn()` with static lifetime, as
+        // pthread_atfork requires; the other two handlers are none.
+        let err = unsafe { libc::pthread_atfork(None, None, Some(handler)) };
+        if err != 0 {
+            return Err(io::Error::from_raw_os_error(err));
+        }
+    }
+    #[cfg(miri)]
+    let _ = handler;
+    Ok(())
 }
 
 /// An eventfd: a counter another thread bumps to wake a `poll` on it.

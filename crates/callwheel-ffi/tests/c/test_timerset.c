@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -794,6 +795,57 @@ static void threads_share_a_set(void) {
     EQ(cw_timerset_free(s), CW_OK);
 }
 
+/* A fork: the child's copies of the parent's sets take no call that would arm, reap or wait
+ * (CW_ESHUTDOWN, nothing reaped, no wait) and leave the parent's descriptor as it is; sets made
+ * in the child, and its process-wide set, run on a runtime of the child's own; the parent's
+ * timers keep firing. */
+static void fork_gives_the_child_sets_of_its_own(void) {
+    cw_timerset *s = make_set(0);
+    uint64_t queued, pending, got, lab;
+    EQ(cw_timer_create(s, MS, 0, 1, &queued), CW_OK);
+    EQ(cw_timerset_wait(s, PATIENCE_MS * (int64_t)MS), 1); /* queued: the descriptor is up */
+    EQ(cw_timer_create(s, 100 * MS, 0, 2, &pending), CW_OK);
+    cw_timerset *parents_mr = cw_multireal_set();
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        alarm(10); /* a lost wake-up ends the child with SIGALRM */
+        uint64_t h;
+        EQ(cw_timer_create(s, MS, 0, 3, &h), CW_ESHUTDOWN);
+        EQ(cw_timer_reap(s, &got, &lab), 0);
+        EQ(cw_timerset_wait(s, 0), 0);
+        cw_timerset *mine = make_set(0);
+        EQ(cw_timer_create(mine, 2 * MS, 0, 4, &h), CW_OK);
+        EQ(cw_timerset_wait(mine, PATIENCE_MS * (int64_t)MS), 1);
+        EQ(cw_timer_reap(mine, &got, &lab), 1);
+        EQ(got, h);
+        EQ(lab, 4);
+        EQ(cw_timerset_free(mine), CW_OK);
+        /* The child's process-wide set is its own, as setitimer's timers are not inherited. */
+        cw_timerset *mr = cw_multireal_set();
+        CHECK(mr != NULL && mr != parents_mr);
+        mr_create(ms(2), ZERO, 5);
+        mr_wait_expiry();
+        struct itimerval g = itv(MINUS_ONE, ZERO);
+        EQ(mr_get(&g), 0);
+        EQ(bits_of(g.it_interval), 5);
+        _exit(0);
+    }
+    int status = 0;
+    EQ(waitpid(pid, &status, 0), pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* The child left the parent's descriptor up, and the parent's timers fire. */
+    CHECK(readable(cw_timerset_fd(s), 0));
+    EQ(cw_timer_reap(s, &got, &lab), 1);
+    EQ(got, queued);
+    EQ(cw_timerset_wait(s, PATIENCE_MS * (int64_t)MS), 1);
+    EQ(cw_timer_reap(s, &got, &lab), 1);
+    EQ(got, pending);
+    EQ(cw_timerset_free(s), CW_OK);
+}
+
 struct check {
     const char *id;
     const char *name;
@@ -847,11 +899,15 @@ static const struct check all[] = {
     {"C.8", "isolation between two sets", isolation_between_two_sets},
     {"C.9", "threads creating on one set while another reaps: each timer reaped once",
      threads_share_a_set},
+    {"C.10", "a fork: the parent's sets are copies in the child (CW_ESHUTDOWN), the child's own "
+             "sets and process-wide set work, the parent's timers fire",
+     fork_gives_the_child_sets_of_its_own},
 };
 
 int main(void) {
     EQ(CW_ENOSPC, -ENOSPC);
     EQ(CW_EINVAL, -EINVAL);
+    EQ(CW_ESHUTDOWN, -ESHUTDOWN);
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         all[i].run();
         printf("test_timerset: ok %s %s\n", all[i].id, all[i].name);

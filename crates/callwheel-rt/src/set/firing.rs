@@ -34,7 +34,12 @@ impl Inner {
     }
 
     /// Whether the set's runtime is gone, shutting the set down on the first call that sees it.
+    /// A copy in a child forked since the runtime was built counts as gone but is left as it
+    /// is: its descriptor is the parent's too, and clearing it would hide the parent's queue.
     pub(super) fn is_shut_down(&self, st: &mut State, os: &Timer) -> bool {
+        if os.shared.shutdown.forked() {
+            return true;
+        }
         st.dead || (os.shared.is_shut_down() && self.shut(st))
     }
 
