@@ -350,7 +350,9 @@ impl<T> DelayQueue<T> {
             // The common case, a task polling again before anything changed: the sleep is
             // registered for this very wake-up, with a waker of this task, and its time has
             // not come (had the driver fired it since `now` was read, the task has been woken
-            // and polls again). Nothing to do, and no lock to take.
+            // and polls again). Nothing to do, and no lock to take — unless the driver went
+            // away meanwhile (shut down, or a copy in a child forked since), which fires
+            // nothing more.
             if next == self.sleep.deadline_ns()
                 && now < next
                 && self.sleep.is_registered()
@@ -358,6 +360,7 @@ impl<T> DelayQueue<T> {
                     .waiter
                     .as_ref()
                     .is_some_and(|w| w.will_wake(cx.waker()))
+                && !self.sleep.driver_gone()
             {
                 return Poll::Pending;
             }

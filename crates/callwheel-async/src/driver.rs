@@ -272,7 +272,7 @@ impl Inner {
             return Err(Refused::ShutDown);
         }
         let mut st = s.lock();
-        if self.is_shut_down() {
+        if self.shutdown.load(Ordering::Acquire) {
             return Err(Refused::ShutDown);
         }
         let handle = st

@@ -468,6 +468,13 @@ impl Sleep {
                     self.bind(Some(global));
                     self.register(cx, false)
                 }
+                None if self.follows_context() => {
+                    // No process-wide driver could start: the sleep polls itself until its
+                    // deadline, as one that never found a driver does, rather than end early.
+                    self.bind(None);
+                    self.word.set(Word::FOLLOWS, false);
+                    self.poll_with(cx, true)
+                }
                 _ => {
                     self.word.set_registration(Registration::Done);
                     Poll::Ready(())

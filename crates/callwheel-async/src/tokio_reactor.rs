@@ -113,6 +113,12 @@ fn found_slot(task: tokio::task::Id) -> usize {
 /// in, made on first use; `None` outside a runtime (or on a runtime without I/O, or when the
 /// alarm cannot be made), for the process-wide driver.
 pub(crate) fn context_link() -> Option<Link> {
+    // The thread that forked this process may still be inside the parent's runtime, whose
+    // workers are not here and whose `epoll` instance the parent shares: nothing of it is used
+    // (tokio's rule for a child), so its timers go to the process-wide driver.
+    if callwheel_rt::is_forking_thread() {
+        return None;
+    }
     // A runtime whose time is paused has a driver on its paused clock.
     #[cfg(feature = "test-util")]
     if let Some(link) = crate::paused::paused_link() {
@@ -257,23 +263,48 @@ impl Drop for ShutDownOnDrop {
 /// How the driving task waits: for the alarm's readiness in tokio's reactor.
 struct ReactorWait {
     alarm: Arc<ReactorAlarm>,
-    fd: AsyncFd<Fd>,
+    fd: Registered,
+    inner: Arc<Inner>,
+}
+
+/// The alarm's registration with the runtime's I/O driver, let go of without deregistering in
+/// a child forked since the driver was made: the `epoll` instance is the parent's too, and
+/// removing the alarm there would remove the parent's.
+struct Registered(Option<AsyncFd<Fd>>, Arc<Inner>);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if self.1.forked() {
+            std::mem::forget(self.0.take());
+        }
+    }
 }
 
 impl Wait for ReactorWait {
     async fn wait(&mut self, until: Option<u64>) -> Waited {
+        // In a child forked since (the parent's runtime driven there), the timerfd is the
+        // parent's too: neither set nor read.
+        if self.inner.forked() {
+            return Waited::Gone;
+        }
         if self.alarm.arm(until) == Armed::Look {
             // Let the executor run the registering task before looking again.
             tokio::task::yield_now().await;
             return Waited::Early;
         }
+        let Some(fd) = self.fd.0.as_ref() else {
+            return Waited::Gone;
+        };
         loop {
-            match self.fd.readable().await {
+            match fd.readable().await {
                 // The driver reads the alarm itself; tokio keeps a readiness flag.
                 Ok(mut guard) => guard.clear_ready(),
                 // The reactor refused the descriptor: nothing will wake this task again, so
                 // the loop ends and every registration is handed back (they complete or move).
                 Err(_) => return Waited::Gone,
+            }
+            if self.inner.forked() {
+                return Waited::Gone;
             }
             let early = self.alarm.take_woken();
             match self.alarm.clear() {
@@ -294,8 +325,10 @@ impl Wait for ReactorWait {
 /// The driving task of a reactor-driven driver (one shard): the loop every driver runs, on
 /// this runtime.
 async fn drive(shut_down: ShutDownOnDrop, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
-    let mut turning = Turning::new(Arc::clone(&shut_down.0), 0);
+    let inner = Arc::clone(&shut_down.0);
+    let mut turning = Turning::new(Arc::clone(&inner), 0);
+    let fd = Registered(Some(fd), Arc::clone(&inner));
     DriveLoop::new()
-        .on_task(&mut turning, &mut ReactorWait { alarm, fd })
+        .on_task(&mut turning, &mut ReactorWait { alarm, fd, inner })
         .await;
 }

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use callwheel_async::{sleep, timeout, Driver, Sleep};
+use callwheel_async::{sleep, timeout, DelayQueue, Driver, Sleep};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -70,6 +70,8 @@ fn timers_work_on_both_sides_of_a_fork() {
     outside_any_runtime();
     #[cfg(feature = "tokio")]
     in_tokio_runtimes();
+    #[cfg(feature = "tokio")]
+    inside_a_tokio_runtime();
     in_a_grandchild();
 }
 
@@ -78,15 +80,36 @@ fn outside_any_runtime() {
     // is in use, with a sleep registered on it, and a driver of the caller's with another.
     sleep_here(2 * MS);
     let first = std::ptr::from_ref(Driver::global().expect("the process-wide driver"));
-    let mut pending = sleep(Duration::from_millis(150));
+    let mut pending = sleep(Duration::from_millis(500));
     register(&mut pending);
     let deadline = pending.deadline();
+    // A delay queue whose value is registered, polled again in the child with the same waker
+    // (`futures::executor::block_on`'s, one per thread): its quick path must not take the
+    // parent's copy of the registration for a live one.
+    let mut queue = DelayQueue::new();
+    queue.insert(7u32, Duration::from_millis(300));
+    let queued_until = Instant::now() + Duration::from_millis(300);
+    futures::executor::block_on(std::future::poll_fn(|cx| {
+        assert!(queue.poll_expired(cx).is_pending());
+        Poll::Ready(())
+    }));
     let own = Driver::builder().build().expect("a driver");
     let mut on_own = own.sleep(Duration::from_secs(3600));
     register(&mut on_own);
     assert_eq!(own.pending(), 1);
 
     let child = fork_child(|| {
+        // Registered before the fork, and polled again here before they are due: each
+        // registers again here and keeps its deadline.
+        let expired =
+            futures::executor::block_on(std::future::poll_fn(|cx| queue.poll_expired(cx)));
+        assert_eq!(expired.map(|e| e.into_inner()), Some(7));
+        assert!(Instant::now() >= queued_until);
+        futures::executor::block_on(&mut pending);
+        assert!(
+            Instant::now() >= deadline,
+            "a sleep from before the fork ended early"
+        );
         // The child's own process-wide driver, not the parent's copy.
         let global = Driver::global().expect("the child's process-wide driver");
         assert!(!std::ptr::eq(global, first), "the parent's driver was kept");
@@ -98,15 +121,8 @@ fn outside_any_runtime() {
         let never = std::future::pending::<()>();
         assert!(futures::executor::block_on(timeout(10 * MS, never)).is_err());
         assert!(start.elapsed() >= 10 * MS);
-        // Registered before the fork: registers again here, and keeps its deadline.
-        futures::executor::block_on(&mut pending);
-        assert!(
-            Instant::now() >= deadline,
-            "a sleep from before the fork ended early"
-        );
         // On a driver of the caller's: its copy is shut down here, the sleep completes.
         futures::executor::block_on(&mut on_own);
-        assert_eq!(own.pending(), 0);
     });
     // The parent's timers fire while the child sets its own.
     for _ in 0..3 {
@@ -114,11 +130,35 @@ fn outside_any_runtime() {
     }
     futures::executor::block_on(&mut pending);
     assert!(Instant::now() >= deadline);
+    let expired = futures::executor::block_on(std::future::poll_fn(|cx| queue.poll_expired(cx)));
+    assert_eq!(expired.map(|e| e.into_inner()), Some(7));
     assert_eq!(own.pending(), 1, "the parent's driver lost a timer");
     child_passed("outside any runtime", child);
     assert!(std::ptr::eq(Driver::global().expect("the driver"), first));
     drop(on_own);
     assert_eq!(own.pending(), 0);
+}
+
+/// Forked from inside a tokio runtime (its `block_on`): in the child, that thread is still in
+/// the parent's runtime, which no thread of the child runs; a sleep polled there must not
+/// start a driver on it, and goes to the child's process-wide driver.
+#[cfg(feature = "tokio")]
+fn inside_a_tokio_runtime() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    rt.block_on(async {
+        sleep(2 * MS).await;
+        let child = fork_child(|| sleep_here(20 * MS));
+        // The parent's runtime goes on.
+        for _ in 0..3 {
+            let start = Instant::now();
+            sleep(15 * MS).await;
+            assert!(start.elapsed() >= 15 * MS);
+        }
+        child_passed("inside a tokio runtime", child);
+    });
 }
 
 #[cfg(feature = "tokio")]

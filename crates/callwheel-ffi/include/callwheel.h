@@ -306,9 +306,10 @@
 // handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
 #define CW_ENOSPC (0 - 28)
 
-// The set is a copy in a process forked since its runtime started: the runtime's threads stay
-// with the parent, so the copy takes no call that would arm, reap or wait. Sets made in the
-// child (and the child's cw_multireal_set) run on a runtime of the child's own. Equal to
+// The set's runtime has shut down: a runtime of the embedder's (cw_timerset::into_raw) was
+// dropped, or the set is a copy in a process forked since its runtime started, whose threads
+// stay with the parent. Such a set takes no call that would arm, reap or wait. Sets made in
+// a forked child (and its cw_multireal_set) run on a runtime of the child's own. Equal to
 // -ESHUTDOWN on Linux.
 #define CW_ESHUTDOWN (0 - 108)
 

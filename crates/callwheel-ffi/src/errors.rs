@@ -74,7 +74,7 @@ fn describe(interface: Interface, code: c_int) -> &'static CStr {
         (TimerSet, CW_ENOSPC) => c"the timer set holds its quota of timers (or the process has no handle left)",
         (TimerSet, CW_EDEADLK) => c"the call would wait for itself: it runs on the runtime's driver thread",
         (TimerSet, CW_EBUSY) => c"busy: the process-wide set already exists",
-        (TimerSet, CW_ESHUTDOWN) => c"the set is a copy of the parent's in a forked child: its runtime's threads stay with the parent (make sets in the child)",
+        (TimerSet, CW_ESHUTDOWN) => c"the set's runtime has shut down: it was dropped, or the set is a forked child's copy of the parent's (make sets in the child)",
         (Sleep, CW_EINVAL) => c"invalid argument: a NULL condition variable or mutex, a negative or out-of-range time, or unknown flags",
         (Sleep, CW_EDEADLK) => c"the wait would deadlock: it runs on the runtime's driver thread, which would wait for its own timer",
         (Sleep, CW_EBUSY) => c"busy: a thread still waits on the condition variable",

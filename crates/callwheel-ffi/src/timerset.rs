@@ -29,9 +29,10 @@ use crate::{guard, need, CW_EINVAL, CW_ENOMEM, CW_OK};
 /// left (only with about 2^24 sets alive at once: a freed set's key is reused, above every
 /// handle it issued). Nothing was created. Equal to -ENOSPC on Linux.
 pub const CW_ENOSPC: c_int = 0 - 28;
-/// The set is a copy in a process forked since its runtime started: the runtime's threads stay
-/// with the parent, so the copy takes no call that would arm, reap or wait. Sets made in the
-/// child (and the child's cw_multireal_set) run on a runtime of the child's own. Equal to
+/// The set's runtime has shut down: a runtime of the embedder's (cw_timerset::into_raw) was
+/// dropped, or the set is a copy in a process forked since its runtime started, whose threads
+/// stay with the parent. Such a set takes no call that would arm, reap or wait. Sets made in
+/// a forked child (and its cw_multireal_set) run on a runtime of the child's own. Equal to
 /// -ESHUTDOWN on Linux.
 pub const CW_ESHUTDOWN: c_int = 0 - 108;
 /// Missed-period policy (the default, and the paper's rule): a periodic timer reaped so late

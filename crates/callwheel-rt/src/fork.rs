@@ -9,6 +9,7 @@
 //! where it would lock or wait: a different number means the copy, which it then treats as
 //! shut down without touching its locks or descriptors.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Once, OnceLock};
 
@@ -18,10 +19,28 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 /// The handler's installation, once per process (a child inherits it).
 static WATCH: Once = Once::new();
 
-/// Run by the C library in the child, before `fork` returns there: one atomic addition, safe
-/// in a child of a multi-threaded process (where only async-signal-safe calls are).
+thread_local! {
+    /// Whether this thread is the one a fork copied into this process (the thread that called
+    /// `fork`), rather than one started in it. A constant initialiser and no destructor: a
+    /// plain thread-local word, which the handler may write.
+    static FORKING_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Run by the C library in the child, before `fork` returns there, on the thread that called
+/// it: an atomic addition and a thread-local store, safe in a child of a multi-threaded
+/// process (where only async-signal-safe calls are).
 extern "C" fn in_child() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
+    FORKING_THREAD.set(true);
+}
+
+/// Whether the calling thread is the one that called `fork` to make this process (a child's
+/// only thread at first), rather than one started in it; `false` in a process not forked
+/// since [`fork_generation`]'s first call. That thread may still be inside contexts of the
+/// parent's (an executor's `block_on`, a runtime's worker loop) whose threads and descriptors
+/// are the parent's: a driver started from there would register with them.
+pub fn is_forking_thread() -> bool {
+    fork_generation() != 0 && FORKING_THREAD.get()
 }
 
 /// This process's fork generation: 0 in the process that first called this function, one more

@@ -165,6 +165,11 @@ impl Shared {
     }
 
     pub(crate) fn stop(&self, core: &Core) -> Stop {
+        if self.shutdown.forked() {
+            // A copy in a forked child: nothing of it fires here, and a parent thread may
+            // have held the shard's lock at the fork.
+            return Stop::NotPending;
+        }
         let (_, mut st) = self.lock_home(core);
         let mut state = sync::lock(&core.state);
         if st.closed {
@@ -186,6 +191,10 @@ impl Shared {
     }
 
     pub(crate) fn drain(&self, core: &Core) -> Stop {
+        if self.shutdown.forked() {
+            // A callback the parent was running at the fork never returns here.
+            return Stop::NotPending;
+        }
         let first = self.stop(core);
         let mine = runs::mine(core.id());
         loop {

@@ -59,6 +59,9 @@ impl Shutdown {
     /// Registers `w` to hear of the shutdown. Refused memory is [`callwheel::Error::NoMemory`];
     /// after the shutdown began, [`Error::ShutDown`].
     pub(crate) fn listen(&self, w: Weak<dyn OnShutdown>) -> Result<(), Error> {
+        if self.forked() {
+            return Err(Error::ShutDown);
+        }
         let mut list = self.listeners.lock().unwrap_or_else(|p| p.into_inner());
         if self.begun() {
             return Err(Error::ShutDown);

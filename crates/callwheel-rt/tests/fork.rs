@@ -1,5 +1,5 @@
 //! A runtime built before a fork, in the child: it arms nothing (`Error::ShutDown`), its timer
-//! sets take no timer, and dropping it returns (it does not join the parent's threads, which
+//! sets take no timer and find none queued, and dropping them and it returns (it does not join the parent's threads, which
 //! the child lacks); a runtime built in the child fires its timers; the parent's timer fires.
 //!
 //! Its own test binary: a fork copies only the forking thread, and other tests' threads would
@@ -26,6 +26,11 @@ fn a_runtime_from_before_a_fork_arms_nothing_in_the_child_and_drops() {
         .start_after(Duration::from_millis(100))
         .expect("armed");
     let set = TimerSet::new(&rt).expect("a set");
+    // One timer queued before the fork: the copy's `wait` and `reap` would find it, were the
+    // copy live.
+    set.create(Duration::from_millis(1), Duration::ZERO, 1)
+        .expect("created");
+    assert!(set.wait(Some(PATIENCE)));
     let parent_generation = callwheel_rt::fork_generation();
 
     // SAFETY: the child only runs Rust code of this test and ends with `_exit`.
@@ -49,6 +54,7 @@ fn a_runtime_from_before_a_fork_arms_nothing_in_the_child_and_drops() {
                 Err(Error::ShutDown)
             ));
             assert!(!set.wait(Some(Duration::ZERO)));
+            assert!(set.reap().is_none());
             drop(set);
             drop(timer);
             drop(rt); // returns: the parent's threads are not joined
@@ -80,6 +86,7 @@ fn a_runtime_from_before_a_fork_arms_nothing_in_the_child_and_drops() {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "the child failed (status {status:#x}; signal 14 is its 10 s alarm: a hang)"
     );
+    assert!(set.reap().is_some(), "the parent's queued timer");
     assert!(set
         .create(Duration::from_secs(60), Duration::ZERO, 1)
         .is_ok());

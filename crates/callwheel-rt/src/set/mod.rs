@@ -266,6 +266,10 @@ impl TimerSet {
     /// the runtime timer and the notification, and runs the callback without the lock.
     /// [`Error::ShutDown`], running nothing, once the runtime is gone.
     fn op<R>(&self, f: impl FnOnce(&mut Table, u64) -> R) -> Result<R, Error> {
+        if self.os.shared.shutdown.forked() {
+            // Before the lock, which a parent thread may have held at the fork.
+            return Err(Error::ShutDown);
+        }
         let mut st = self.inner.call_lock();
         if self.inner.is_shut_down(&mut st, &self.os) {
             return Err(Error::ShutDown);
@@ -460,6 +464,9 @@ impl TimerSet {
     /// and a thread already waiting is woken to do so.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let until = timeout.map(|t| Instant::now().checked_add(t));
+        if self.os.shared.shutdown.forked() {
+            return false;
+        }
         let mut st = self.inner.call_lock();
         loop {
             if self.inner.is_shut_down(&mut st, &self.os) {
@@ -533,6 +540,11 @@ impl Drop for TimerSet {
     /// finish, so no callback runs after the drop; the timers go with the table. Because it
     /// waits, do not drop a set while holding a lock its callback takes: that deadlocks.
     fn drop(&mut self) {
+        if self.os.shared.shutdown.forked() {
+            // A copy in a forked child: no callback of it runs here, and its locks may have
+            // been held by a parent thread at the fork.
+            return;
+        }
         let _ = self.os.drain();
         lock(&self.inner.state).callback = None;
     }
