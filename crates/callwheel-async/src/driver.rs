@@ -178,6 +178,14 @@ fn identity(waker: &Waker) -> (usize, usize) {
     )
 }
 
+/// The process's fork generation, for a driver made now; with the `tokio` feature, every later
+/// fork first notes the runtime the forking thread is inside, for the child to leave alone.
+fn fork_generation() -> u64 {
+    #[cfg(feature = "tokio")]
+    crate::tokio_reactor::note_runtimes_at_fork();
+    callwheel_rt::fork_generation()
+}
+
 /// Threads take shards by a number drawn once per thread, so one thread's futures share a
 /// shard (and its cache lines) and threads spread over the shards.
 fn thread_number() -> usize {
@@ -470,7 +478,7 @@ impl Inner {
             tolerance,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
-            generation: callwheel_rt::fork_generation(),
+            generation: fork_generation(),
         })
     }
 
@@ -485,7 +493,7 @@ impl Inner {
             tolerance: Tolerance::EXACT,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
-            generation: callwheel_rt::fork_generation(),
+            generation: fork_generation(),
         }
     }
 
@@ -500,7 +508,7 @@ impl Inner {
             tolerance: Tolerance::EXACT,
             shutdown: AtomicBool::new(false),
             handles: AtomicUsize::new(1),
-            generation: callwheel_rt::fork_generation(),
+            generation: fork_generation(),
         }
     }
 

@@ -62,8 +62,8 @@
 //! next. In a child forked since a driver was made, that driver is a copy with no thread: the
 //! child never touches its wheel's locks or its alarm, its sleeps made by the free functions
 //! register again on a process-wide driver of the child's own (threads, not async-io's
-//! reactor, whose `epoll` instance the parent shares; the forking thread's too, even inside
-//! the parent's tokio runtime), and one on a [`Driver`] of the caller's completes at once
+//! reactor, whose `epoll` instance the parent shares; the forking thread's too while it is
+//! inside the parent's tokio runtime), and one on a [`Driver`] of the caller's completes at once
 //! (`docs/async.md` says what stays unsafe: the parent's runtimes themselves). Nothing here
 //! panics on any input.
 // One block: the registration of a driver's timerfd with tokio's I/O driver (tokio_reactor.rs).

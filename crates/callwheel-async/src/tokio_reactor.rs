@@ -16,10 +16,10 @@
 //! which is caught here once per runtime; that runtime's timers then use the thread's wheel on
 //! async-io's reactor with the `async-io` feature, else the process-wide driver.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
@@ -115,8 +115,9 @@ fn found_slot(task: tokio::task::Id) -> usize {
 pub(crate) fn context_link() -> Option<Link> {
     // The thread that forked this process may still be inside the parent's runtime, whose
     // workers are not here and whose `epoll` instance the parent shares: nothing of it is used
-    // (tokio's rule for a child), so its timers go to the process-wide driver.
-    if callwheel_rt::is_forking_thread() {
+    // (tokio's rule for a child), so its timers go to the process-wide driver. A runtime the
+    // child builds, on this thread too, serves them as usual.
+    if callwheel_rt::is_forking_thread() && in_the_runtime_forked_from() {
         return None;
     }
     // A runtime whose time is paused has a driver on its paused clock.
@@ -178,6 +179,33 @@ fn live(held: &mut Option<Arc<Inner>>) -> Option<Link> {
             *held = None;
             None
         }
+    }
+}
+
+thread_local! {
+    /// The runtime this thread was inside when it last called `fork` (noted in the parent just
+    /// before, read in the child).
+    static FORKED_FROM: Cell<Option<Id>> = const { Cell::new(None) };
+}
+
+/// Has every later `fork` note, on the forking thread, the runtime it is inside: called when a
+/// driver is made, so before any fork that leaves one behind.
+pub(crate) fn note_runtimes_at_fork() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Four places; this is the only user in the process.
+        let _ = callwheel_rt::before_fork(|| {
+            let id = Handle::try_current().ok().map(|h| h.id());
+            let _ = FORKED_FROM.try_with(|f| f.set(id));
+        });
+    });
+}
+
+/// Whether this thread is inside the runtime it was inside when it forked this process.
+fn in_the_runtime_forked_from() -> bool {
+    match FORKED_FROM.try_with(Cell::get) {
+        Ok(Some(id)) => Handle::try_current().is_ok_and(|h| h.id() == id),
+        _ => false,
     }
 }
 

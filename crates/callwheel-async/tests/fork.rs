@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use callwheel_async::{sleep, timeout, DelayQueue, Driver, Sleep};
 
+#[cfg(feature = "tokio")]
+mod common;
+
 const MS: Duration = Duration::from_millis(1);
 
 /// Forks: the child runs `child` and exits, 0 when it returned (it is killed by `SIGALRM`
@@ -87,8 +90,9 @@ fn outside_any_runtime() {
     // (`futures::executor::block_on`'s, one per thread): its quick path must not take the
     // parent's copy of the registration for a live one.
     let mut queue = DelayQueue::new();
-    queue.insert(7u32, Duration::from_millis(300));
+    // Read before the insert: the value's deadline is no earlier.
     let queued_until = Instant::now() + Duration::from_millis(300);
+    queue.insert(7u32, Duration::from_millis(300));
     futures::executor::block_on(std::future::poll_fn(|cx| {
         assert!(queue.poll_expired(cx).is_pending());
         Poll::Ready(())
@@ -195,6 +199,8 @@ fn in_tokio_runtimes() {
                 "a sleep from before the fork ended early"
             );
         });
+        // Served by the child's runtime itself, on the thread that forked: no driver thread.
+        assert_eq!(common::driver_threads(), Vec::<String>::new());
         // The parent's runtime is left alone (the child ends with `_exit`): dropping it
         // here would deregister the parent's descriptors from the `epoll` instance both
         // processes share.

@@ -26,12 +26,31 @@ thread_local! {
     static FORKING_THREAD: Cell<bool> = const { Cell::new(false) };
 }
 
+/// What [`before_fork`] registered, run in order.
+static BEFORE_FORK: [OnceLock<fn()>; 4] = [const { OnceLock::new() }; 4];
+
+/// Run by the C library in the parent just before a fork, on the thread that calls it.
+extern "C" fn before() {
+    for hook in BEFORE_FORK.iter().map_while(OnceLock::get) {
+        hook();
+    }
+}
+
 /// Run by the C library in the child, before `fork` returns there, on the thread that called
 /// it: an atomic addition and a thread-local store, safe in a child of a multi-threaded
 /// process (where only async-signal-safe calls are).
 extern "C" fn in_child() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
     FORKING_THREAD.set(true);
+}
+
+/// Has `hook` run in the parent just before every later `fork`, on the thread that calls it,
+/// so that it can note what that thread is inside of (an executor's context, say) for the child
+/// to read with [`is_forking_thread`]. Call it once per hook; it must not panic (it runs inside
+/// `fork`). At most four hooks: `false` when all are taken.
+pub fn before_fork(hook: fn()) -> bool {
+    fork_generation();
+    BEFORE_FORK.iter().any(|slot| slot.set(hook).is_ok())
 }
 
 /// Whether the calling thread is the one that called `fork` to make this process (a child's
@@ -58,7 +77,7 @@ pub fn is_forking_thread() -> bool {
 pub fn fork_generation() -> u64 {
     WATCH.call_once(|| {
         // Refused only without memory: forks then go uncounted, as documented.
-        let _ = crate::sys::call_in_child_after_fork(in_child);
+        let _ = crate::sys::on_fork(before, in_child);
     });
     GENERATION.load(Ordering::Relaxed)
 }

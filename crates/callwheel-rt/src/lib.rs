@@ -154,7 +154,7 @@ pub use config::{
 };
 pub use deadline::Deadline;
 pub use error::Error;
-pub use fork::{fork_generation, is_forking_thread, PerFork};
+pub use fork::{before_fork, fork_generation, is_forking_thread, PerFork};
 /// The histogram crate of [`ShardStats::lateness`], re-exported so callers use the same
 /// version the runtime records with.
 pub use hdrhistogram;

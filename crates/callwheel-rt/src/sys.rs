@@ -90,20 +90,21 @@ pub(crate) fn current_cpu() -> Option<usize> {
     usize::try_from(cpu).ok()
 }
 
-/// Has the C library call `handler` in the child of every later `fork`, before `fork` returns
-/// there. Not under Miri, which cannot register one (and runs no child).
-pub(crate) fn call_in_child_after_fork(handler: extern "C" fn()) -> io::Result<()> {
+/// Has the C library call `prepare` in the parent just before every later `fork`, on the
+/// thread that calls it, and `child` in the child before `fork` returns there. Not under Miri,
+/// which cannot register them (and runs no child).
+pub(crate) fn on_fork(prepare: extern "C" fn(), child: extern "C" fn()) -> io::Result<()> {
     #[cfg(not(miri))]
     {
-        // SAFETY: `handler` is a plain `extern "C" fn()` with static lifetime, as
-        // pthread_atfork requires; the other two handlers are none.
-        let err = unsafe { libc::pthread_atfork(None, None, Some(handler)) };
+        // SAFETY: both are plain `extern "C" fn()`s with static lifetime, as pthread_atfork
+        // requires; the parent's handler is none.
+        let err = unsafe { libc::pthread_atfork(Some(prepare), None, Some(child)) };
         if err != 0 {
             return Err(io::Error::from_raw_os_error(err));
         }
     }
     #[cfg(miri)]
-    let _ = handler;
+    let _ = (prepare, child);
     Ok(())
 }
 

@@ -183,6 +183,12 @@ pub struct TimerSet {
 
 impl fmt::Debug for TimerSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_forked_copy() {
+            return f
+                .debug_struct("TimerSet")
+                .field("forked_copy", &true)
+                .finish_non_exhaustive();
+        }
         let st = lock(&self.inner.state);
         f.debug_struct("TimerSet")
             .field("running", &st.table.running())
@@ -266,7 +272,7 @@ impl TimerSet {
     /// the runtime timer and the notification, and runs the callback without the lock.
     /// [`Error::ShutDown`], running nothing, once the runtime is gone.
     fn op<R>(&self, f: impl FnOnce(&mut Table, u64) -> R) -> Result<R, Error> {
-        if self.os.shared.shutdown.forked() {
+        if self.is_forked_copy() {
             // Before the lock, which a parent thread may have held at the fork.
             return Err(Error::ShutDown);
         }
@@ -420,7 +426,8 @@ impl TimerSet {
     }
 
     /// The set's counts, up to date with the clock (once the runtime is gone: nothing running
-    /// or queued, and the totals as they were).
+    /// or queued, and the totals as they were; a copy in a child forked since the runtime was
+    /// built: all zero).
     pub fn stats(&self) -> SetStats {
         let stats = |t: &mut Table, _| {
             let (expired, reaped) = t.totals();
@@ -432,6 +439,9 @@ impl TimerSet {
                 quota: t.quota(),
             }
         };
+        if self.is_forked_copy() {
+            return SetStats::default();
+        }
         self.op(stats)
             .unwrap_or_else(|_| stats(&mut lock(&self.inner.state).table, 0))
     }
@@ -439,8 +449,18 @@ impl TimerSet {
     /// Verifies the set's internal invariants by brute force, in O(quota): the counts, the
     /// queue's and the free list's links, the handles. For tests; `Err` names what is broken.
     pub fn check_invariants(&self) -> Result<(), &'static str> {
+        if self.is_forked_copy() {
+            return Ok(());
+        }
         // Uncounted: it neither catches up nor re-arms (see `catch_up.rs`).
         lock(&self.inner.state).table.check()
+    }
+
+    /// Whether this is a copy in a child forked since the set's runtime was built: it holds
+    /// nothing there, and its lock may have been held by a parent thread at the fork, so no
+    /// call takes it.
+    fn is_forked_copy(&self) -> bool {
+        self.os.shared.shutdown.forked()
     }
 
     /// The reading of the clock the set counts in, in nanoseconds since its epoch (the unit
@@ -464,7 +484,7 @@ impl TimerSet {
     /// and a thread already waiting is woken to do so.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let until = timeout.map(|t| Instant::now().checked_add(t));
-        if self.os.shared.shutdown.forked() {
+        if self.is_forked_copy() {
             return false;
         }
         let mut st = self.inner.call_lock();
@@ -514,12 +534,16 @@ impl TimerSet {
     where
         F: Fn() + Send + Sync + 'static,
     {
-        lock(&self.inner.state).callback = Some(Arc::new(callback));
+        if !self.is_forked_copy() {
+            lock(&self.inner.state).callback = Some(Arc::new(callback));
+        }
     }
 
     /// Removes the callback. A run already started may still finish.
     pub fn clear_callback(&self) {
-        lock(&self.inner.state).callback = None;
+        if !self.is_forked_copy() {
+            lock(&self.inner.state).callback = None;
+        }
     }
 }
 
@@ -540,9 +564,8 @@ impl Drop for TimerSet {
     /// finish, so no callback runs after the drop; the timers go with the table. Because it
     /// waits, do not drop a set while holding a lock its callback takes: that deadlocks.
     fn drop(&mut self) {
-        if self.os.shared.shutdown.forked() {
-            // A copy in a forked child: no callback of it runs here, and its locks may have
-            // been held by a parent thread at the fork.
+        if self.is_forked_copy() {
+            // No callback of it runs here.
             return;
         }
         let _ = self.os.drain();
