@@ -3,8 +3,9 @@
 //! production wheel whose values are the futures' wakers, behind a mutex, with one thread that fires what is
 //! due, wakes the wakers with the lock released, and sleeps until the wheel's next wake-up
 //! (the earliest window end), woken early only by a registration whose window ends before
-//! that. Every form runs the runtime's one driver loop ([`DriveLoop`]); a turn of it here wakes
-//! wakers ([`Turning`]).
+//! that. Every form runs the runtime's one driver loop
+//! ([`DriveLoop`](callwheel_rt::drive_loop::DriveLoop)); a turn of it here wakes wakers
+//! ([`Turning`], in `driver_turning.rs`).
 //!
 //! Why not one `callwheel_rt::Timer` per future: a runtime timer carries a callback, its own
 //! state and drain machinery, and costs allocations of its own; a future needs only its waker
@@ -18,7 +19,7 @@ use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use callwheel::{Budget, Handle, Scheme, Timers, Wheel};
-use callwheel_rt::drive_loop::{DriveLoop, Event, Next, Turn, Waited};
+use callwheel_rt::drive_loop::Next;
 use callwheel_rt::{Clock, ClockId, Lead, Margin, Plan, SystemClock, Tolerance, Waiter};
 
 use crate::due::{monotonic_deadline_after, monotonic_now, monotonic_ns, Due};
@@ -400,7 +401,8 @@ impl Inner {
         }
     }
 
-    /// One look of shard `i`'s driver at its wheel (the turn of its [`DriveLoop`]): takes what is due (at most [`BUDGET`]
+    /// One look of shard `i`'s driver at its wheel (the turn of its
+    /// [`DriveLoop`](callwheel_rt::drive_loop::DriveLoop)): takes what is due (at most [`BUDGET`]
     /// expiries per hold of the lock), wakes it with the lock released, and says what the
     /// thread does next. The plan it leaves in the shard is what a registration reads to
     /// decide whether the thread must be woken early. `late` is how long after a planned
@@ -555,64 +557,6 @@ impl Inner {
     }
 }
 
-/// A shard as its driver's loop turns it ([`DriveLoop`]), whatever waits between the turns
-/// (a thread of the driver's own, a task on an executor's reactor, tokio's paused clock, or
-/// async-io's reactor calling back): a turn wakes the wakers due, gathered in `due`.
-#[derive(Debug)]
-pub(crate) struct Turning {
-    inner: Arc<Inner>,
-    shard: usize,
-    due: Vec<Waker>,
-    /// The warm-up the last turn planned, for the loop to take.
-    warm: Option<u64>,
-}
-
-impl Turning {
-    pub(crate) fn new(inner: Arc<Inner>, shard: usize) -> Turning {
-        Turning {
-            inner,
-            shard,
-            due: Vec::with_capacity(BUDGET as usize),
-            warm: None,
-        }
-    }
-}
-
-impl Turn for Turning {
-    fn turn(&mut self, late: Option<u64>) -> Next {
-        let (next, warm) = self.inner.turn(self.shard, &mut self.due, late);
-        self.warm = warm;
-        next
-    }
-
-    fn warm_up(&mut self, until: u64) -> Option<u64> {
-        self.warm.take().filter(|&w| w < until)
-    }
-
-    fn clock(&self) -> &dyn Clock {
-        &*self.inner.clock
-    }
-
-    fn stopping(&self) -> bool {
-        self.inner.is_shut_down()
-    }
-
-    fn count(&mut self, event: Event) {
-        let shard = &self.inner.shards[self.shard];
-        match event {
-            Event::Waited(Waited::Planned) => shard.wakeups.fetch_add(1, Ordering::Relaxed),
-            Event::WarmedUp(Waited::Planned) => shard.warm_ups.fetch_add(1, Ordering::Relaxed),
-            _ => 0,
-        };
-    }
-}
-
-/// The loop of shard `i`'s thread, until the driver shuts down.
-pub(crate) fn drive_thread(inner: Arc<Inner>, i: usize) {
-    let mut turning = Turning::new(Arc::clone(&inner), i);
-    DriveLoop::new().on_thread(&mut turning, inner.thread_waiter(i), Duration::ZERO);
-}
-
 /// Wakes each waker, with no lock held; a waker that panics (executor code) is caught so the
 /// driver and the other wakers go on.
 fn wake_all(due: &mut Vec<Waker>) {
@@ -624,6 +568,10 @@ fn wake_all(due: &mut Vec<Waker>) {
 #[path = "driver_builder.rs"]
 mod builder;
 pub use builder::{Builder, Driver, DriverStats};
+
+#[path = "driver_turning.rs"]
+mod turning;
+pub(crate) use turning::{drive_thread, Turning};
 
 #[cfg(all(test, not(callwheel_loom)))]
 #[path = "driver_tests.rs"]
