@@ -124,7 +124,8 @@ impl<T> PerFork<T> {
 
     /// This process's value, made by `make` when this process has none yet, and whether this
     /// call made it. One thread makes it while others wait (no lock is held: a thread that was
-    /// making one when the process forked does not hold up the child).
+    /// making one when the process forked does not hold up the child); `make` must not ask this
+    /// same value, which would wait for itself.
     ///
     /// # Errors
     ///
