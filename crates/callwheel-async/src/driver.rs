@@ -330,7 +330,7 @@ impl Inner {
             return false;
         }
         let mut st = s.lock();
-        if self.is_shut_down() {
+        if self.shutdown.load(Ordering::Acquire) {
             return false;
         }
         match st.wheel.value_mut(self.handle(shard, *entry)) {
@@ -422,7 +422,7 @@ impl Inner {
         }
         let next = {
             let mut st = shard.lock();
-            if self.is_shut_down() {
+            if self.shutdown.load(Ordering::Acquire) {
                 // Wake every future still registered: each then sees the shutdown and
                 // completes, so nothing waits for ever on a driver that is gone.
                 while let Some(e) = st.wheel.poll_expired(u64::MAX) {

@@ -292,18 +292,20 @@ impl Drop for ShutDownOnDrop {
 struct ReactorWait {
     alarm: Arc<ReactorAlarm>,
     fd: Registered,
-    inner: Arc<Inner>,
 }
 
 /// The alarm's registration with the runtime's I/O driver, let go of without deregistering in
 /// a child forked since the driver was made: the `epoll` instance is the parent's too, and
 /// removing the alarm there would remove the parent's.
-struct Registered(Option<AsyncFd<Fd>>, Arc<Inner>);
+struct Registered {
+    fd: Option<AsyncFd<Fd>>,
+    inner: Arc<Inner>,
+}
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        if self.1.forked() {
-            std::mem::forget(self.0.take());
+        if self.inner.forked() {
+            std::mem::forget(self.fd.take());
         }
     }
 }
@@ -312,7 +314,7 @@ impl Wait for ReactorWait {
     async fn wait(&mut self, until: Option<u64>) -> Waited {
         // In a child forked since (the parent's runtime driven there), the timerfd is the
         // parent's too: neither set nor read.
-        if self.inner.forked() {
+        if self.fd.inner.forked() {
             return Waited::Gone;
         }
         if self.alarm.arm(until) == Armed::Look {
@@ -320,7 +322,7 @@ impl Wait for ReactorWait {
             tokio::task::yield_now().await;
             return Waited::Early;
         }
-        let Some(fd) = self.fd.0.as_ref() else {
+        let Some(fd) = self.fd.fd.as_ref() else {
             return Waited::Gone;
         };
         loop {
@@ -331,7 +333,7 @@ impl Wait for ReactorWait {
                 // the loop ends and every registration is handed back (they complete or move).
                 Err(_) => return Waited::Gone,
             }
-            if self.inner.forked() {
+            if self.fd.inner.forked() {
                 return Waited::Gone;
             }
             let early = self.alarm.take_woken();
@@ -355,8 +357,11 @@ impl Wait for ReactorWait {
 async fn drive(shut_down: ShutDownOnDrop, alarm: Arc<ReactorAlarm>, fd: AsyncFd<Fd>) {
     let inner = Arc::clone(&shut_down.0);
     let mut turning = Turning::new(Arc::clone(&inner), 0);
-    let fd = Registered(Some(fd), Arc::clone(&inner));
+    let fd = Registered {
+        fd: Some(fd),
+        inner,
+    };
     DriveLoop::new()
-        .on_task(&mut turning, &mut ReactorWait { alarm, fd, inner })
+        .on_task(&mut turning, &mut ReactorWait { alarm, fd })
         .await;
 }

@@ -74,6 +74,7 @@ pub fn is_forking_thread() -> bool {
 /// let here = callwheel_rt::fork_generation();
 /// assert_eq!(callwheel_rt::fork_generation(), here); // no fork in between
 /// ```
+#[inline]
 pub fn fork_generation() -> u64 {
     WATCH.call_once(|| {
         // Refused only without memory: forks then go uncounted, as documented.
