@@ -57,6 +57,15 @@ pub(crate) enum Wakeup {
 }
 
 impl Wakeup {
+    /// Wakes the driver for a registration whose aim is `aim` (a reading of the driver's clock):
+    /// a reactor's driver may look on this thread when the aim is near.
+    fn wake_for(&self, aim: u64) {
+        match self {
+            Wakeup::Reactor(a) => a.wake_for(aim),
+            w => w.wake(),
+        }
+    }
+
     fn wake(&self) {
         match self {
             Wakeup::Thread(w) => w.wake(),
@@ -293,7 +302,7 @@ impl Inner {
         let fired = s.fired.load(Ordering::Acquire);
         drop(st);
         if wake {
-            s.waiter.wake();
+            s.waiter.wake_for(lead.aim_for(deadline, end));
         }
         let (id, _) = handle.to_parts();
         Ok((
@@ -362,7 +371,7 @@ impl Inner {
         let wake = st.plan.wake_for(lead, deadline, end);
         drop(st);
         if wake {
-            s.waiter.wake();
+            s.waiter.wake_for(lead.aim_for(deadline, end));
         }
         true
     }

@@ -393,3 +393,42 @@ fn loom_a_reactor_drivers_plan_never_overwrites_an_early_wake_up() {
         });
     }
 }
+
+/// Two threads ask a reactor driver to turn its wheel at once (the reactor's thread for its
+/// alarm, a registering thread looking here), each after registering: one of them turns, and
+/// a turn begins after both registrations, so neither is left unseen. The preemptions are
+/// bounded: without a bound loom follows the two threads taking the turning from each other
+/// for ever, a schedule that needs a preemption at every round.
+#[test]
+fn loom_a_look_asked_while_another_thread_turns_is_not_lost() {
+    use crate::reactor::OneTurner;
+
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(|| {
+        let shared = Arc::new((
+            OneTurner::default(),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        ));
+        let ask = |shared: &(OneTurner, AtomicUsize, AtomicUsize)| {
+            let (turner, registered, seen) = shared;
+            registered.fetch_add(1, Ordering::SeqCst);
+            turner.run(|| {
+                seen.store(registered.load(Ordering::SeqCst), Ordering::SeqCst);
+                true
+            });
+        };
+        let other = {
+            let shared = Arc::clone(&shared);
+            loom::thread::spawn(move || ask(&shared))
+        };
+        ask(&shared);
+        other.join().unwrap();
+        assert_eq!(
+            shared.2.load(Ordering::SeqCst),
+            2,
+            "the last turn missed a registration"
+        );
+    });
+}

@@ -12,8 +12,13 @@
 //! alarm first, then looks at the mark, and a registration marks first, then sets the alarm.
 //! Either the driver sees the mark (and plans again) or the registration's setting comes after
 //! the driver's (and stands).
+//!
+//! A driver may also offer to look on the registering thread itself ([`LookHere`]), for an aim
+//! too near for a trip through the reactor to serve: async-io's driver does (its near alarm is
+//! a timer of async-io's own, which any thread may set).
 
 use std::io;
+use std::sync::{Arc, OnceLock, Weak};
 
 use callwheel_rt::Alarm;
 
@@ -26,6 +31,53 @@ pub(crate) enum Armed {
     Wait,
     /// A registration asked for a look meanwhile: turn the wheel again.
     Look,
+}
+
+/// A reactor-driven driver that a registration can ask to look at its wheel on the registering
+/// thread, at once.
+pub(crate) trait LookHere: Send + Sync + std::fmt::Debug {
+    /// Turns the wheel here and sets the alarm for its plan when `aim` (a monotonic reading) is
+    /// nearer than a look through the reactor would come; `false`, doing nothing, otherwise.
+    fn look_here(self: Arc<Self>, aim: u64) -> bool;
+}
+
+/// One thread turns a reactor driver's wheel at a time, whichever asks (the reactor's thread
+/// when the alarm goes off, a registering thread looking here): a request that finds another
+/// thread turning asks it to go round once more, so a turn begins after every request.
+#[derive(Debug, Default)]
+pub(crate) struct OneTurner {
+    turning: AtomicBool,
+    again: AtomicBool,
+}
+
+impl OneTurner {
+    /// Runs `turn` here, again for every request that comes meanwhile, or leaves that to the
+    /// thread already turning. `turn` answers `false` once the driver is done.
+    pub(crate) fn run(&self, mut turn: impl FnMut() -> bool) {
+        loop {
+            if self.turning.swap(true, Ordering::SeqCst) {
+                // Another thread turns: it goes round once more after this. Both are
+                // read-modify-writes: whichever of this request and that thread's last look
+                // at `again` comes first, the second reads what the first wrote, so a turning
+                // that ended before the request is seen ended here (plain accesses would need
+                // the sequentially consistent order, which loom does not model).
+                self.again.swap(true, Ordering::SeqCst);
+                if self.turning.fetch_or(false, Ordering::SeqCst) {
+                    return;
+                }
+                // It finished between the two looks: take over.
+                continue;
+            }
+            // A read-modify-write too: a request this clears is then ordered before the turn,
+            // which sees what the requester registered.
+            self.again.swap(false, Ordering::SeqCst);
+            let going = turn();
+            self.turning.swap(false, Ordering::SeqCst);
+            if !going || !self.again.swap(false, Ordering::SeqCst) {
+                return;
+            }
+        }
+    }
 }
 
 /// How the alarm is set: the timerfd (a model replaces it in the loom tests).
@@ -50,6 +102,9 @@ pub(crate) struct ReactorAlarm<A = Alarm> {
     /// setting). A registration's setting (a time passed) is not recorded: the reactor
     /// reports it whatever the driver does next, and its mark is looked at after every arming.
     setting: AtomicU64,
+    /// The driver, when it looks on a registering thread for a near aim ([`LookHere`]). Weak:
+    /// the reactor keeps the driver (its waker) while the alarm is registered there.
+    here: OnceLock<Weak<dyn LookHere>>,
 }
 
 /// [`ReactorAlarm`]'s record of a setting it does not know.
@@ -83,6 +138,22 @@ impl<A: SetAlarm> ReactorAlarm<A> {
             woken: AtomicBool::new(false),
             // A new alarm is disarmed.
             setting: AtomicU64::new(0),
+            here: OnceLock::new(),
+        }
+    }
+
+    /// Offers `driver` for looks on a registering thread ([`ReactorAlarm::wake_for`]).
+    #[cfg(feature = "async-io")]
+    pub(crate) fn look_here_with(&self, driver: Weak<dyn LookHere>) {
+        let _ = self.here.set(driver);
+    }
+
+    /// The registration's side, for a timer the driver must serve at `aim`: a look on this
+    /// thread when the driver offers one and the aim is near, else [`ReactorAlarm::wake_now`].
+    pub(crate) fn wake_for(&self, aim: u64) {
+        let here = self.here.get().and_then(Weak::upgrade);
+        if !here.is_some_and(|d| d.look_here(aim)) {
+            self.wake_now();
         }
     }
 

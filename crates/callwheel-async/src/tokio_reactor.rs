@@ -264,8 +264,11 @@ enum Start {
 /// I/O driver, its task spawned there.
 fn start(handle: &Handle) -> Result<Arc<Inner>, Start> {
     let alarm = Arc::new(ReactorAlarm::new().map_err(|_| Start::Failed)?);
-    // tokio panics when the runtime has no I/O driver; nothing else in the registration does.
-    let registered = std::panic::catch_unwind(|| register(Fd(Arc::clone(&alarm))));
+    // tokio panics when the runtime has no I/O driver; nothing else in the registration does,
+    // and a panic there leaves the new alarm as it was (unregistered, then dropped).
+    let registered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        register(Fd(Arc::clone(&alarm)))
+    }));
     let fd = match registered {
         Ok(Ok(fd)) => fd,
         Ok(Err(_)) => return Err(Start::Failed),
