@@ -44,9 +44,10 @@ use crate::reactor::{Armed, LookHere, OneTurner, ReactorAlarm};
 /// How near a plan must be, ns, to go on async-io's `Timer` rather than the timerfd (and a
 /// registration's aim, to be looked at on the registering thread): under the 25–36 µs a look
 /// through the reactor took after a long idle on the machine the figures come from, and above
-/// the few µs a look here costs. Measured on smol's two runners after a 10 ms idle: a 10 µs
-/// sleep ended −6 to +17 µs after the raw sleep this way against +27 to +29 with the look,
-/// and a 50 µs one +32 to +35 against +13 (so the look stays for anything farther).
+/// the few µs a look here costs. Measured on smol's two runners after a 10 ms idle, against
+/// the look alone: a 10 µs sleep ended +1 and +14 µs after the raw sleep against +19 and +26,
+/// 20 µs +8 against +12. Taken for every distance, it lost at 50 µs (+32 to +35 against +13):
+/// the look stays for anything farther.
 const NEAR: u64 = 20_000;
 
 /// Whether the monotonic reading `at` is nearer than [`NEAR`].
@@ -267,9 +268,9 @@ impl AsyncIoDriver {
                                 *near_at = None;
                                 continue;
                             }
-                            // The timerfd keeps whatever it holds: a setting for later wakes
-                            // the driver for nothing, and a registration's look stands.
-                            if self.alarm.take_woken() {
+                            // The timerfd holds no plan of the driver's meanwhile (its expiry
+                            // would be taken for this plan's); a registration's look stands.
+                            if self.alarm.arm(None) == Armed::Look {
                                 continue;
                             }
                         }

@@ -580,7 +580,10 @@ pub use builder::{Builder, Driver, DriverStats};
 
 #[path = "driver_turning.rs"]
 mod turning;
-pub(crate) use turning::{drive_thread, Turning};
+pub(crate) use turning::drive_thread;
+// The executors' own drivers turn a shard as a driver thread does.
+#[cfg(any(feature = "tokio", feature = "async-io"))]
+pub(crate) use turning::Turning;
 
 #[cfg(all(test, not(callwheel_loom)))]
 #[path = "driver_tests.rs"]

@@ -403,32 +403,36 @@ fn loom_a_reactor_drivers_plan_never_overwrites_an_early_wake_up() {
 fn loom_a_look_asked_while_another_thread_turns_is_not_lost() {
     use crate::reactor::OneTurner;
 
+    struct Shared {
+        turner: OneTurner,
+        registered: AtomicUsize,
+        seen: AtomicUsize,
+    }
+
+    fn ask(shared: &Shared) {
+        shared.registered.fetch_add(1, Ordering::SeqCst);
+        shared.turner.run(|| {
+            let now = shared.registered.load(Ordering::SeqCst);
+            shared.seen.store(now, Ordering::SeqCst);
+            true
+        });
+    }
+
     let mut model = loom::model::Builder::new();
     model.preemption_bound = Some(3);
     model.check(|| {
-        let shared = Arc::new((
-            OneTurner::default(),
-            AtomicUsize::new(0),
-            AtomicUsize::new(0),
-        ));
-        let ask = |shared: &(OneTurner, AtomicUsize, AtomicUsize)| {
-            let (turner, registered, seen) = shared;
-            registered.fetch_add(1, Ordering::SeqCst);
-            turner.run(|| {
-                seen.store(registered.load(Ordering::SeqCst), Ordering::SeqCst);
-                true
-            });
-        };
+        let shared = Arc::new(Shared {
+            turner: OneTurner::default(),
+            registered: AtomicUsize::new(0),
+            seen: AtomicUsize::new(0),
+        });
         let other = {
             let shared = Arc::clone(&shared);
             loom::thread::spawn(move || ask(&shared))
         };
         ask(&shared);
         other.join().unwrap();
-        assert_eq!(
-            shared.2.load(Ordering::SeqCst),
-            2,
-            "the last turn missed a registration"
-        );
+        let seen = shared.seen.load(Ordering::SeqCst);
+        assert_eq!(seen, 2, "the last turn missed a registration");
     });
 }

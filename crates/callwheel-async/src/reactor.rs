@@ -4,8 +4,8 @@
 //! Such a driver turns its shard as a driver thread does (`Inner::turn`: fire what is due,
 //! with the lock released, and plan the next wake-up), but where a thread would sleep it sets
 //! the alarm to the planned instant and waits for the reactor to report it readable. A
-//! registration that needs an earlier wake-up does not touch the driver: it marks the alarm
-//! woken and sets it to a time already passed, so the reactor reports it at once.
+//! registration that needs an earlier wake-up does not turn the wheel itself: it marks the
+//! alarm woken and sets it to a time already passed, so the reactor reports it at once.
 //!
 //! The one race — a registration between the driver's plan and its setting the alarm, whose
 //! early setting the driver's would overwrite — is closed by the mark: the driver sets the
@@ -44,36 +44,81 @@ pub(crate) trait LookHere: Send + Sync + std::fmt::Debug {
 /// One thread turns a reactor driver's wheel at a time, whichever asks (the reactor's thread
 /// when the alarm goes off, a registering thread looking here): a request that finds another
 /// thread turning asks it to go round once more, so a turn begins after every request.
+///
+/// Every access is a read-modify-write: whichever of a request and the turning thread's last
+/// look at `again` comes first, the second reads what the first wrote, so a turning that ended
+/// before the request is seen ended there (plain accesses would lean on the sequentially
+/// consistent order, which loom does not model).
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "async-io"), allow(dead_code))]
 pub(crate) struct OneTurner {
     turning: AtomicBool,
     again: AtomicBool,
 }
 
+/// Lets go of the turning, also when a turn panics: a flag left set would turn the wheel
+/// never again.
+struct Turned<'a>(&'a AtomicBool);
+
+impl Drop for Turned<'_> {
+    fn drop(&mut self) {
+        self.0.swap(false, Ordering::SeqCst);
+    }
+}
+
+/// What a request found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Took {
+    /// The turning, now this thread's.
+    Mine,
+    /// Another thread turning, asked to go round once more.
+    Asked,
+    /// Another thread that let go between the two looks: the request may be unseen.
+    LetGo,
+}
+
+#[cfg_attr(not(feature = "async-io"), allow(dead_code))]
 impl OneTurner {
+    /// Takes the turning, or asks the thread holding it for one more round.
+    fn take_or_ask(&self) -> Took {
+        if !self.turning.swap(true, Ordering::SeqCst) {
+            // A request this clears is ordered before the turn, which sees its registration.
+            self.again.swap(false, Ordering::SeqCst);
+            return Took::Mine;
+        }
+        self.again.swap(true, Ordering::SeqCst);
+        if self.turning.fetch_or(false, Ordering::SeqCst) {
+            Took::Asked
+        } else {
+            Took::LetGo
+        }
+    }
+
+    /// One turn, with the turning let go after it (panic or not); whether a request came
+    /// meanwhile.
+    fn one_turn(&self, turn: impl FnOnce() -> bool) -> (bool, bool) {
+        let going = {
+            let _turned = Turned(&self.turning);
+            turn()
+        };
+        (going, self.again.swap(false, Ordering::SeqCst))
+    }
+
     /// Runs `turn` here, again for every request that comes meanwhile, or leaves that to the
-    /// thread already turning. `turn` answers `false` once the driver is done.
+    /// thread already turning. `turn` answers `false` once the driver is done. A registering
+    /// thread that looks here goes round again only for the requests that come while it turns
+    /// (handing them to the reactor instead was measured: it put a 10 µs sleep on smol back at
+    /// +15 to +23 µs after the raw sleep, against −4 to +10).
     pub(crate) fn run(&self, mut turn: impl FnMut() -> bool) {
         loop {
-            if self.turning.swap(true, Ordering::SeqCst) {
-                // Another thread turns: it goes round once more after this. Both are
-                // read-modify-writes: whichever of this request and that thread's last look
-                // at `again` comes first, the second reads what the first wrote, so a turning
-                // that ended before the request is seen ended here (plain accesses would need
-                // the sequentially consistent order, which loom does not model).
-                self.again.swap(true, Ordering::SeqCst);
-                if self.turning.fetch_or(false, Ordering::SeqCst) {
-                    return;
-                }
+            match self.take_or_ask() {
+                Took::Mine => {}
+                Took::Asked => return,
                 // It finished between the two looks: take over.
-                continue;
+                Took::LetGo => continue,
             }
-            // A read-modify-write too: a request this clears is then ordered before the turn,
-            // which sees what the requester registered.
-            self.again.swap(false, Ordering::SeqCst);
-            let going = turn();
-            self.turning.swap(false, Ordering::SeqCst);
-            if !going || !self.again.swap(false, Ordering::SeqCst) {
+            let (going, again) = self.one_turn(&mut turn);
+            if !going || !again {
                 return;
             }
         }
@@ -217,6 +262,23 @@ mod tests {
             self.0.lock().unwrap().push(at);
             Ok(())
         }
+    }
+
+    // A turn that panics (a waker's panic is caught inside it; async-io's own calls may still
+    // panic) lets go of the turning: the next request turns.
+    #[test]
+    fn a_panicking_turn_lets_go_of_the_turning() {
+        let turner = OneTurner::default();
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            turner.run(|| panic!("a turn that panics"))
+        }));
+        assert!(panicked.is_err());
+        let mut turned = 0;
+        turner.run(|| {
+            turned += 1;
+            true
+        });
+        assert_eq!(turned, 1);
     }
 
     // The driver's setting is made once however often it arms the same plan; a new plan, an
