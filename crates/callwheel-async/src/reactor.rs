@@ -66,44 +66,8 @@ impl Drop for Turned<'_> {
     }
 }
 
-/// What a request found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Took {
-    /// The turning, now this thread's.
-    Mine,
-    /// Another thread turning, asked to go round once more.
-    Asked,
-    /// Another thread that let go between the two looks: the request may be unseen.
-    LetGo,
-}
-
 #[cfg_attr(not(feature = "async-io"), allow(dead_code))]
 impl OneTurner {
-    /// Takes the turning, or asks the thread holding it for one more round.
-    fn take_or_ask(&self) -> Took {
-        if !self.turning.swap(true, Ordering::SeqCst) {
-            // A request this clears is ordered before the turn, which sees its registration.
-            self.again.swap(false, Ordering::SeqCst);
-            return Took::Mine;
-        }
-        self.again.swap(true, Ordering::SeqCst);
-        if self.turning.fetch_or(false, Ordering::SeqCst) {
-            Took::Asked
-        } else {
-            Took::LetGo
-        }
-    }
-
-    /// One turn, with the turning let go after it (panic or not); whether a request came
-    /// meanwhile.
-    fn one_turn(&self, turn: impl FnOnce() -> bool) -> (bool, bool) {
-        let going = {
-            let _turned = Turned(&self.turning);
-            turn()
-        };
-        (going, self.again.swap(false, Ordering::SeqCst))
-    }
-
     /// Runs `turn` here, again for every request that comes meanwhile, or leaves that to the
     /// thread already turning. `turn` answers `false` once the driver is done. A registering
     /// thread that looks here goes round again only for the requests that come while it turns
@@ -111,14 +75,22 @@ impl OneTurner {
     /// +15 to +23 µs after the raw sleep, against −4 to +10).
     pub(crate) fn run(&self, mut turn: impl FnMut() -> bool) {
         loop {
-            match self.take_or_ask() {
-                Took::Mine => {}
-                Took::Asked => return,
-                // It finished between the two looks: take over.
-                Took::LetGo => continue,
+            if self.turning.swap(true, Ordering::SeqCst) {
+                // Another thread turns: it goes round once more after this.
+                self.again.swap(true, Ordering::SeqCst);
+                if self.turning.fetch_or(false, Ordering::SeqCst) {
+                    return;
+                }
+                // It let go between the two looks: take over.
+                continue;
             }
-            let (going, again) = self.one_turn(&mut turn);
-            if !going || !again {
+            // A request this clears is ordered before the turn, which sees its registration.
+            self.again.swap(false, Ordering::SeqCst);
+            let going = {
+                let _turned = Turned(&self.turning);
+                turn()
+            };
+            if !going || !self.again.swap(false, Ordering::SeqCst) {
                 return;
             }
         }
